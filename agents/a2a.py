@@ -1,0 +1,243 @@
+"""A2A agent (JSON-RPC binding): protocol 1.0 (SendMessage, SendStreamingMessage, GetTask, CancelTask with
+the `A2A-Version: 1.0` header), falling back to 0.3 (message/send, tasks/get) when the server refuses 1.0.
+
+Completion comes from the task state the server reports, never from the HTTP status. It cancels only the
+tasks it created (each message carries the run id in its metadata).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from urllib.parse import urlsplit
+
+from locust import between, task
+
+from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line
+from agents.openai_chat import DEFAULT_PROMPT
+from agents.records import RequestRecord, TaskRecord
+from agents.sse import StreamTiming, iter_sse
+
+VERSION_HEADER = "A2A-Version"
+METHODS = {
+    "1.0": {
+        "send": "SendMessage",
+        "stream": "SendStreamingMessage",
+        "get": "GetTask",
+        "cancel": "CancelTask",
+    },
+    "0.3": {"send": "message/send", "stream": "message/stream", "get": "tasks/get", "cancel": "tasks/cancel"},
+}
+CARD_PATH = "/.well-known/agent-card.json"
+FALLBACK_CODES = (-32009, -32601)  # version not supported, method not found: the server speaks 0.3
+STATUS_OF_STATE = {
+    "completed": "done",
+    "failed": "failed",
+    "rejected": "failed",
+    "canceled": "cancelled",
+    "cancelled": "cancelled",
+    "input-required": "failed",  # interrupted: a load test sends no follow-up, so it never completes
+    "auth-required": "failed",
+}
+
+
+class A2AAgent(KitAgent):
+    """Sends one message per task and follows the task to a terminal state (`--a2a-stream` to stream)."""
+
+    weight = 1
+    wait_time = between(0.5, 1.5)
+
+    def on_start(self) -> None:
+        super().on_start()
+        self.version = str(self.option("a2a_version", "auto"))
+        self.rpc_path = str(self.option("a2a_path", "/"))
+        self.open_tasks: set[str] = set()
+        if self.version == "auto":
+            card, _ = self.json_call("a2a.card", "GET", CARD_PATH)
+            self.version, self.rpc_path = card_interface(card or {}, self.rpc_path)
+
+    def on_stop(self) -> None:
+        if self.option("cleanup", True):
+            for task_id in sorted(self.open_tasks):
+                self.rpc("a2a.cancel", "cancel", {"id": task_id}, task_id=task_id)
+        super().on_stop()
+
+    @task
+    def send_and_wait(self) -> None:
+        row = TaskRecord(task_id="", agent_id=self.agent_id, submitted_ts=time.time())
+        if self.option("a2a_stream", False):
+            self.stream_task(row)
+        else:
+            self.poll_after_send(row)
+        if row.task_id:
+            if row.status in TERMINAL_STATUSES:
+                self.open_tasks.discard(row.task_id)
+            row.fill_durations()
+            self.record(row)
+
+    def poll_after_send(self, row: TaskRecord) -> None:
+        result = self.rpc("a2a.send", "send", self.send_params(blocking=False))
+        found = task_of(result)
+        if found is None:
+            return
+        row.task_id = str(found.get("id"))
+        self.open_tasks.add(row.task_id)
+        apply_task(row, found)
+        if row.status not in TERMINAL_STATUSES:
+            self.poll_task(row, self.poll_once)
+
+    def poll_once(self, row: TaskRecord) -> None:
+        found = task_of(self.rpc("a2a.get", "get", {"id": row.task_id}, task_id=row.task_id))
+        if found is not None:
+            apply_task(row, found)
+
+    def stream_task(self, row: TaskRecord) -> None:
+        """SendStreamingMessage: TTFT at the first artifact, completion at the terminal status event."""
+        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation="a2a.stream")
+        started = time.perf_counter()
+        try:
+            body = self.envelope("stream", self.send_params(blocking=True))
+            with self.http.stream("POST", self.rpc_path, json=body, headers=self.headers()) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    http_record(record, response)
+                else:
+                    record.status_code = response.status_code
+                    self.read_events(response, record, row, StreamTiming(started, []))
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
+            failed_record(record, exc, started)
+        record.latency_ms = (time.perf_counter() - started) * 1000.0
+        record.task_id = row.task_id or None
+        self.report(record)
+
+    def read_events(self, response, record: RequestRecord, row: TaskRecord, timing: StreamTiming) -> None:
+        for event in iter_sse(response.iter_lines()):
+            reply = json.loads(event.data)
+            if reply.get("error"):
+                record.ok, record.error_kind, record.error = False, "rpc", one_line(reply["error"])
+                return
+            kind, payload = stream_item(reply.get("result") or {})
+            if kind == "task":
+                row.task_id = row.task_id or str(payload.get("id"))
+                self.open_tasks.add(row.task_id)
+            if kind in ("artifact", "message") and not timing.token_times:
+                timing.mark_token(event.arrived)
+            apply_task(row, payload)
+        record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
+        if row.status not in TERMINAL_STATUSES:
+            record.ok, record.error_kind, record.error = (
+                False,
+                "protocol",
+                "stream ended before a final state",
+            )
+
+    def rpc(self, operation: str, verb: str, params: dict, task_id: str | None = None) -> dict | None:
+        """One JSON-RPC call; on the first refusal of 1.0 it switches this agent to 0.3 and retries once."""
+        body, record = self.json_call(
+            operation,
+            "POST",
+            self.rpc_path,
+            ids={"task_id": task_id},
+            check=rpc_problem,
+            json=self.envelope(verb, params),
+            headers=self.headers(),
+        )
+        if body is None and self.version == "1.0" and rpc_code(record.error) in FALLBACK_CODES:
+            self.version = "0.3"
+            return self.rpc(operation, verb, params, task_id)
+        return None if body is None else body.get("result")
+
+    def envelope(self, verb: str, params: dict) -> dict:
+        return {
+            "jsonrpc": "2.0",
+            "id": uuid.uuid4().hex,
+            "method": METHODS[self.version][verb],
+            "params": params,
+        }
+
+    def headers(self) -> dict[str, str]:
+        return {VERSION_HEADER: "1.0"} if self.version == "1.0" else {}
+
+    def send_params(self, blocking: bool) -> dict:
+        text = f"[agent {self.agent_id} run {self.run_id}] {self.option('prompt', DEFAULT_PROMPT)}"
+        meta = {"loadkit_run": self.run_id, "loadkit_agent": self.agent_id}
+        if self.version == "1.0":
+            message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}]}
+            return {
+                "message": {**message, "metadata": meta},
+                "configuration": {"returnImmediately": not blocking},
+            }
+        message = {"kind": "message", "messageId": uuid.uuid4().hex, "role": "user"}
+        parts = [{"kind": "text", "text": text}]
+        return {
+            "message": {**message, "parts": parts, "metadata": meta},
+            "configuration": {"blocking": blocking},
+        }
+
+
+def card_interface(card: dict, default_path: str) -> tuple[str, str]:
+    """(version, JSON-RPC path) from an agent card: 1.0 lists supportedInterfaces, 0.3 has a top-level url."""
+    for interface in card.get("supportedInterfaces") or ():
+        if interface.get("protocolBinding") == "JSONRPC" and str(interface.get("protocolVersion")).startswith(
+            "1"
+        ):
+            return "1.0", urlsplit(interface.get("url", "")).path or default_path
+    if str(card.get("protocolVersion", "")).startswith("0."):
+        return "0.3", urlsplit(card.get("url", "")).path or default_path
+    return "1.0", default_path
+
+
+def rpc_problem(body: dict) -> tuple[str, str] | None:
+    error = body.get("error")
+    if error is None:
+        return None
+    return "rpc", f"{error.get('code')} {error.get('message')}" if isinstance(error, dict) else str(error)
+
+
+def rpc_code(error: str | None) -> int | None:
+    try:
+        return int((error or "").split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+def task_of(result: dict | None) -> dict | None:
+    """The Task in a SendMessage/GetTask result (1.0 wraps it in `task`; 0.3 tags it `kind: task`)."""
+    if not isinstance(result, dict):
+        return None
+    if isinstance(result.get("task"), dict):
+        return result["task"]
+    return result if "status" in result and "id" in result else None
+
+
+def stream_item(result: dict) -> tuple[str, dict]:
+    """(kind, payload) of one stream event in either version: task, status, artifact or message."""
+    for key, kind in (("task", "task"), ("statusUpdate", "status"), ("artifactUpdate", "artifact")):
+        if key in result:
+            return kind, result[key]
+    if "message" in result:
+        return "message", result["message"]
+    tags = {"task": "task", "status-update": "status", "artifact-update": "artifact", "message": "message"}
+    return tags.get(result.get("kind"), "unknown"), result
+
+
+def apply_task(row: TaskRecord, payload: dict) -> None:
+    """Fold a task snapshot or status event into the row: state, started and finished times."""
+    state = normal_state((payload.get("status") or {}).get("state"))
+    if state is None:
+        return
+    if state == "working" and row.started_ts is None:
+        row.started_ts = time.time()
+    status = STATUS_OF_STATE.get(state)
+    if status and row.status not in TERMINAL_STATUSES:
+        row.status, row.finished_ts = status, time.time()
+        if state in ("input-required", "auth-required"):
+            row.error = f"interrupted: {state}"
+
+
+def normal_state(state: object) -> str | None:
+    """TASK_STATE_COMPLETED (1.0) and completed (0.3) both become `completed`."""
+    if not isinstance(state, str) or not state:
+        return None
+    return state.lower().removeprefix("task_state_").replace("_", "-")

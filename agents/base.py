@@ -1,0 +1,206 @@
+"""The base of every simulated agent: an httpx client per agent, error classification, raw reporting.
+
+Each agent reports through Locust's own `request` event (so Locust's stats and UI see it) with the raw
+record in the event context (so requests.csv gets exact values). Protocol logic lives in subclasses.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Callable
+
+import httpx
+from locust import User
+from locust.exception import StopUser
+
+from agents.records import AgentRecord, RequestRecord, TaskRecord
+from kit import (
+    gevent_compat,  # noqa: F401 - before any httpx client exists
+    recorder,
+)
+
+_AGENT_IDS = itertools.count(1)
+TERMINAL_STATUSES = frozenset({"done", "failed", "cancelled"})
+
+
+class AgentError(Exception):
+    """A failed agent operation, as Locust's stats show it."""
+
+
+class KitAgent(User):
+    """Abstract base: subclasses implement tasks with `self.http` and report with `report()`."""
+
+    abstract = True
+
+    def __init__(self, environment):
+        super().__init__(environment)
+        self.agent_id = f"{os.getpid()}-{next(_AGENT_IDS)}"
+        self.http: httpx.Client | None = None
+        self.backoff_until = 0.0
+
+    def on_start(self) -> None:
+        base_url = self.environment.host or self.host
+        if not base_url:
+            raise StopUser("no target URL (--host)")
+        self.http = httpx.Client(
+            base_url=base_url,
+            timeout=httpx.Timeout(self.option("request_timeout", 120.0), connect=10.0),
+            headers=auth_headers(self.option("api_key_env", None)),
+            limits=httpx.Limits(max_connections=8, max_keepalive_connections=8),
+        )
+
+    def on_stop(self) -> None:
+        if self.http is not None:
+            self.http.close()
+
+    def option(self, name: str, default):
+        """A kit option from Locust's parsed options, or the default when run without them."""
+        value = getattr(self.environment.parsed_options, name, None)
+        return default if value is None else value
+
+    @property
+    def run_id(self) -> str:
+        return self.option("run_id", "no-run-id")
+
+    def report(self, record: RequestRecord, response_length: int = 0) -> None:
+        """Fire Locust's request event carrying the raw record."""
+        if record.retry_after_s:
+            self.backoff_until = time.monotonic() + record.retry_after_s
+        self.environment.events.request.fire(
+            request_type=record.operation.split(".")[0].upper(),
+            name=record.operation,
+            response_time=record.latency_ms or 0.0,
+            response_length=response_length,
+            exception=None
+            if record.ok or self.tolerated(record)
+            else AgentError(f"{record.error_kind}: {record.error}"),
+            context={"kit_record": record},
+        )
+
+    def tolerated(self, record: RequestRecord) -> bool:
+        """A 429 stays a failed row in requests.csv; with --backpressure-ok Locust counts it as a success."""
+        return record.error_kind == "backpressure" and bool(self.option("backpressure_ok", False))
+
+    def record(self, record: TaskRecord | AgentRecord) -> None:
+        recorder.record(self.environment, record)
+
+    def json_call(
+        self,
+        operation: str,
+        method: str,
+        path: str,
+        ids: dict | None = None,
+        check: Callable[[dict], tuple[str, str] | None] | None = None,
+        **kwargs,
+    ) -> tuple[dict | None, RequestRecord]:
+        """One JSON request, reported as a row; the body is None when the request failed.
+
+        `check` sees a 2xx body and may return (error_kind, message) for protocol-level errors that arrive
+        with HTTP 200 (JSON-RPC errors), so the row is failed before it is reported.
+        """
+        self.honour_backoff()
+        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **(ids or {}))
+        started = time.perf_counter()
+        body = None
+        try:
+            response = self.http.request(method, path, **kwargs)
+            record.latency_ms = (time.perf_counter() - started) * 1000.0
+            http_record(record, response)
+            if record.ok:
+                body = response.json() if response.content else {}
+                if not isinstance(body, dict):
+                    raise ValueError(f"expected a JSON object, got {one_line(response.text, 60)}")
+                body = _checked(record, body, check)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
+            failed_record(record, exc, started)
+            body = None
+        self.report(record)
+        return body, record
+
+    def poll_task(self, row: TaskRecord, poll_once: Callable[[TaskRecord], None]) -> None:
+        """Call `poll_once` until the row's status is terminal or the task timeout passes."""
+        timeout = float(self.option("task_timeout", 600.0))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            poll_once(row)
+            row.polls += 1
+            if row.status in TERMINAL_STATUSES:
+                return
+            time.sleep(float(self.option("poll_interval", 0.5)))
+        row.status, row.error = "timeout", f"not terminal after {timeout:g} s"
+
+    def honour_backoff(self) -> None:
+        """Wait out a Retry-After the gateway asked for before sending again."""
+        delay = self.backoff_until - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+
+def _checked(record: RequestRecord, body: dict, check) -> dict | None:
+    problem = check(body) if check else None
+    if problem is None:
+        return body
+    record.ok, record.error_kind, record.error = False, problem[0], one_line(problem[1])
+    return None
+
+
+def auth_headers(api_key_env: str | None) -> dict[str, str]:
+    """Bearer auth from an environment variable; the key itself is never stored or logged."""
+    if not api_key_env:
+        return {}
+    key = os.environ.get(api_key_env)
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def classify_status(status: int) -> str | None:
+    if status == 429:
+        return "backpressure"
+    if status >= 500:
+        return "http_5xx"
+    if status >= 400:
+        return "http_4xx"
+    return None
+
+
+def classify_exception(exc: Exception) -> str:
+    if isinstance(exc, httpx.TimeoutException):
+        return "timeout"
+    if isinstance(exc, httpx.TransportError):
+        return "connection"
+    return "protocol"
+
+
+def one_line(text: object, limit: int = 200) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def retry_after_seconds(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def failed_record(record: RequestRecord, exc: Exception, started: float) -> RequestRecord:
+    """Fill a record for a request that raised instead of answering."""
+    record.ok = False
+    record.error_kind = classify_exception(exc)
+    record.error = one_line(f"{type(exc).__name__}: {exc}")
+    record.latency_ms = (time.perf_counter() - started) * 1000.0
+    return record
+
+
+def http_record(record: RequestRecord, response: httpx.Response) -> RequestRecord:
+    """Fill status and error fields from an HTTP response."""
+    record.status_code = response.status_code
+    kind = classify_status(response.status_code)
+    if kind:
+        record.ok = False
+        record.error_kind = kind
+        record.error = one_line(response.text)
+        record.retry_after_s = retry_after_seconds(response) if kind == "backpressure" else None
+    return record

@@ -1,0 +1,317 @@
+"""The serial capacity and churn drivers (seeds/000): one Locust user runs the whole protocol itself, as
+fast as the target allows, reading target memory from outside after every step into capacity.csv.
+
+Not paced by LoadTestShape ticks (once a second). Computes nothing beyond the stop checks; the figures
+come from analysis/capacity.py. Speaks the simulator's session protocol (POST/DELETE /v1/agents).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import gevent
+from locust import constant, task
+from locust.exception import StopUser
+
+from agents.base import KitAgent
+from agents.records import AgentRecord
+from kit import exit_codes, runtime, schema
+from kit.schema import STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE, STOP_TARGET_DIED
+from kit.csv_append import CsvAppender
+from sampler.selectors import CgroupSelector, PatternSelector, TargetNotFound, TreeSelector
+from sampler.targets import Target
+from scenarios.units import parse_size
+
+READINGS_PER_STEP = 3  # seeds/000: the median of 3 readings after each agent
+NO_REFRESH_S = 1e9  # the probe re-finds processes itself, once per step
+
+
+class ProbeError(Exception):
+    """The target's processes cannot be found or read; the message is one line."""
+
+
+@dataclass(frozen=True)
+class MemoryReading:
+    """Medians of one step's readings, in bytes; None where not read."""
+
+    rss_bytes: int
+    pss_bytes: int | None
+    uss_bytes: int | None
+    procs: int
+    sidecar_rss_bytes: int | None
+    alive: bool
+
+
+class MemoryProbe:
+    """Reads the target's process memory (and a sidecar's, apart) from outside, median of n readings."""
+
+    def __init__(self, target: Target, sidecar: Target | None, readings: int = READINGS_PER_STEP) -> None:
+        self.target = target
+        self.sidecar = sidecar
+        self.readings = readings
+
+    def read(self, with_pss: bool) -> MemoryReading:
+        self.target.refresh()  # new worker processes appear only at a refresh
+        got = [self.target.read(with_pss=with_pss) for _ in range(self.readings)]
+        return MemoryReading(
+            rss_bytes=int(statistics.median(r.rss_bytes for r in got)),
+            pss_bytes=_median([r.pss_bytes for r in got]),
+            uss_bytes=_median([r.uss_bytes for r in got]),
+            procs=int(statistics.median(r.procs for r in got)),
+            sidecar_rss_bytes=self._sidecar_rss(),
+            alive=self.target.alive,
+        )
+
+    def _sidecar_rss(self) -> int | None:
+        if self.sidecar is None:
+            return None
+        self.sidecar.refresh()
+        return self.sidecar.read().rss_bytes
+
+    def close(self) -> None:
+        for target in (self.target, self.sidecar):
+            if target is not None:
+                target.close()
+
+
+def _median(values: list[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return int(statistics.median(known)) if known else None
+
+
+def probe_for(
+    pids: list[int],
+    matches: list[str],
+    cgroups: list[str],
+    sidecar_pids: list[int],
+    sidecar_matches: list[str],
+) -> MemoryProbe:
+    """A probe over the target selectors, sidecars excluded from the target and read apart."""
+    try:
+        sidecar_sel = [TreeSelector(p) for p in sidecar_pids] + [PatternSelector(m) for m in sidecar_matches]
+        sidecar = Target(sidecar_sel, NO_REFRESH_S) if sidecar_sel else None
+        selectors = (
+            [TreeSelector(p) for p in pids]
+            + [PatternSelector(m) for m in matches]
+            + [CgroupSelector(c) for c in cgroups]
+        )
+        if not selectors:
+            raise ProbeError(
+                "capacity needs the target's processes: --target-pid, --target-match, "
+                "--target-cgroup or a target the kit starts"
+            )
+        exclude = (lambda: sidecar.pids) if sidecar else set
+        return MemoryProbe(Target(selectors, NO_REFRESH_S, exclude=exclude), sidecar)
+    except TargetNotFound as exc:
+        raise ProbeError(str(exc)) from None
+
+
+class SerialDriver(KitAgent):
+    """Shared plumbing of the capacity and churn users: options, probe, capacity.csv, stopping the run."""
+
+    abstract = True
+    wait_time = constant(0)
+    profile_name = "capacity"
+
+    def on_start(self) -> None:
+        super().on_start()
+        self.metric = str(self.option("capacity_metric", "rss"))
+        self.budget_bytes = parse_size(str(self.option("memory_budget", "1GiB")))
+        self.max_agents = int(self.option("max_agents", 0) or 0) or None
+        self.log: CsvAppender | None = None
+        self.probe: MemoryProbe | None = None
+        try:
+            self.probe = self.make_probe()
+        except ProbeError as exc:
+            self.stop_run(f"{self.profile_name}: {exc}", exit_codes.BAD_INPUT)
+            raise StopUser() from None
+        self.log = CsvAppender(self.run_dir() / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS)
+
+    def on_stop(self) -> None:
+        if self.log is not None:
+            self.log.close()
+        if self.probe is not None:
+            self.probe.close()
+        super().on_stop()
+
+    def make_probe(self) -> MemoryProbe:
+        run = runtime.run_of(self.environment)
+        own = [run.target.pid] if run is not None and run.target.pid else []
+        return probe_for(
+            own + list(self.option("target_pid", None) or []),
+            list(self.option("target_match", None) or []),
+            list(self.option("target_cgroup", None) or []),
+            list(self.option("sidecar_pid", None) or []),
+            list(self.option("sidecar_match", None) or []),
+        )
+
+    def run_dir(self) -> Path:
+        path = Path(self.option("run_dir", "."))
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def write(self, event: str, reading: MemoryReading | None, **fields) -> None:
+        """One capacity.csv row, flushed at once (a crash loses nothing already measured)."""
+        memory = {}
+        if reading is not None:
+            memory = {
+                "rss_bytes": reading.rss_bytes,
+                "pss_bytes": reading.pss_bytes,
+                "uss_bytes": reading.uss_bytes,
+                "procs": reading.procs,
+                "sidecar_rss_bytes": reading.sidecar_rss_bytes,
+            }
+        self.log.write(
+            {
+                "ts": time.time(),
+                "event": event,
+                "closed": 0,
+                "budget_bytes": self.budget_bytes,
+                "metric": self.metric,
+                **memory,
+                **fields,
+            }
+        )
+        self.log.flush()
+
+    def judged_bytes(self, reading: MemoryReading) -> int | None:
+        return reading.pss_bytes if self.metric == "pss" else reading.rss_bytes
+
+    def create_session(self, n: int) -> tuple[str | None, float | None, str | None]:
+        """Open one idle session tagged with the run id: (id, ready ms, error)."""
+        started = time.perf_counter()
+        body, record = self.json_call(
+            "session.create",
+            "POST",
+            "/v1/agents",
+            json={"run_id": self.run_id, "metadata": {"agent": self.agent_id, "n": n}},
+        )
+        session_id = str(body["id"]) if body and body.get("id") else None
+        ready_ms = (time.perf_counter() - started) * 1000.0 if session_id else None
+        error = None if session_id else (record.error or "no session id in reply")
+        self.record(
+            AgentRecord(
+                ts=time.time(),
+                agent_id=self.agent_id,
+                n=n,
+                session_id=session_id,
+                event="created" if session_id else "failed",
+                ready_ms=ready_ms,
+                error=error,
+            )
+        )
+        return session_id, ready_ms, error
+
+    def close_session(self, session_id: str) -> bool:
+        _, record = self.json_call(
+            "session.close", "DELETE", f"/v1/agents/{session_id}", ids={"session_id": session_id}
+        )
+        self.record(
+            AgentRecord(
+                ts=time.time(),
+                agent_id=self.agent_id,
+                session_id=session_id,
+                event="closed",
+                error=record.error,
+            )
+        )
+        return record.ok
+
+    def finish(self, code: str, message: str, exit_code: int | None) -> None:
+        self.write("stop", None, detail=code)
+        self.stop_run(f"{self.profile_name}: {message}", exit_code)
+        raise StopUser()
+
+    def stop_run(self, message: str, exit_code: int | None) -> None:
+        """End the whole run now: through the kit when it is wired, else Locust's runner directly."""
+        run = runtime.run_of(self.environment)
+        if run is not None:
+            run.request_stop(message, exit_code, now=True)
+        elif self.environment.runner is not None:
+            gevent.spawn(self.environment.runner.quit)
+
+
+class CapacityAgent(SerialDriver):
+    """seeds/000: agents started one at a time, idle, never closed, memory read after each is ready."""
+
+    @task
+    def serial_capacity(self) -> None:
+        baseline = self.probe.read(with_pss=True)
+        self.write("baseline", baseline, n=0)
+        n, seen = 0, set()
+        while True:
+            n += 1
+            session_id, ready_ms, error = self.create_session(n)
+            reading = self.probe.read(with_pss=self.metric == "pss")
+            if session_id is None:
+                self.write("failed", reading, n=n, detail=error)
+                self.finish(STOP_FAILURE, f"agent {n} failed to start: {error}", None)
+            duplicate = session_id in seen
+            seen.add(session_id)
+            self.write(
+                "ready",
+                reading,
+                n=n,
+                session_id=session_id,
+                ready_ms=ready_ms,
+                detail="duplicate session id" if duplicate else None,
+            )
+            self.check_stop(n, reading)
+
+    def check_stop(self, n: int, reading: MemoryReading) -> None:
+        if not reading.alive:
+            self.finish(STOP_TARGET_DIED, f"target gone after agent {n}", exit_codes.TARGET_DIED)
+        judged = self.judged_bytes(reading)
+        if judged is not None and judged >= self.budget_bytes:
+            self.write("budget", self.probe.read(with_pss=True), n=n)
+            self.finish(
+                STOP_BUDGET,
+                f"budget reached at N={n} ({self.metric.upper()} "
+                f"{judged / schema.MIB:,.1f} MiB >= {self.budget_bytes / schema.MIB:,.0f} MiB)",
+                None,
+            )
+        if self.max_agents is not None and n >= self.max_agents:
+            self.finish(STOP_CAP, f"agent cap {self.max_agents} reached under the budget", None)
+
+
+class ChurnAgent(SerialDriver):
+    """Open a batch of sessions, prompt each once, close them all; memory read after open and after close."""
+
+    profile_name = "churn"
+
+    @task
+    def churn_cycles(self) -> None:
+        cycles, batch = int(self.option("churn_cycles", 10)), int(self.option("churn_batch", 5))
+        self.write("baseline", self.probe.read(with_pss=self.metric == "pss"), n=0)
+        closed = 0
+        for cycle in range(1, cycles + 1):
+            sessions = self.open_batch(cycle, batch)
+            self.write(
+                "opened", self.probe.read(with_pss=self.metric == "pss"), n=len(sessions), closed=closed
+            )
+            closed += sum(self.close_session(s) for s in sessions)
+            reading = self.probe.read(with_pss=self.metric == "pss")
+            self.write("closed", reading, n=0, closed=closed)
+            if not reading.alive:
+                self.finish(STOP_TARGET_DIED, f"target gone in cycle {cycle}", exit_codes.TARGET_DIED)
+        self.finish(STOP_CHURN_DONE, f"{cycles} cycles of {batch} sessions done", None)
+
+    def open_batch(self, cycle: int, batch: int) -> list[str]:
+        sessions = []
+        for i in range(batch):
+            session_id, _, error = self.create_session((cycle - 1) * batch + i + 1)
+            if session_id is None:
+                self.write("failed", None, n=len(sessions), detail=error)
+                self.finish(STOP_FAILURE, f"session failed to open in cycle {cycle}: {error}", None)
+            self.json_call(
+                "session.prompt",
+                "POST",
+                f"/v1/agents/{session_id}/prompt",
+                ids={"session_id": session_id},
+                json={"input": self.option("prompt", None) or "hi"},
+            )
+            sessions.append(session_id)
+        return sessions

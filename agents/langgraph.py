@@ -1,0 +1,114 @@
+"""LangGraph server agent: one thread per simulated agent, one run per task (POST /threads/{id}/runs),
+followed to a terminal status by polling the run or by the blocking join endpoint.
+
+Threads and runs carry the run id in their metadata; on stop it deletes only the thread it created.
+The server's queue (GET /metrics?format=json) is read by the sampler, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+
+from locust import between, task
+
+from agents.base import TERMINAL_STATUSES, KitAgent
+from agents.openai_chat import DEFAULT_PROMPT
+from agents.records import AgentRecord, TaskRecord
+
+STATUS_OF_RUN = {"success": "done", "error": "failed", "timeout": "failed", "interrupted": "cancelled"}
+
+
+class LangGraphAgent(KitAgent):
+    """Runs the assistant `--assistant-id` on its own thread, one run at a time."""
+
+    weight = 1
+    wait_time = between(0.5, 1.5)
+
+    def on_start(self) -> None:
+        super().on_start()
+        self.thread_id: str | None = None
+        started = time.perf_counter()
+        body, record = self.json_call("thread.create", "POST", "/threads", json={"metadata": self.tags()})
+        self.thread_id = str(body["thread_id"]) if body and body.get("thread_id") else None
+        self.record(
+            AgentRecord(
+                ts=time.time(),
+                agent_id=self.agent_id,
+                session_id=self.thread_id,
+                event="created" if self.thread_id else "failed",
+                ready_ms=(time.perf_counter() - started) * 1000.0 if self.thread_id else None,
+                error=None if self.thread_id else (record.error or "no thread_id in reply"),
+            )
+        )
+
+    def on_stop(self) -> None:
+        if self.thread_id and self.option("cleanup", True):
+            self.json_call("thread.delete", "DELETE", f"/threads/{self.thread_id}", ids=self.ids())
+            self.record(
+                AgentRecord(ts=time.time(), agent_id=self.agent_id, session_id=self.thread_id, event="closed")
+            )
+        super().on_stop()
+
+    @task
+    def run_and_wait(self) -> None:
+        if not self.thread_id:
+            return
+        body = {"assistant_id": self.option("assistant_id", "agent"), "input": self.run_input()}
+        body["metadata"] = self.tags()
+        submitted = time.time()
+        run, _ = self.json_call(
+            "run.create", "POST", f"/threads/{self.thread_id}/runs", ids=self.ids(), json=body
+        )
+        if run is None or not run.get("run_id"):
+            return
+        row = TaskRecord(task_id=str(run["run_id"]), agent_id=self.agent_id, submitted_ts=submitted)
+        if self.option("langgraph_join", False):
+            self.join(row)
+        self.poll_task(row, self.poll_once)
+        row.fill_durations()
+        self.record(row)
+
+    def join(self, row: TaskRecord) -> None:
+        """Block on /join until the run ends (the status is then read by one poll)."""
+        path = f"/threads/{self.thread_id}/runs/{row.task_id}/join"
+        self.json_call("run.join", "GET", path, ids=self.ids(row.task_id))
+
+    def poll_once(self, row: TaskRecord) -> None:
+        path = f"/threads/{self.thread_id}/runs/{row.task_id}"
+        run, _ = self.json_call("run.poll", "GET", path, ids=self.ids(row.task_id))
+        if run is not None:
+            apply_run(row, run)
+
+    def run_input(self) -> dict:
+        """`--langgraph-input` JSON, or a MessagesState-style input carrying the prompt."""
+        raw = self.option("langgraph_input", None)
+        if raw:
+            return json.loads(raw) if isinstance(raw, str) else dict(raw)
+        return {"messages": [{"role": "user", "content": self.option("prompt", DEFAULT_PROMPT)}]}
+
+    def tags(self) -> dict[str, str]:
+        return {"loadkit_run": self.run_id, "loadkit_agent": self.agent_id}
+
+    def ids(self, task_id: str | None = None) -> dict:
+        return {"session_id": self.thread_id, "task_id": task_id}
+
+
+def apply_run(row: TaskRecord, run: dict) -> None:
+    """Fold one run snapshot into the row; the server's updated_at is the finish time."""
+    status = str(run.get("status"))
+    if status == "running" and row.started_ts is None:
+        row.started_ts = time.time()
+    if status in STATUS_OF_RUN and row.status not in TERMINAL_STATUSES:
+        row.status = STATUS_OF_RUN[status]
+        row.finished_ts = iso_ts(run.get("updated_at")) or time.time()
+        if row.status != "done":
+            row.error = f"run {status}"
+
+
+def iso_ts(value: object) -> float | None:
+    try:
+        return datetime.fromisoformat(str(value)).timestamp() if value else None
+    except ValueError:
+        return None

@@ -1,0 +1,124 @@
+"""OpenAI-compatible chat agent: streams /v1/chat/completions and times it as a user feels it.
+
+Time to first *content* token and inter-token latency come from our own clock at each SSE chunk, not
+from Locust's response time (which for a stream is time to headers). Usage comes from the final chunk
+(`stream_options.include_usage`). Works against the simulator and any OpenAI-compatible gateway.
+Session stickiness follows the gateway's convention (`--session-header`: a header name, or `user`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from locust import between, task
+
+from agents.base import KitAgent, failed_record, http_record, one_line
+from agents.records import RequestRecord
+from agents.sse import StreamTiming, iter_sse
+from agents.usage import parse_usage
+
+DEFAULT_PROMPT = "Summarise the state of the task board in one sentence."
+
+
+class ChatAgent(KitAgent):
+    """One chat session per simulated agent, streamed."""
+
+    weight = 3
+    wait_time = between(0.5, 1.5)
+
+    @task
+    def chat_stream(self) -> None:
+        self.honour_backoff()
+        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation="chat.stream")
+        record.session_id = self.session_key
+        started = time.perf_counter()
+        try:
+            with self.http.stream(
+                "POST", "/v1/chat/completions", json=self.chat_body(), headers=self.session_headers()
+            ) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    http_record(record, response)
+                else:
+                    record.status_code = response.status_code
+                    self.read_stream(response, record, StreamTiming(started, []))
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
+            failed_record(record, exc, started)
+        if record.latency_ms is None:
+            record.latency_ms = (time.perf_counter() - started) * 1000.0
+        self.report(record)
+
+    @property
+    def session_key(self) -> str:
+        """One stable session per simulated agent, carrying the run id."""
+        return f"{self.run_id}-{self.agent_id}"
+
+    def session_headers(self) -> dict[str, str]:
+        """The gateway's stickiness header (X-Hermes-Session-Id, x-openclaw-session-key...), if any."""
+        return session_headers(self.option("session_header", None), self.session_key)
+
+    def chat_body(self) -> dict:
+        prompt = self.option("prompt", DEFAULT_PROMPT)
+        return {
+            "model": self.option("model", "sim-model"),
+            # A per-agent first message: gateways like Hermes derive the session from it.
+            "messages": [{"role": "user", "content": f"[agent {self.agent_id} run {self.run_id}] {prompt}"}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": self.option("max_tokens", 64),
+            "user": self.session_key,
+        }
+
+    def read_stream(self, response, record: RequestRecord, timing: StreamTiming) -> None:
+        """Consume the SSE stream, marking each content chunk's arrival; fill timing and usage."""
+        usage_chunk = None
+        for event in iter_sse(response.iter_lines()):
+            if event.data.strip() == "[DONE]":
+                break
+            chunk = _json_or_none(event.data)
+            if chunk is None:
+                raise ValueError(f"malformed SSE chunk: {one_line(event.data, 80)}")
+            if _has_content(chunk):
+                timing.mark_token(event.arrived)
+            if chunk.get("usage"):
+                usage_chunk = chunk
+            record.request_id = record.request_id or chunk.get("id")
+            record.model = record.model or chunk.get("model")
+        record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
+        record.ttft_ms = timing.ttft_ms
+        record.itl_ms_mean = timing.itl_ms_mean
+        record.itl_ms_max = timing.itl_ms_max
+        record.chunks = len(timing.token_times)
+        fill_usage(record, usage_chunk, response.headers)
+        if not timing.token_times:
+            record.ok, record.error_kind, record.error = False, "protocol", "stream carried no content token"
+
+
+def fill_usage(record: RequestRecord, body: dict | None, headers) -> None:
+    """Copy the usage the gateway reported into the row; a field it did not report stays empty."""
+    for name, value in parse_usage(body, headers).as_row().items():
+        if value is not None:
+            setattr(record, name, value)
+
+
+def session_headers(header: str | None, session_key: str) -> dict[str, str]:
+    """`user` (or nothing) means stickiness by the body's `user` field only, which is always sent."""
+    if not header or header == "user":
+        return {}
+    return {header: session_key}
+
+
+def _has_content(chunk: dict) -> bool:
+    for choice in chunk.get("choices") or ():
+        if (choice.get("delta") or {}).get("content"):
+            return True
+    return False
+
+
+def _json_or_none(text: str) -> dict | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -1,0 +1,89 @@
+"""Raw per-request, per-task and per-session records that agents emit, one field per schema column.
+
+The field names are the columns of kit/schema.py (a test pins that); None means "not measured". These
+records carry facts only: no I/O, no aggregation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+
+@dataclass
+class RequestRecord:
+    ts: float
+    agent_id: str
+    operation: str
+    ok: bool = True
+    status_code: int | None = None
+    error_kind: str | None = None
+    error: str | None = None
+    latency_ms: float | None = None
+    ttft_ms: float | None = None
+    itl_ms_mean: float | None = None
+    itl_ms_max: float | None = None
+    chunks: int | None = None
+    tokens_in: int | None = None
+    tokens_cached: int | None = None
+    tokens_cache_write: int | None = None
+    tokens_out: int | None = None
+    tokens_reasoning: int | None = None
+    model: str | None = None
+    gateway_cost_usd: float | None = None
+    retry_after_s: float | None = None
+    session_id: str | None = None
+    request_id: str | None = None
+    task_id: str | None = None
+
+
+@dataclass
+class TaskRecord:
+    task_id: str
+    agent_id: str
+    round: int | None = None
+    submitted_ts: float | None = None
+    started_ts: float | None = None
+    finished_ts: float | None = None
+    status: str = "unfinished"
+    queue_wait_ms: float | None = None
+    run_ms: float | None = None
+    total_ms: float | None = None
+    polls: int = 0
+    llm_calls: int | None = None
+    tokens_in: int | None = None
+    tokens_cached: int | None = None
+    tokens_out: int | None = None
+    model: str | None = None
+    gateway_cost_usd: float | None = None
+    worker_pid: int | None = None
+    error: str | None = None
+
+    def fill_durations(self) -> None:
+        """Derive the three durations from whichever timestamps are known."""
+        self.queue_wait_ms = _span_ms(self.submitted_ts, self.started_ts)
+        self.run_ms = _span_ms(self.started_ts, self.finished_ts)
+        self.total_ms = _span_ms(self.submitted_ts, self.finished_ts)
+
+
+@dataclass
+class AgentRecord:
+    ts: float
+    agent_id: str
+    n: int | None = None
+    session_id: str | None = None
+    event: str = "created"
+    ready_ms: float | None = None
+    error: str | None = None
+
+
+def as_row(record: RequestRecord | TaskRecord | AgentRecord) -> dict:
+    """A record as a CSV row dict (booleans as 1/0 so every reader agrees)."""
+    row = dataclasses.asdict(record)
+    return {k: (int(v) if isinstance(v, bool) else v) for k, v in row.items()}
+
+
+def _span_ms(start: float | None, end: float | None) -> float | None:
+    if start is None or end is None:
+        return None
+    return round((end - start) * 1000.0, 3)

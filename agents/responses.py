@@ -1,0 +1,102 @@
+"""OpenAI Responses API agent (POST /v1/responses), streamed or not, timed as a user feels it.
+
+TTFT is our own clock at the first `response.output_text.delta` event; usage comes from the
+`response.completed` event (or the body). It never parses usage itself: agents/usage.py does.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from locust import between, task
+
+from agents.base import KitAgent, failed_record, http_record, one_line
+from agents.openai_chat import DEFAULT_PROMPT, fill_usage, session_headers
+from agents.records import RequestRecord
+from agents.sse import StreamTiming, iter_sse
+
+DELTA_EVENT = "response.output_text.delta"
+DONE_EVENT = "response.completed"
+FAILED_EVENTS = ("response.failed", "response.incomplete", "error")
+
+
+class ResponsesAgent(KitAgent):
+    """One conversation per simulated agent over the Responses API (`--responses-stream` to stream)."""
+
+    weight = 3
+    wait_time = between(0.5, 1.5)
+
+    @task
+    def respond(self) -> None:
+        self.honour_backoff()
+        stream = bool(self.option("responses_stream", True))
+        operation = "responses.stream" if stream else "responses"
+        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation)
+        record.session_id = f"{self.run_id}-{self.agent_id}"
+        started = time.perf_counter()
+        try:
+            self.send(record, stream, started)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
+            failed_record(record, exc, started)
+        if record.latency_ms is None:
+            record.latency_ms = (time.perf_counter() - started) * 1000.0
+        self.report(record)
+
+    def send(self, record: RequestRecord, stream: bool, started: float) -> None:
+        headers = session_headers(self.option("session_header", None), record.session_id)
+        body = self.request_body(record.session_id, stream)
+        with self.http.stream("POST", "/v1/responses", json=body, headers=headers) as response:
+            if response.status_code >= 400:
+                response.read()
+                http_record(record, response)
+            elif stream:
+                record.status_code = response.status_code
+                read_stream(response, record, StreamTiming(started, []))
+            else:
+                record.status_code = response.status_code
+                read_body(json.loads(response.read()), response.headers, record)
+
+    def request_body(self, session_key: str, stream: bool) -> dict:
+        prompt = self.option("prompt", DEFAULT_PROMPT)
+        return {
+            "model": self.option("model", "sim-model"),
+            "input": f"[agent {self.agent_id} run {self.run_id}] {prompt}",
+            "stream": stream,
+            "max_output_tokens": self.option("max_tokens", 64),
+            "user": session_key,
+            "store": False,
+        }
+
+
+def read_body(body: dict, headers, record: RequestRecord) -> None:
+    """A non-streamed response: one JSON object with output, usage and status."""
+    record.request_id = body.get("id")
+    record.model = body.get("model")
+    fill_usage(record, body, headers)
+    if body.get("status") not in (None, "completed"):
+        record.ok, record.error_kind = False, "protocol"
+        record.error = one_line(f"response status {body.get('status')}: {body.get('error') or ''}")
+
+
+def read_stream(response, record: RequestRecord, timing: StreamTiming) -> None:
+    """Consume the typed SSE events, marking each text delta; usage from `response.completed`."""
+    final = None
+    for event in iter_sse(response.iter_lines()):
+        data = json.loads(event.data)
+        kind = event.event or data.get("type")
+        if kind == DELTA_EVENT and data.get("delta"):
+            timing.mark_token(event.arrived)
+        elif kind == DONE_EVENT:
+            final = data
+        elif kind in FAILED_EVENTS:
+            record.ok, record.error_kind, record.error = False, "protocol", one_line(event.data)
+    record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
+    record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
+    record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
+    if final is not None:
+        record.request_id = (final.get("response") or {}).get("id")
+        fill_usage(record, final, response.headers)
+    if record.ok and (final is None or not timing.token_times):
+        record.ok, record.error_kind = False, "protocol"
+        record.error = "stream ended without response.completed" if final is None else "no text delta"

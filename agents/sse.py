@@ -1,0 +1,68 @@
+"""Server-sent events parsing and stream timing: time to first content token, inter-token latency.
+
+Pure: it takes lines (as an HTTP client yields them) and arrival times; it never opens a connection.
+An empty or role-only chunk is not a token: TTFT is measured to the first chunk that carries content.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+
+@dataclass
+class SseEvent:
+    data: str
+    event: str | None
+    arrived: float  # clock reading when the event's last line arrived
+
+
+def iter_sse(lines: Iterable[str], clock: Callable[[], float] = time.perf_counter) -> Iterator[SseEvent]:
+    """Yield one event per blank-line-terminated block (data lines joined with newlines)."""
+    data: list[str] = []
+    event: str | None = None
+    for raw in lines:
+        line = raw.rstrip("\r\n")
+        if not line:
+            if data:
+                yield SseEvent("\n".join(data), event, clock())
+            data, event = [], None
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+    if data:
+        yield SseEvent("\n".join(data), event, clock())
+
+
+@dataclass
+class StreamTiming:
+    """Arrival times of content tokens relative to the moment the request was sent."""
+
+    sent: float
+    token_times: list[float]
+
+    def mark_token(self, at: float) -> None:
+        self.token_times.append(at)
+
+    @property
+    def ttft_ms(self) -> float | None:
+        if not self.token_times:
+            return None
+        return (self.token_times[0] - self.sent) * 1000.0
+
+    @property
+    def itl_ms(self) -> list[float]:
+        times = self.token_times
+        return [(b - a) * 1000.0 for a, b in zip(times, times[1:], strict=False)]
+
+    @property
+    def itl_ms_mean(self) -> float | None:
+        gaps = self.itl_ms
+        return sum(gaps) / len(gaps) if gaps else None
+
+    @property
+    def itl_ms_max(self) -> float | None:
+        gaps = self.itl_ms
+        return max(gaps) if gaps else None

@@ -1,0 +1,93 @@
+"""Task-board agent (seeds/004's Kanban): submit a task tagged with the run id, poll it to a terminal
+state, record queue wait and run time; on stop, archive only the tasks it created itself.
+
+Speaks the simulator's board protocol (POST /v1/tasks, GET /v1/tasks/{id}, DELETE to archive).
+"""
+
+from __future__ import annotations
+
+import time
+
+from locust import constant, task
+
+from agents.base import KitAgent
+from agents.records import TaskRecord
+
+TERMINAL = {"done": "done", "completed": "done", "failed": "failed", "archived": "cancelled"}
+
+
+class TaskAgent(KitAgent):
+    """Submits one task at a time and waits for it, like a user working a board."""
+
+    weight = 1
+    wait_time = constant(0.5)
+
+    def on_start(self) -> None:
+        super().on_start()
+        self.created: list[str] = []
+
+    def on_stop(self) -> None:
+        if self.option("cleanup", True):
+            for task_id in self.created:
+                self.request("task.archive", "DELETE", f"/v1/tasks/{task_id}", task_id=task_id)
+        super().on_stop()
+
+    @task
+    def submit_and_wait(self) -> None:
+        self.run_task(round_no=None)
+
+    def run_task(self, round_no: int | None) -> TaskRecord | None:
+        """Submit, poll to a terminal state (or the task timeout), record the task row."""
+        body = {
+            "title": f"loadkit {self.run_id}",
+            "prompt": self.option("prompt", "Do a small task."),
+            "tags": [f"loadkit:{self.run_id}"],
+        }
+        submitted = time.time()
+        reply = self.request("task.submit", "POST", "/v1/tasks", json=body)
+        if reply is None:
+            return None
+        row = TaskRecord(
+            task_id=str(reply.get("id")),
+            agent_id=self.agent_id,
+            round=round_no,
+            submitted_ts=reply.get("submitted_at") or submitted,
+        )
+        self.created.append(row.task_id)
+        self.poll_until_terminal(row)
+        row.fill_durations()
+        self.record(row)
+        return row
+
+    def poll_until_terminal(self, row: TaskRecord) -> None:
+        deadline = time.monotonic() + self.option("task_timeout", 600.0)
+        interval = self.option("poll_interval", 0.5)
+        while time.monotonic() < deadline:
+            state = self.request("task.poll", "GET", f"/v1/tasks/{row.task_id}", task_id=row.task_id)
+            row.polls += 1
+            if state is not None:
+                apply_task_state(row, state)
+                if row.status in TERMINAL.values():
+                    return
+            time.sleep(interval)
+        row.status, row.error = "timeout", f"not terminal after {self.option('task_timeout', 600.0)} s"
+
+    def request(self, operation: str, method: str, path: str, task_id: str | None = None, **kwargs):
+        body, _ = self.json_call(operation, method, path, ids={"task_id": task_id}, **kwargs)
+        return body
+
+
+def apply_task_state(row: TaskRecord, state: dict) -> None:
+    """Copy the gateway's view of a task (timestamps, status, usage) into the row."""
+    row.status = TERMINAL.get(str(state.get("status")), row.status)
+    row.started_ts = state.get("started_at") or row.started_ts
+    row.finished_ts = state.get("finished_at") or row.finished_ts
+    row.worker_pid = state.get("worker_pid") or row.worker_pid
+    row.model = state.get("model") or row.model
+    row.error = state.get("error") or row.error
+    usage = state.get("usage") or {}
+    row.llm_calls = usage.get("calls", row.llm_calls)
+    row.tokens_in = usage.get("prompt_tokens", row.tokens_in)
+    row.tokens_cached = usage.get("cached_tokens", row.tokens_cached)
+    row.tokens_out = usage.get("completion_tokens", row.tokens_out)
+    row.gateway_cost_usd = usage.get("cost", row.gateway_cost_usd)

@@ -1,0 +1,409 @@
+"""Capacity and churn figures from capacity.csv: N_max, marginal MiB per agent with R², projections to
+other budgets, retained memory per closed session, and the per-run / campaign / before-after tables.
+
+Pure math on frames and RunData: no files, no plotting (analysis/capacity_plot.py draws).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sstats
+
+from analysis.model import RunData, Section
+from analysis.stats import aggregate, describe
+from kit.schema import GIB, MIB, STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE  # noqa: F401
+
+TAIL_POINTS = 8  # seeds/000: the marginal is the OLS slope over the last 8 sampled points
+MIN_R2 = 0.95  # below this the fit is "not stable" and no capacity is published
+CONFIDENCE = 0.95  # of the slope interval that projections carry
+DEFAULT_AT_N = 200  # seeds/000 reports the RSS at N=200
+PROJECTION_GIB: tuple[float, ...] = (2.0, 4.0, 8.0)
+CHURN_MIN_RETAINED_MIB = 0.1  # per closed session: smaller slopes are allocator noise, not retention
+CHURN_MIN_R2 = 0.9
+METRIC_COLUMNS = {"rss": "rss_bytes", "pss": "pss_bytes"}
+
+STOP_INTERRUPTED = "interrupted"  # no stop row: the run was cut short (crash, kill, time limit)
+
+
+@dataclass
+class Fit:
+    """Ordinary least squares y = intercept + slope * x, with R² and the slope's confidence interval."""
+
+    slope: float
+    intercept: float
+    r2: float
+    points: int
+    slope_low: float
+    slope_high: float
+    x_mean: float
+    y_mean: float
+
+    def x_at(self, y: float, slope: float | None = None) -> float:
+        """The x where the line (through the fit's centroid, with `slope`) reaches y; inf if it never does."""
+        b = self.slope if slope is None else slope
+        return self.x_mean + (y - self.y_mean) / b if b > 0 else math.inf
+
+
+def ols(x: np.ndarray, y: np.ndarray, confidence: float = CONFIDENCE) -> Fit | None:
+    """The fit, or None with fewer than 3 points or no spread in x (no slope, no interval)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 3 or np.ptp(x) == 0:
+        return None
+    res = sstats.linregress(x, y)
+    half = sstats.t.ppf(0.5 + confidence / 2, x.size - 2) * res.stderr
+    r2 = float(res.rvalue**2) if np.ptp(y) > 0 else 1.0
+    return Fit(float(res.slope), float(res.intercept), r2, int(x.size), float(res.slope - half),
+               float(res.slope + half), float(x.mean()), float(y.mean()))
+
+
+@dataclass
+class CapacityResult:
+    """One capacity run. Memory in MiB, times in ms. `n_max` is None whenever no capacity is published."""
+
+    metric: str
+    budget_mib: float | None
+    stop_reason: str
+    agents_ready: int
+    failures: int
+    n_max: int | None
+    n_stop: int | None
+    fit: Fit | None
+    stable: bool
+    first_agent_mib: float | None
+    baseline_mib: float | None
+    startup: dict
+    peak_mib: float | None
+    at_n: int
+    mib_at_n: float | None
+    headroom_mib: float | None
+    sidecar_mib: float | None
+    duplicate_session_ids: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def marginal_mib(self) -> float | None:
+        return self.fit.slope if self.fit else None
+
+    @property
+    def r2(self) -> float | None:
+        return self.fit.r2 if self.fit else None
+
+
+def memory_column(frame: pd.DataFrame, metric: str) -> pd.Series:
+    """The metric's memory in MiB (NaN where it was not read)."""
+    col = METRIC_COLUMNS[metric]
+    values = frame[col] if col in frame else pd.Series(np.nan, index=frame.index)
+    return pd.to_numeric(values, errors="coerce") / MIB
+
+
+def capacity_points(frame: pd.DataFrame, metric: str = "rss") -> pd.DataFrame:
+    """Baseline and per-agent readings: columns n and mib, sorted by n (failed steps excluded)."""
+    rows = frame[frame["event"].isin(["baseline", "ready"])]
+    points = pd.DataFrame({"n": pd.to_numeric(rows["n"]), "mib": memory_column(rows, metric)})
+    return points.dropna().sort_values("n").reset_index(drop=True)
+
+
+def _column_value(frame: pd.DataFrame, column: str):
+    values = frame[column].dropna() if column in frame else pd.Series(dtype=object)
+    return values.iloc[-1] if len(values) else None
+
+
+def stop_reason(frame: pd.DataFrame) -> str:
+    """The reason on the stop row; a run without one was cut short (crash, kill, time limit)."""
+    reason = _column_value(frame[frame["event"] == "stop"], "detail")
+    return str(reason) if reason is not None else STOP_INTERRUPTED
+
+
+def capacity_result(
+    frame: pd.DataFrame,
+    budget_bytes: float | None = None,
+    metric: str | None = None,
+    at_n: int = DEFAULT_AT_N,
+    tail: int = TAIL_POINTS,
+    min_r2: float = MIN_R2,
+) -> CapacityResult:
+    """Every per-run figure of seeds/000's table; budget and metric default to what the run recorded."""
+    metric = metric or str(_column_value(frame, "metric") or "rss")
+    budget = budget_bytes if budget_bytes is not None else _column_value(frame, "budget_bytes")
+    budget_mib = float(budget) / MIB if budget is not None else None
+    points = capacity_points(frame, metric)
+    agents = points[points["n"] >= 1]
+    ready = frame[frame["event"] == "ready"]
+    fit = ols(agents["n"].tail(tail), agents["mib"].tail(tail))
+    reason, failures = stop_reason(frame), int((frame["event"] == "failed").sum())
+    n_stop = _first_over(agents, budget_mib)
+    stable = fit is not None and fit.r2 >= min_r2
+    notes = _capacity_notes(reason, failures, fit, stable, n_stop, min_r2)
+    publish = reason == STOP_BUDGET and failures == 0 and stable and n_stop is not None
+    n_max = n_stop - 1 if publish else None
+    ids = ready["session_id"].dropna() if "session_id" in ready else pd.Series(dtype=object)
+    return CapacityResult(
+        metric=metric,
+        budget_mib=budget_mib,
+        stop_reason=reason,
+        agents_ready=len(ready),
+        failures=failures,
+        n_max=n_max,
+        n_stop=n_stop,
+        fit=fit,
+        stable=stable,
+        first_agent_mib=_first_agent_increment(points),
+        baseline_mib=_mib_at(points, 0),
+        startup=describe(pd.to_numeric(ready["ready_ms"]), "", (50, 95)),
+        peak_mib=float(points["mib"].max()) if len(points) else None,
+        at_n=at_n,
+        mib_at_n=_mib_at(points, at_n),
+        headroom_mib=budget_mib - _mib_at(points, n_max) if n_max is not None else None,
+        sidecar_mib=_last_mib(frame, "sidecar_rss_bytes"),
+        duplicate_session_ids=int(len(ids) - ids.nunique()),
+        notes=notes,
+    )
+
+
+def _first_over(agents: pd.DataFrame, budget_mib: float | None) -> int | None:
+    if budget_mib is None:
+        return None
+    over = agents[agents["mib"] >= budget_mib]
+    return int(over["n"].iloc[0]) if len(over) else None
+
+
+def _mib_at(points: pd.DataFrame, n: int | None) -> float | None:
+    hit = points[points["n"] == n] if n is not None else points.iloc[0:0]
+    return float(hit["mib"].iloc[0]) if len(hit) else None
+
+
+def _first_agent_increment(points: pd.DataFrame) -> float | None:
+    """RSS(1) - baseline: the first agent's one-time cost, its own share included (seeds/000's figure)."""
+    base, first = _mib_at(points, 0), _mib_at(points, 1)
+    return first - base if base is not None and first is not None else None
+
+
+def _last_mib(frame: pd.DataFrame, column: str) -> float | None:
+    value = _column_value(frame, column)
+    return float(value) / MIB if value is not None else None
+
+
+def _capacity_notes(reason: str, failures: int, fit: Fit | None, stable: bool, n_stop: int | None,
+                    min_r2: float) -> list[str]:
+    """Why a run publishes no capacity, in the user's terms."""
+    notes = []
+    if failures:
+        notes.append(f"{failures} agent start-up failure(s): a failed run yields no capacity value.")
+    if fit is None:
+        notes.append("Fewer than 3 agents measured: no marginal memory fit.")
+    elif not stable:
+        notes.append(f"Fit not stable (R² {fit.r2:.3f} < {min_r2}): no capacity published.")
+    if reason == STOP_CAP:
+        notes.append("Stopped at the agent cap before the budget: capacity not reached (see projection).")
+    elif reason not in (STOP_BUDGET, STOP_FAILURE):
+        notes.append(f"Run ended by '{reason}' before the budget was reached: no capacity value.")
+    elif reason == STOP_BUDGET and n_stop is None:
+        notes.append("Stop row says budget but no reading is over it: no capacity value.")
+    return notes
+
+
+def projection_table(fit: Fit | None, budgets_gib: tuple[float, ...] = PROJECTION_GIB) -> pd.DataFrame | None:
+    """Agents the tail fit projects into other budgets, with the range from the slope's 95 % interval.
+
+    A projection, never a measurement: it assumes memory keeps growing linearly past the measured range.
+    """
+    if fit is None or fit.slope <= 0:
+        return None
+    rows = []
+    for gib in budgets_gib:
+        budget_mib = gib * GIB / MIB
+        low, high = fit.x_at(budget_mib, fit.slope_high), fit.x_at(budget_mib, fit.slope_low)
+        rows.append({"budget_gib": gib, "projected_agents": math.floor(fit.x_at(budget_mib)),
+                     "low": math.floor(low), "high": math.floor(high) if math.isfinite(high) else None})
+    return pd.DataFrame(rows).set_index("budget_gib")
+
+
+def result_measures(result: CapacityResult) -> dict[str, object]:
+    """The per-run column of the capacity table, in seeds/000's order (None = not measured/published)."""
+    fit = result.fit
+    return {
+        "N_max": result.n_max,
+        "N_stop": result.n_stop,
+        f"marginal {result.metric.upper()} (MiB/agent)": result.marginal_mib,
+        "R²": result.r2,
+        "fit stable": result.stable,
+        "first-agent increment (MiB)": result.first_agent_mib,
+        "baseline (MiB)": result.baseline_mib,
+        "start-up p50 (ms)": result.startup.get("p50"),
+        "start-up p95 (ms)": result.startup.get("p95"),
+        "peak (MiB)": result.peak_mib,
+        f"at N={result.at_n} (MiB)": result.mib_at_n,
+        "headroom at N_max (MiB)": result.headroom_mib,
+        "sidecar RSS at end (MiB)": result.sidecar_mib,
+        "agents started": result.agents_ready,
+        "duplicate session ids": result.duplicate_session_ids,
+        "failures": result.failures,
+        "stop reason": result.stop_reason,
+        "fit points": fit.points if fit else None,
+    }
+
+
+def run_table(results: Mapping[str, CapacityResult]) -> pd.DataFrame:
+    """Measures as rows, one column per run, then median, range and CV across the runs (campaign shape)."""
+    columns = {label: result_measures(r) for label, r in results.items()}
+    table = pd.DataFrame(columns)
+    table.index.name = "measure"
+    if len(results) > 1:
+        summary = [_summary(table.loc[m]) for m in table.index]
+        table["median"], table["range"], table["cv %"] = zip(*summary)
+    return table
+
+
+def _summary(values: pd.Series) -> tuple[object, object, object]:
+    """Median, "min–max" and CV of numeric measures; text measures summarised when all runs agree."""
+    numeric = pd.to_numeric(values.where(values.map(lambda v: not isinstance(v, (bool, str)))),
+                             errors="coerce")
+    if numeric.notna().any():
+        agg = aggregate(numeric)
+        return agg["median"], f"{_short(agg['min'])}–{_short(agg['max'])}", agg["cv_pct"]
+    distinct = {str(v) for v in values if v is not None and not pd.isna(v)}
+    return (distinct.pop() if len(distinct) == 1 else "mixed"), None, None
+
+
+def _short(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:.4g}"
+
+
+BEFORE_AFTER_MEASURES = ("N_max", "marginal RSS (MiB/agent)", "marginal PSS (MiB/agent)",
+                         "first-agent increment (MiB)", "start-up p50 (ms)", "peak (MiB)")
+
+
+def before_after_table(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """seeds/000's second table from two campaign run tables: median (range) before and after, and ratio."""
+    rows = []
+    for measure in BEFORE_AFTER_MEASURES:
+        if measure not in before.index and measure not in after.index:
+            continue
+        b, a = _cell_of(before, measure), _cell_of(after, measure)
+        ratio = a[0] / b[0] if b[0] not in (None, 0) and a[0] is not None else None
+        rows.append({"measure": measure, "before": b[1], "after": a[1], "after / before": ratio})
+    return pd.DataFrame(rows).set_index("measure")
+
+
+def _cell_of(table: pd.DataFrame, measure: str) -> tuple[float | None, str | None]:
+    """(median, "median (min–max)") of one measure of a run table; a single run has no range."""
+    if measure not in table.index:
+        return None, None
+    row = table.loc[measure]
+    med = row["median"] if "median" in row else row.iloc[0]
+    if med is None or pd.isna(med):
+        return None, None
+    rng = row.get("range")
+    text = _short(float(med)) + (f" ({rng})" if isinstance(rng, str) and rng.split("–")[0] != rng.split("–")[-1]
+                                 else "")
+    return float(med), text
+
+
+def capacity_section(run: RunData, at_n: int = DEFAULT_AT_N, plot=None) -> Section | None:
+    """The report's capacity section; None when the run has no capacity.csv (or it is a churn run)."""
+    frame = run.capacity
+    if frame is None or frame.empty or "event" not in frame:
+        return None
+    if frame["event"].isin(["opened", "closed"]).any():
+        return churn_section(frame)
+    result = capacity_result(frame, at_n=at_n)
+    section = Section(title="Capacity")
+    section.tables.append(("Capacity (seeds/000 protocol)", run_table({run.path.name: result})))
+    proj = projection_table(result.fit)
+    if proj is not None:
+        section.tables.append(("Projection to other budgets (from the tail fit; not measured)", proj))
+    section.notes.extend(_method_notes(result) + result.notes)
+    if plot is not None:
+        section.images.append(plot)
+    return section
+
+
+def _method_notes(result: CapacityResult) -> list[str]:
+    budget = f"{result.budget_mib:,.0f} MiB" if result.budget_mib is not None else "unknown"
+    return [
+        f"Capacity judged on target {result.metric.upper()} (summed over its processes, median of 3 "
+        f"readings after each agent was ready); budget {budget}.",
+        f"Marginal = OLS slope over the last {TAIL_POINTS} readings; R² < {MIN_R2} publishes no capacity.",
+        "N_max = largest N still under the budget; N_stop = first N at or over it.",
+        f"Start-up percentiles over {result.startup.get('n', 0)} agents"
+        + (f" ({result.startup['small_sample']})." if result.startup.get("small_sample") else "."),
+    ]
+
+
+@dataclass
+class ChurnResult:
+    """Memory per closed session (slope vs sessions closed) and memory handed back at close, in MiB."""
+
+    metric: str
+    cycles: int
+    sessions_closed: int
+    fit: Fit | None
+    retained_mib_per_session: float | None
+    returned_mib_per_session: float | None
+    grown_mib_per_session: float | None
+    verdict: str
+
+
+def churn_result(frame: pd.DataFrame, metric: str | None = None, warmup_cycles: int = 1,
+                 min_retained_mib: float = CHURN_MIN_RETAINED_MIB, min_r2: float = CHURN_MIN_R2) -> ChurnResult:
+    """Slope of memory after each close batch vs sessions closed (first cycles skipped as warm-up)."""
+    metric = metric or str(_column_value(frame, "metric") or "rss")
+    mib = memory_column(frame, metric)
+    opened, closed = frame[frame["event"] == "opened"], frame[frame["event"] == "closed"]
+    after = pd.DataFrame({"closed": pd.to_numeric(closed["closed"]), "mib": mib[closed.index]}).dropna()
+    fit = ols(after["closed"].iloc[warmup_cycles:], after["mib"].iloc[warmup_cycles:])
+    open_mib, close_mib = mib[opened.index].to_numpy(), mib[closed.index].to_numpy()
+    batch = pd.to_numeric(opened["n"]).to_numpy()
+    pairs = min(len(open_mib), len(close_mib))
+    returned = _mean_per_session(open_mib[:pairs] - close_mib[:pairs], batch[:pairs])
+    before = np.concatenate([mib[frame["event"] == "baseline"].to_numpy()[:1], close_mib])[: len(open_mib)]
+    grown = _mean_per_session(open_mib[1 : len(before)] - before[1:], batch[1 : len(before)])
+    return ChurnResult(metric, len(closed), int(after["closed"].max()) if len(after) else 0, fit,
+                       fit.slope if fit else None, returned, grown, _churn_verdict(fit, min_retained_mib, min_r2))
+
+
+def _mean_per_session(deltas: np.ndarray, batch: np.ndarray) -> float | None:
+    ok = batch > 0
+    return float(np.mean(deltas[ok] / batch[ok])) if ok.any() else None
+
+
+def _churn_verdict(fit: Fit | None, min_mib: float, min_r2: float) -> str:
+    if fit is None:
+        return "not enough cycles for a verdict (need 3 after warm-up)"
+    if fit.slope < min_mib:
+        return f"no retention (slope {fit.slope:.3f} MiB/session < {min_mib} MiB)"
+    if fit.r2 < min_r2:
+        return f"inconclusive: slope {fit.slope:.3f} MiB/session but R² {fit.r2:.3f} < {min_r2}"
+    return f"retains {fit.slope:.2f} MiB per closed session (R² {fit.r2:.3f}): memory is not returned"
+
+
+def churn_measures(result: ChurnResult) -> dict[str, object]:
+    fit = result.fit
+    return {
+        "cycles": result.cycles,
+        "sessions closed": result.sessions_closed,
+        f"retained {result.metric.upper()} per closed session (MiB)": result.retained_mib_per_session,
+        "retained 95% interval (MiB)": f"{fit.slope_low:.3f}–{fit.slope_high:.3f}" if fit else None,
+        "R²": fit.r2 if fit else None,
+        "grown per session opened (MiB)": result.grown_mib_per_session,
+        "returned per session closed (MiB)": result.returned_mib_per_session,
+        "verdict": result.verdict,
+    }
+
+
+def churn_section(frame: pd.DataFrame) -> Section:
+    result = churn_result(frame)
+    table = pd.DataFrame({"value": churn_measures(result)})
+    table.index.name = "measure"
+    notes = [
+        "Retained per closed session = OLS slope of target memory (read after each batch closed) against "
+        "sessions closed so far, first cycle skipped as warm-up.",
+        f"Verdict rule: retention when the slope is >= {CHURN_MIN_RETAINED_MIB} MiB/session with R² >= "
+        f"{CHURN_MIN_R2}.",
+    ]
+    return Section(title="Churn (open, prompt, close)", tables=[("Churn", table)], notes=notes)

@@ -1,0 +1,48 @@
+"""Side-by-side comparison of several runs: headline numbers per run plus median, range and coefficient
+of variation across them. Pure: RunData in, DataFrame out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.model import RunData
+from analysis.soak import memory_trend
+from analysis.stats import aggregate, describe
+from analysis.tasks import task_counts
+from kit.schema import MIB
+
+
+def headline(run: RunData) -> dict[str, float]:
+    """The numbers compared across runs; NaN where the run did not measure them."""
+    row: dict[str, float] = {}
+    req = run.requests
+    if req is not None and not req.empty:
+        ok = req[req["ok"] == 1]
+        row["requests"] = len(req)
+        row["error %"] = float((req["ok"] == 0).mean() * 100)
+        for col, label in (("latency_ms", "latency"), ("ttft_ms", "TTFT")):
+            d = describe(ok[col], percentiles=(50, 95))
+            row.update({f"{label} p50 (ms)": d["p50"], f"{label} p95 (ms)": d["p95"], f"{label} n": d["n"]})
+    counts = task_counts(run)
+    if counts:
+        row["tasks done"], row["tasks not done"] = counts["done"], counts["not_done"]
+    s = run.samples
+    if s is not None and not s.empty:
+        row["peak target RSS (MiB)"] = s["target_rss_bytes"].max() / MIB
+        row["min available (MiB)"] = s["host_available_bytes"].min() / MIB
+    row["target RSS slope (MiB/h)"] = memory_trend(run).slope_per_h
+    return row
+
+
+def compare_table(runs: list[RunData]) -> pd.DataFrame:
+    """Rows: measures; columns: one per run, then runs/median/min/max/cv_pct across them."""
+    names = [str(r.meta.get("run_id", r.path.name)) for r in runs]
+    table = pd.DataFrame(
+        {name: pd.Series(headline(r), dtype=float) for name, r in zip(names, runs, strict=True)}
+    )
+    stats = pd.DataFrame([aggregate(table.loc[m]) for m in table.index], index=table.index)
+    out = pd.concat([table, stats], axis=1).replace([np.inf, -np.inf], np.nan)
+    out.index.name = "measure"
+    return out

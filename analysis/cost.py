@@ -1,0 +1,302 @@
+"""Cost tables of a run: tokens and dollars per model, per task and per 1,000 tasks, gateway-reported vs
+computed, and the host's share per agent-hour and per task.
+
+Pure functions on RunData and a PriceTable: no file reading, no printing. A model without a price, or a
+call without usage, gives NaN (shown as n/a) and a warning line, never a zero or a guessed price.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.model import RunData, Section
+from analysis.prices import PriceTable, PriceTableError
+from analysis.stats import describe
+
+MTOK = 1_000_000
+HOURS_PER_MONTH = 365 * 24 / 12  # 730
+TOKEN_COLUMNS = ("tokens_in", "tokens_cached", "tokens_cache_write", "tokens_out", "tokens_reasoning")
+DOLLAR_COLUMNS = ("usd_list", "usd_billed", "usd_floor")
+TASK_PERCENTILES = (50, 95)
+NO_MODEL = "(no model)"
+
+
+def usage_rows(run: RunData) -> tuple[pd.DataFrame, str]:
+    """The rows that carry LLM usage and where they came from ("requests", "tasks" or "none").
+
+    Per-call rows (requests.csv) are preferred; task rows are used when the gateway reports usage only per
+    task (task boards, whose LLM calls happen inside the gateway). Never both: that would count twice.
+    """
+    for source, frame in (("requests", run.requests), ("tasks", run.tasks)):
+        rows = _with_usage(frame)
+        if not rows.empty:
+            return rows, source
+    return _with_usage(None), "none"
+
+
+def price_rows(rows: pd.DataFrame, prices: PriceTable) -> tuple[pd.DataFrame, list[str]]:
+    """Add usd_list / usd_billed / usd_floor to each usage row; NaN where the model has no USD price."""
+    priced = rows.copy()
+    table = {model: prices.lookup(model) for model in priced["model"].dropna().unique()}
+    usable = {model: p for model, p in table.items() if p is not None and p.currency == "USD"}
+    for column in ("input", "cached_input", "cache_write", "output"):
+        per_model = {model: getattr(price, column) for model, price in usable.items()}
+        priced[f"_{column}"] = pd.to_numeric(priced["model"].map(per_model), errors="coerce")
+    tokens_in, cached, write, out = (
+        priced[c] for c in ("tokens_in", "tokens_cached", "tokens_cache_write", "tokens_out")
+    )
+    uncached = (tokens_in - cached.fillna(0) - write.fillna(0)).clip(lower=0)
+    output_usd = out * priced["_output"]
+    priced["usd_list"] = (tokens_in * priced["_input"] + output_usd) / MTOK
+    priced["usd_billed"] = (
+        uncached * priced["_input"]
+        + cached.fillna(0) * priced["_cached_input"]
+        + write.fillna(0) * priced["_cache_write"]
+        + output_usd
+    ) / MTOK
+    priced["usd_floor"] = (tokens_in * priced["_cached_input"] + output_usd) / MTOK
+    priced = priced.drop(columns=[c for c in priced.columns if c.startswith("_")])
+    return priced, _pricing_warnings(priced, table, prices)
+
+
+def cost_by_model(priced: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Calls, tokens and dollars per model plus a total row; dollars are NaN if any row in them is."""
+    named = priced.assign(model=priced["model"].fillna(NO_MODEL))
+    rows = [_ledger_row(str(model), group, source) for model, group in named.groupby("model", sort=True)]
+    rows.append(_ledger_row("total", named, source))
+    return pd.DataFrame(rows).set_index("model")
+
+
+def gateway_comparison(priced: pd.DataFrame) -> pd.DataFrame:
+    """Computed (as billed) vs gateway-reported dollars over the calls that have both, per model."""
+    both = priced[priced["gateway_cost_usd"].notna() & priced["usd_billed"].notna()]
+    rows = []
+    for model, group in both.groupby("model", sort=True):
+        computed, reported = group["usd_billed"].sum(), group["gateway_cost_usd"].sum()
+        diff = (computed - reported) / reported * 100 if reported > 0 else np.nan
+        rows.append(
+            {
+                "model": model,
+                "calls": len(group),
+                "usd_computed": computed,
+                "usd_gateway": reported,
+                "diff_pct": diff,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["model", "calls", "usd_computed", "usd_gateway", "diff_pct"]
+    ).set_index("model")
+
+
+def task_costs(run: RunData, prices: PriceTable) -> pd.DataFrame:
+    """Dollars per task (list and billed), from tasks.csv usage or else from requests grouped by task_id."""
+    tasks = _with_usage(run.tasks)
+    if tasks.empty:
+        calls = _with_usage(run.requests)
+        tasks = calls[calls["task_id"].notna()] if "task_id" in calls else calls.iloc[0:0]
+    priced, _ = price_rows(tasks, prices)
+    dollars = priced[["usd_list", "usd_billed"]]
+    sums = dollars.groupby(priced["task_id"], sort=False).sum()
+    return sums.mask(
+        dollars.isna().groupby(priced["task_id"], sort=False).any()
+    )  # strict: n/a if any part is
+
+
+def per_task_summary(costs: pd.DataFrame) -> pd.DataFrame:
+    """$ per task mean / p50 / p95 with the number of priced tasks, and $ per 1,000 tasks."""
+    rows = []
+    for basis, column in (("list price", "usd_list"), ("as billed", "usd_billed")):
+        values = costs[column] if column in costs else pd.Series(dtype=float)
+        stats = describe(values, percentiles=TASK_PERCENTILES)
+        mean = float(values.mean()) if stats["n"] else np.nan
+        rows.append(
+            {
+                "basis": basis,
+                "tasks": stats["n"],
+                "unpriced_tasks": int(values.isna().sum()),
+                "usd_mean": mean,
+                "usd_p50": stats["p50"],
+                "usd_p95": stats["p95"],
+                "usd_per_1000_tasks": mean * 1000,
+                "small_sample": stats["small_sample"],
+            }
+        )
+    return pd.DataFrame(rows).set_index("basis")
+
+
+def tasks_per_hour(run: RunData) -> float | None:
+    """Tasks done per hour of run time (run.json start/end, else the tasks' own span); None if none."""
+    tasks = run.tasks
+    if tasks is None or tasks.empty:
+        return None
+    done = tasks[tasks["status"] == "done"]
+    start, end = run.meta.get("start_ts"), run.meta.get("end_ts")
+    if not isinstance(start, int | float) or not isinstance(end, int | float):
+        start, end = tasks["submitted_ts"].min(), done["finished_ts"].max()
+    hours = (float(end) - float(start)) / 3600
+    return len(done) / hours if len(done) and hours > 0 else None
+
+
+def infra_cost(
+    host_price_month: float, agents: float | None, tasks_hour: float | None, llm_usd_per_task: float | None
+) -> pd.DataFrame:
+    """Host $ per agent-hour at a capacity, and $ per task with the host's share beside the LLM's."""
+    host_hour = host_price_month / HOURS_PER_MONTH
+    host_per_task = host_hour / tasks_hour if tasks_hour else np.nan
+    llm = np.nan if llm_usd_per_task is None else llm_usd_per_task
+    rows = [
+        ("host price", host_price_month, "$/month"),
+        ("host price per hour", host_hour, "$/hour (730 h/month)"),
+        ("agents", _or_nan(agents), "agents"),
+        ("host per agent-hour", host_hour / agents if agents else np.nan, "$/agent-hour"),
+        ("task throughput", _or_nan(tasks_hour), "tasks/hour"),
+        ("host share per task", host_per_task, "$/task"),
+        ("LLM per task (as billed, mean)", llm, "$/task"),
+        ("total per task", host_per_task + llm, "$/task"),
+    ]
+    return pd.DataFrame(rows, columns=["item", "value", "unit"]).set_index("item")
+
+
+def cost_section(
+    run: RunData,
+    prices: PriceTable | PriceTableError,
+    host_price_month: float | None = None,
+    capacity_agents: float | None = None,
+) -> Section | None:
+    """The report's cost section; None when the run has no usage and no host price was given.
+
+    Given the PriceTableError of a bad price file instead of a table, tokens are still shown, every dollar
+    column is n/a and the error's line is in the notes.
+    """
+    rows, source = usage_rows(run)
+    if source == "none" and host_price_month is None:
+        return None
+    section = Section(title="Cost")
+    if isinstance(prices, PriceTableError):
+        section.notes.append(f"error: {prices}")
+        prices = PriceTable(origin="(none: the price file was rejected)", prices={})
+    priced, warnings = price_rows(rows, prices)
+    per_task = per_task_summary(task_costs(run, prices))
+    if source != "none":
+        section.tables.append(("LLM cost by model (USD)", cost_by_model(priced, source)))
+        section.tables.append(("LLM cost per task (USD)", per_task))
+        _add_gateway_table(section, priced)
+    if host_price_month is not None:
+        agents, label = _agents(run, capacity_agents)
+        llm = per_task.loc["as billed", "usd_mean"]
+        section.tables.append(
+            ("Infra cost", infra_cost(host_price_month, agents, tasks_per_hour(run), _or_none(llm)))
+        )
+        section.notes.append(f"Agents for the per-agent-hour figure: {label}.")
+    section.notes.extend(_source_notes(source, priced, prices) + _unreported(run, source) + warnings)
+    return section
+
+
+def _with_usage(frame: pd.DataFrame | None) -> pd.DataFrame:
+    """Rows with any token count or gateway cost, the contract's usage columns always present."""
+    columns = ("task_id", "model", "llm_calls", "gateway_cost_usd", *TOKEN_COLUMNS)
+    if frame is None:
+        return pd.DataFrame(
+            {c: pd.Series(dtype=object if c in ("task_id", "model") else float) for c in columns}
+        )
+    out = pd.DataFrame(index=frame.index)
+    for column in columns:
+        text = column in ("task_id", "model")
+        raw = frame[column] if column in frame else pd.Series(np.nan, index=frame.index)
+        out[column] = (
+            raw.astype(object).where(raw.notna(), None) if text else pd.to_numeric(raw, errors="coerce")
+        )
+    has_usage = out[["tokens_in", "tokens_out", "gateway_cost_usd"]].notna().any(axis=1)
+    return out[has_usage]
+
+
+def _pricing_warnings(priced: pd.DataFrame, table: dict, prices: PriceTable) -> list[str]:
+    lines = []
+    for model, price in sorted(table.items()):
+        if price is None:
+            lines.append(f"warning: model '{model}' is not in price table {prices.origin}: its cost is n/a")
+        elif price.currency != "USD":
+            lines.append(
+                f"warning: model '{model}' is priced in {price.currency}; the kit sums USD only: n/a"
+            )
+    unnamed = int(priced["model"].isna().sum())
+    if unnamed:
+        lines.append(f"warning: {unnamed} rows have usage but no model name: their cost is n/a")
+    missing = int((priced["model"].notna() & priced[["tokens_in", "tokens_out"]].isna().any(axis=1)).sum())
+    if missing:
+        lines.append(f"warning: {missing} rows lack input or output token counts: their cost is n/a")
+    return lines
+
+
+def _ledger_row(model: str, group: pd.DataFrame, source: str) -> dict:
+    calls = group["llm_calls"].sum(min_count=1) if source == "tasks" else len(group)
+    row: dict = {"model": model, "calls": calls if pd.notna(calls) else len(group)}
+    row.update({c: group[c].sum(min_count=1) for c in TOKEN_COLUMNS})
+    row.update({c: _strict_sum(group[c]) for c in DOLLAR_COLUMNS})
+    row["usd_gateway"] = group["gateway_cost_usd"].sum(min_count=1)
+    return row
+
+
+def _strict_sum(values: pd.Series) -> float:
+    """A sum that is unavailable (NaN) when any part is: a partial total would understate the bill."""
+    return float(values.sum()) if len(values) and values.notna().all() else np.nan
+
+
+def _add_gateway_table(section: Section, priced: pd.DataFrame) -> None:
+    comparison = gateway_comparison(priced)
+    if comparison.empty:
+        section.notes.append(
+            "The gateway reported no cost of its own (no x-litellm-response-cost, usage.cost)."
+        )
+    else:
+        section.tables.append(("Computed vs gateway-reported cost", comparison))
+
+
+def _agents(run: RunData, capacity_agents: float | None) -> tuple[float | None, str]:
+    if capacity_agents:
+        return float(capacity_agents), f"measured capacity, {capacity_agents:g} agents"
+    ids = set()
+    for frame in (run.requests, run.tasks):
+        if frame is not None and "agent_id" in frame:
+            ids.update(frame["agent_id"].dropna())
+    if not ids:
+        return None, "unknown (no capacity given, no agents in this run): $/agent-hour is n/a"
+    return float(len(ids)), f"{len(ids)} distinct agents in this run (not a measured capacity)"
+
+
+def _source_notes(source: str, priced: pd.DataFrame, prices: PriceTable) -> list[str]:
+    looked_up = (prices.lookup(model) for model in priced["model"].dropna().unique())
+    used = {price.model: price for price in looked_up if price is not None}
+    dated = ", ".join(
+        f"{p.model} as of {p.as_of}" + (" (FICTIONAL)" if p.fictional else "")
+        for _, p in sorted(used.items())
+    )
+    notes = [f"Price table: {prices.origin}" + (f"; {dated}." if dated else ".")]
+    if source != "none":
+        notes.append(
+            f"Usage from {source}.csv. List price = every input token at the input price; as billed = cache "
+            "reads at the cached price and cache writes at the cache-write price; floor = every input token "
+            "a cache hit."
+        )
+    return notes
+
+
+def _unreported(run: RunData, source: str) -> list[str]:
+    """Calls that named a model but reported no usage: their cost is unknown, not zero."""
+    frame = run.requests
+    if source != "requests" or frame is None or "model" not in frame:
+        return []
+    named = frame["model"].notna()
+    silent = int((named & frame[["tokens_in", "tokens_out", "gateway_cost_usd"]].isna().all(axis=1)).sum())
+    if not silent:
+        return []
+    return [f"warning: {silent} calls named a model but reported no usage: their cost is not in these totals"]
+
+
+def _or_nan(value: float | None) -> float:
+    return np.nan if value is None else float(value)
+
+
+def _or_none(value: float) -> float | None:
+    return None if pd.isna(value) else float(value)

@@ -1,0 +1,40 @@
+"""Latency per operation from requests.csv: percentiles with their sample counts, and for streams the
+time to first token, inter-token latency and decode rate. Pure: a RunData in, a DataFrame out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.model import RunData
+from analysis.stats import describe
+
+STREAM_PERCENTILES = (50, 95, 99)
+
+
+def latency_table(run: RunData) -> pd.DataFrame | None:
+    """One row per operation: requests, failures, latency of successful ones (ms), stream timings."""
+    req = run.requests
+    if req is None or req.empty:
+        return None
+    rows = [_operation_row(op, group) for op, group in req.groupby("operation", sort=True, dropna=False)]
+    return pd.DataFrame(rows).set_index("operation")
+
+
+def _operation_row(operation: str, group: pd.DataFrame) -> dict:
+    ok = group[group["ok"] == 1]
+    row = {"operation": operation, "requests": len(group), "failed": int((group["ok"] == 0).sum())}
+    row.update(describe(ok["latency_ms"], "latency_"))
+    if ok["ttft_ms"].notna().any():
+        row.update(describe(ok["ttft_ms"], "ttft_", STREAM_PERCENTILES))
+        row["itl_ms_p50"] = float(ok["itl_ms_mean"].median())
+        row["itl_ms_p95"] = float(ok["itl_ms_mean"].quantile(0.95))
+        row["tokens_per_s_p50"] = float(decode_rate(ok).median())
+    return row
+
+
+def decode_rate(requests: pd.DataFrame) -> pd.Series:
+    """Output tokens per second of generation (first token to last byte), per stream request."""
+    generation_s = (requests["latency_ms"] - requests["ttft_ms"]) / 1000.0
+    return (requests["tokens_out"] / generation_s.where(generation_s > 0)).replace([np.inf], np.nan)

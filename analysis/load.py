@@ -1,0 +1,127 @@
+"""Read a run directory into RunData, tolerating what crashes leave behind (truncated, empty, absent files).
+
+Only I/O and parsing live here: no statistics. Whatever cannot be read is named in RunData.missing, never
+replaced by zeros.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.model import RunData
+from kit import schema
+
+# Columns holding text; every other contract column is a float (an empty cell reads as NaN).
+TEXT_COLUMNS = frozenset(
+    {
+        "agent_id",
+        "operation",
+        "error_kind",
+        "error",
+        "model",
+        "session_id",
+        "request_id",
+        "task_id",
+        "event",
+        "status",
+    }
+)
+
+
+def load_run(path: str | Path) -> RunData:
+    """Load every known file of a run directory; absent or damaged ones are listed in `missing`."""
+    run_dir = Path(path)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"run directory not found: {run_dir}")
+    missing: list[str] = []
+    meta = _read_meta(run_dir / schema.RUN_JSON, missing)
+    frames = {
+        name: _read_contract_csv(run_dir / name, cols, missing) for name, cols in schema.FILES_COLUMNS.items()
+    }
+    capacity = _read_csv(run_dir / schema.CAPACITY_CSV, None, missing, required=False)
+    return RunData(
+        path=run_dir,
+        meta=meta,
+        samples=frames[schema.SAMPLES_CSV],
+        requests=frames[schema.REQUESTS_CSV],
+        tasks=frames[schema.TASKS_CSV],
+        agents=frames[schema.AGENTS_CSV],
+        capacity=capacity,
+        missing=missing,
+    )
+
+
+def _read_meta(path: Path, missing: list[str]) -> dict:
+    if not path.exists():
+        missing.append(f"{path.name} is absent: profile, thresholds and stop reason unknown")
+        return {}
+    try:
+        meta = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        missing.append(f"{path.name} is unreadable ({exc.__class__.__name__}): run metadata unknown")
+        return {}
+    if not isinstance(meta, dict):
+        missing.append(f"{path.name} is not a JSON object: run metadata unknown")
+        return {}
+    return meta
+
+
+def _read_contract_csv(path: Path, columns: tuple[str, ...], missing: list[str]) -> pd.DataFrame | None:
+    dtypes = {c: (str if c in TEXT_COLUMNS else "float64") for c in columns}
+    return _read_csv(path, dtypes, missing, required=True)
+
+
+def _read_csv(path: Path, dtypes: dict | None, missing: list[str], required: bool) -> pd.DataFrame | None:
+    """Read one CSV, dropping a last line cut mid-write; None (and a note) when nothing is usable."""
+    if not path.exists():
+        if required:
+            missing.append(f"{path.name} is absent")
+        return None
+    raw = path.read_bytes()
+    if not raw.strip():
+        missing.append(f"{path.name} is empty")
+        return None
+    if not raw.endswith(b"\n"):
+        raw = raw[: raw.rfind(b"\n") + 1]
+        missing.append(f"{path.name} ends in a truncated line (dropped; the rows before it are kept)")
+    if not raw.strip():
+        missing.append(f"{path.name} has no complete line")
+        return None
+    try:
+        frame = pd.read_csv(io.BytesIO(raw), dtype=dtypes, keep_default_na=False, na_values=[""])
+    except ValueError:
+        frame = _read_coercing(raw, dtypes, path.name, missing)
+    except pd.errors.ParserError as exc:
+        missing.append(f"{path.name} could not be parsed: {str(exc).splitlines()[0]}")
+        return None
+    if frame.empty:
+        missing.append(f"{path.name} has a header but no rows")
+    if dtypes:
+        _add_absent_columns(frame, dtypes, path.name, missing)
+    return frame
+
+
+def _read_coercing(raw: bytes, dtypes: dict, name: str, missing: list[str]) -> pd.DataFrame:
+    """Slow path for a file with a non-numeric cell in a numeric column: blank that cell, keep the rest."""
+    frame = pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False, na_values=[""])
+    bad = 0
+    for col in frame.columns:
+        if dtypes.get(col) == "float64":
+            parsed = pd.to_numeric(frame[col], errors="coerce")
+            bad += int((parsed.isna() & frame[col].notna()).sum())
+            frame[col] = parsed.astype("float64")
+    missing.append(f"{name}: {bad} non-numeric cell(s) in numeric columns read as not measured")
+    return frame
+
+
+def _add_absent_columns(frame: pd.DataFrame, dtypes: dict, name: str, missing: list[str]) -> None:
+    """Give contract columns the writer did not write an all-empty column, and say which."""
+    absent = [c for c in dtypes if c not in frame.columns]
+    for col in absent:
+        frame[col] = pd.Series(dtype=object if dtypes[col] is str else "float64", index=frame.index)
+    if absent:
+        missing.append(f"{name} lacks column(s) {', '.join(absent)} (read as not measured)")

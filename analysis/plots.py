@@ -1,0 +1,120 @@
+"""PNG plots for the report: resource timeline with profile phases shaded, latency/TTFT vs users, RSS
+vs number of agents. Draws and saves only; every number comes from the table functions or RunData.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from analysis.model import RunData  # noqa: E402
+from analysis.resources import DEFAULT_WARNING_BYTES  # noqa: E402
+from analysis.rounds import phase_windows  # noqa: E402
+from kit.schema import MIB  # noqa: E402
+
+MAX_LINE_POINTS = 5000  # longer series are thinned for drawing only
+
+
+def _panels(run: RunData, bins: pd.DataFrame | None) -> list[tuple[str, pd.DataFrame, list[str]]]:
+    """(y label, frame with ts, columns) for every timeline panel that has data."""
+    s = run.samples if run.samples is not None else pd.DataFrame(columns=["ts"])
+    step = max(1, len(s) // MAX_LINE_POINTS)
+    mem = s.iloc[::step].assign(
+        **{
+            c + "_mib": s[c].iloc[::step] / MIB
+            for c in ("target_rss_bytes", "host_available_bytes", "host_swap_used_bytes")
+            if c in s
+        }
+    )
+    panels = []
+    if bins is not None:
+        panels.append(("users", bins.rename(columns={"start_ts": "ts"}), ["users"]))
+    for label, cols in (
+        ("target RSS (MiB)", ["target_rss_bytes_mib"]),
+        ("available (MiB)", ["host_available_bytes_mib"]),
+        ("swap used (MiB)", ["host_swap_used_bytes_mib"]),
+        ("CPU %", ["host_cpu_pct", "target_cpu_pct"]),
+        ("queue", ["queue_length", "in_progress"]),
+    ):
+        have = [c for c in cols if c in mem and mem[c].notna().any()]
+        if have:
+            panels.append((label, mem, have))
+    return panels
+
+
+def timeline_plot(
+    run: RunData, bins: pd.DataFrame | None, out: Path, warning_bytes: float = DEFAULT_WARNING_BYTES
+) -> Path | None:
+    """Stacked panels on one time axis (minutes from start), phases shaded, warning line drawn."""
+    panels = _panels(run, bins)
+    if not panels:
+        return None
+    t0 = min(float(frame["ts"].min()) for _, frame, _ in panels)
+    fig, axes = plt.subplots(
+        len(panels), 1, sharex=True, figsize=(10, 1.8 * len(panels) + 0.6), squeeze=False
+    )
+    for ax, (label, frame, cols) in zip(axes[:, 0], panels, strict=True):
+        minutes = (frame["ts"] - t0) / 60
+        steps = "steps-post" if label in ("users", "queue") else "default"
+        for col in cols:
+            ax.plot(minutes, frame[col], lw=1, label=col, drawstyle=steps)
+        if label.startswith("available"):
+            ax.axhline(warning_bytes / MIB, color="red", ls="--", lw=1, label="warning line")
+        _shade_phases(ax, run.meta, t0)
+        ax.set_ylabel(label, fontsize=8)
+        if len(cols) > 1 or label.startswith("available"):
+            ax.legend(fontsize=7, loc="upper left")
+    axes[-1, 0].set_xlabel("minutes since start")
+    return _save(fig, out)
+
+
+def _shade_phases(ax: plt.Axes, meta: dict, t0: float) -> None:
+    for i, phase in enumerate(phase_windows(meta)):
+        ax.axvspan(
+            (phase["start_ts"] - t0) / 60, (phase["end_ts"] - t0) / 60, alpha=0.12, color=f"C{i % 10}", lw=0
+        )
+        ax.text(
+            (phase["start_ts"] - t0) / 60,
+            1.0,
+            str(phase.get("name", "")),
+            transform=ax.get_xaxis_transform(),
+            fontsize=6,
+            va="top",
+        )
+
+
+def latency_vs_users_plot(levels: pd.DataFrame | None, out: Path) -> Path | None:
+    """Latency p50/p95 and TTFT p50 per active-users level."""
+    if levels is None or levels.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for col in ("latency_p50_ms", "latency_p95_ms", "ttft_p50_ms"):
+        if levels[col].notna().any():
+            ax.plot(levels.index, levels[col], marker="o", label=col)
+    ax.set_xlabel("active users")
+    ax.set_ylabel("ms")
+    ax.legend(fontsize=8)
+    return _save(fig, out)
+
+
+def rss_vs_agents_plot(points: pd.DataFrame | None, out: Path) -> Path | None:
+    """Target RSS read after each agent was created, against the agent count N."""
+    if points is None or points.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(points["n"], points["target_rss_bytes"] / MIB, marker=".", lw=1)
+    ax.set_xlabel("agents (N)")
+    ax.set_ylabel("target RSS (MiB)")
+    return _save(fig, out)
+
+
+def _save(fig: plt.Figure, out: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
+    return out

@@ -1,0 +1,98 @@
+"""Turn report sections into Markdown and into one self-contained HTML page (images inlined as base64).
+
+Formatting only: the numbers arrive computed. An empty cell prints as an em dash (not measured).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.model import Section
+
+NOT_MEASURED = "—"
+
+
+def fmt(value: object) -> str:
+    """One table cell: thousands separators, 3 significant digits for small floats, a dash for empty."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return NOT_MEASURED
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e15):
+        return f"{int(value):,}"
+    if isinstance(value, float):
+        return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3g}"
+    return str(value)
+
+
+def _cells(df: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    frame = df.reset_index() if _named_index(df) else df
+    header = [str(c) for c in frame.columns]
+    rows = [[fmt(v) for v in row] for row in frame.astype(object).itertuples(index=False)]
+    return header, rows
+
+
+def _named_index(df: pd.DataFrame) -> bool:
+    return any(name is not None for name in df.index.names)
+
+
+def table_markdown(df: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table."""
+    header, rows = _cells(df)
+    esc = [[c.replace("|", "\\|").replace("\n", " ") for c in r] for r in [header, *rows]]
+    lines = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in esc[1:]]
+    return "\n".join(lines)
+
+
+def table_html(df: pd.DataFrame) -> str:
+    header, rows = _cells(df)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def markdown(title: str, sections: list[Section]) -> str:
+    """The whole report as Markdown; images referenced by file name (they sit beside report.md)."""
+    out = [f"# {title}", ""]
+    for sec in sections:
+        out += [f"## {sec.title}", ""]
+        out += [f"- {note}" for note in sec.notes] + ([""] if sec.notes else [])
+        for caption, df in sec.tables:
+            out += [f"**{caption}**", "", table_markdown(df), ""]
+        out += [f"![{img.stem}]({img.name})" for img in sec.images] + ([""] if sec.images else [])
+    return "\n".join(out)
+
+
+STYLE = (
+    "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
+    "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}"
+    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}"
+    "img{max-width:100%}li{margin:.2em 0}"
+)
+
+
+def page(title: str, sections: list[Section]) -> str:
+    """The whole report as one HTML file that opens offline: no links, images embedded."""
+    out = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
+    ]
+    for sec in sections:
+        out.append(f"<h2>{html.escape(sec.title)}</h2>")
+        if sec.notes:
+            out.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in sec.notes) + "</ul>")
+        for caption, df in sec.tables:
+            out.append(f"<h4>{html.escape(caption)}</h4>{table_html(df)}")
+        out += [_img(p) for p in sec.images]
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def _img(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f"<p><img alt='{html.escape(path.stem)}' src='data:image/png;base64,{data}'></p>"

@@ -1,0 +1,69 @@
+"""Resource table from samples.csv: target memory, host headroom against a warning line, swap, CPU.
+
+Pure: a RunData in, a DataFrame out (memory in MiB, time in seconds). Unmeasured series are left out of
+the table and named in its notes by the report, never shown as zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.model import RunData
+from analysis.stats import time_weighted_mean, time_where
+from kit.schema import GIB, MIB
+
+DEFAULT_WARNING_BYTES = GIB
+
+
+def resource_table(run: RunData, warning_bytes: float = DEFAULT_WARNING_BYTES) -> pd.DataFrame | None:
+    """One row per measure: peak target RSS, min available memory, time below the line, swap, CPU."""
+    s = run.samples
+    if s is None or s.empty:
+        return None
+    rows = memory_rows(s, warning_bytes) + cpu_rows(s)
+    rows = [(name, value) for name, value in rows if not pd.isna(value)]
+    if not rows:
+        return None
+    return pd.DataFrame(rows, columns=["measure", "value"]).set_index("measure")
+
+
+def memory_rows(s: pd.DataFrame, warning_bytes: float) -> list[tuple[str, float]]:
+    """Memory measures in MiB (swap growth is last minus first reading)."""
+    avail = s["host_available_bytes"]
+    swap = s["host_swap_used_bytes"].dropna()
+    below = time_where(s["ts"], avail < warning_bytes) if avail.notna().any() else np.nan
+    return [
+        ("peak target RSS (MiB)", s["target_rss_bytes"].max() / MIB),
+        ("peak target PSS (MiB)", s["target_pss_bytes"].max() / MIB),
+        ("peak target processes", s["target_procs"].max()),
+        ("peak cgroup memory (MiB)", s["cgroup_peak_bytes"].max() / MIB),
+        ("min host available (MiB)", avail.min() / MIB),
+        (f"time below {warning_bytes / MIB:.0f} MiB available (s)", below),
+        ("peak swap used (MiB)", swap.max() / MIB),
+        ("swap growth (MiB)", (swap.iloc[-1] - swap.iloc[0]) / MIB if len(swap) else np.nan),
+        ("peak sidecar RSS (MiB)", s["sidecar_rss_bytes"].max() / MIB),
+        ("peak load-generator RSS (MiB)", s["loadgen_rss_bytes"].max() / MIB),
+    ]
+
+
+def cpu_rows(s: pd.DataFrame) -> list[tuple[str, float]]:
+    """Time-weighted mean and peak CPU of host, target and load generator."""
+    rows: list[tuple[str, float]] = []
+    for col, label in (
+        ("host_cpu_pct", "host CPU %"),
+        ("target_cpu_pct", "target CPU % (of one core)"),
+        ("loadgen_cpu_pct", "load-generator CPU % (of one core)"),
+    ):
+        rows.append((f"mean {label}", time_weighted_mean(s["ts"], s[col])))
+        rows.append((f"peak {label}", s[col].max()))
+    rows.append(("peak load average (1 min)", s["load1"].max()))
+    return rows
+
+
+def unmeasured_series(run: RunData) -> list[str]:
+    """Sample columns with no value at all: the report names them instead of printing zeros."""
+    s = run.samples
+    if s is None:
+        return []
+    return [c for c in s.columns if c not in ("ts", "elapsed_s", "event") and s[c].isna().all()]

@@ -1,0 +1,125 @@
+"""The rounds table of seeds/004: per round of stepped concurrency, peak memory, headroom against the
+warning line, swap, per-worker memory and success rate, with a pass/fail and its reason. Pure math.
+
+Per-worker memory is estimated per reading as (target RSS - baseline RSS) / (processes - baseline
+processes); the baseline is the median over the "baseline" phase, else the first reading of the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.model import RunData
+from analysis.resources import DEFAULT_WARNING_BYTES
+from kit.schema import MIB
+
+
+@dataclass
+class Baseline:
+    """Target memory and process count before any load: what per-worker memory is measured against."""
+
+    rss_bytes: float
+    procs: float
+    source: str
+
+
+def phase_windows(meta: dict) -> list[dict]:
+    """Profile phases from run.json (name, start_ts, end_ts), skipping malformed ones."""
+    phases = (meta.get("profile") or {}).get("phases") or []
+    return [p for p in phases if isinstance(p, dict) and {"start_ts", "end_ts"} <= p.keys()]
+
+
+def baseline(samples: pd.DataFrame, meta: dict) -> Baseline | None:
+    """Median target RSS and process count over the baseline phase, else the first reading."""
+    measured = samples[samples["target_rss_bytes"].notna()]
+    if measured.empty:
+        return None
+    for phase in phase_windows(meta):
+        if phase.get("name") == "baseline":
+            inside = _window(measured, phase["start_ts"], phase["end_ts"])
+            if not inside.empty:
+                return Baseline(
+                    inside["target_rss_bytes"].median(), inside["target_procs"].median(), "baseline phase"
+                )
+    first = measured.iloc[0]
+    return Baseline(first["target_rss_bytes"], first["target_procs"], "first reading (no baseline phase)")
+
+
+def rounds_table(run: RunData, warning_bytes: float = DEFAULT_WARNING_BYTES) -> pd.DataFrame | None:
+    """One row per recorded round; None when the run has no rounds or no samples."""
+    rounds = (run.meta.get("profile") or {}).get("rounds") or []
+    samples = run.samples
+    if not rounds or samples is None or samples.empty:
+        return None
+    base = baseline(samples, run.meta)
+    rows = [_round_row(r, samples, run, base, warning_bytes) for r in rounds]
+    return pd.DataFrame(rows).set_index("round")
+
+
+def _window(frame: pd.DataFrame, start: float, end: float, col: str = "ts") -> pd.DataFrame:
+    return frame[(frame[col] >= start) & (frame[col] < end)]
+
+
+def _round_row(
+    rnd: dict, samples: pd.DataFrame, run: RunData, base: Baseline | None, warning_bytes: float
+) -> dict:
+    inside = _window(samples, rnd["start_ts"], rnd["end_ts"])
+    per_worker = _per_worker_mib(inside, base)
+    row = {
+        "round": rnd.get("round"),
+        "concurrency": rnd.get("concurrency"),
+        "readings": len(inside),
+        "peak_target_rss_mib": inside["target_rss_bytes"].max() / MIB,
+        "min_available_mib": inside["host_available_bytes"].min() / MIB,
+        "peak_swap_mib": inside["host_swap_used_bytes"].max() / MIB,
+        "worker_mib_mean": per_worker.mean(),
+        "worker_mib_min": per_worker.min(),
+        "worker_mib_max": per_worker.max(),
+    }
+    row.update(_success(run, rnd))
+    row.update(_verdict(row, warning_bytes))
+    return row
+
+
+def _per_worker_mib(inside: pd.DataFrame, base: Baseline | None) -> pd.Series:
+    if base is None or pd.isna(base.procs):
+        return pd.Series(dtype=float)
+    workers = inside["target_procs"] - base.procs
+    extra = inside["target_rss_bytes"] - base.rss_bytes
+    return (extra / workers.where(workers > 0) / MIB).dropna()
+
+
+def _success(run: RunData, rnd: dict) -> dict:
+    """Share of the round's tasks that finished done; falls back to requests inside the round window."""
+    tasks = run.tasks
+    if tasks is not None and not tasks.empty and tasks["round"].notna().any():
+        mine = tasks[tasks["round"] == rnd.get("round")]
+        done = int((mine["status"] == "done").sum())
+        return {"items": len(mine), "succeeded": done, "success_pct": _pct(done, len(mine)), "of": "tasks"}
+    req = run.requests
+    if req is not None and not req.empty:
+        mine = _window(req, rnd["start_ts"], rnd["end_ts"])
+        ok = int((mine["ok"] == 1).sum())
+        return {"items": len(mine), "succeeded": ok, "success_pct": _pct(ok, len(mine)), "of": "requests"}
+    return {"items": 0, "succeeded": 0, "success_pct": np.nan, "of": "(no tasks or requests)"}
+
+
+def _pct(part: int, whole: int) -> float:
+    return part / whole * 100 if whole else np.nan
+
+
+def _verdict(row: dict, warning_bytes: float) -> dict:
+    """Pass when every item succeeded and available memory stayed at or above the warning line."""
+    reasons = []
+    if pd.isna(row["min_available_mib"]):
+        reasons.append("available memory not measured")
+    elif row["min_available_mib"] * MIB < warning_bytes:
+        reasons.append(f"available memory below {warning_bytes / MIB:.0f} MiB")
+    if pd.isna(row["success_pct"]):
+        reasons.append("no outcomes recorded")
+    elif row["success_pct"] < 100:
+        reasons.append(f"{row['items'] - row['succeeded']} {row['of']} not successful")
+    return {"passed": not reasons, "why": "; ".join(reasons) or "all succeeded, memory above the line"}

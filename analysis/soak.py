@@ -1,0 +1,146 @@
+"""Soak verdicts: is the target's memory growing (a leak), is the error rate drifting? A robust slope
+(Theil-Sen) with its interval plus a Mann-Kendall trend test, and a verdict naming the rule that made it.
+
+Pure math on a RunData; no plotting, no files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from analysis.model import RunData
+from kit.schema import MIB
+
+MAX_POINTS = 720  # Theil-Sen is O(n^2): longer series are reduced to this many bin medians
+ALPHA = 0.01  # trend-test significance and 1 - confidence of the slope interval
+
+
+@dataclass
+class SoakRule:
+    """Thresholds of a verdict; defaults suit memory in MiB/h. Stated in the report beside the verdict."""
+
+    min_points: int = 20
+    min_duration_s: float = 600.0
+    warmup_fraction: float = 0.1  # the first part of the run is excluded (caches, pools filling)
+    min_slope_per_h: float = 1.0  # smaller slopes are no practical leak, however significant
+
+
+@dataclass
+class Trend:
+    """A series' trend and the verdict on it."""
+
+    measure: str
+    unit: str
+    points: int
+    duration_s: float
+    slope_per_h: float
+    slope_low_per_h: float
+    slope_high_per_h: float
+    mk_tau: float
+    mk_p: float
+    verdict: str
+    rule: str
+
+
+def trend(
+    ts: np.ndarray,
+    values: np.ndarray,
+    measure: str,
+    unit: str,
+    rule: SoakRule,
+    positive_word: str,
+    negative_word: str,
+) -> Trend:
+    """Fit a Theil-Sen slope per hour and a Mann-Kendall test, then judge it against `rule`."""
+    ok = ~np.isnan(values)
+    ts, values = ts[ok], values[ok]
+    duration = float(ts[-1] - ts[0]) if ts.size else 0.0
+    if ts.size < rule.min_points or duration < rule.min_duration_s:
+        why = f"needs >= {rule.min_points} points over >= {rule.min_duration_s:.0f} s"
+        return Trend(measure, unit, int(ts.size), duration, *[np.nan] * 5, "not enough data", why)
+    hours, values = _reduce((ts - ts[0]) / 3600.0, values)
+    slope, _, low, high = stats.theilslopes(values, hours, alpha=1 - ALPHA)
+    tau, p = stats.kendalltau(hours, values)
+    significant = p < ALPHA and tau > 0 and low > 0
+    big = slope >= rule.min_slope_per_h
+    verdict = positive_word if significant and big else negative_word
+    why = (
+        f"{positive_word} when Mann-Kendall p < {ALPHA} with tau > 0, the {100 * (1 - ALPHA):.0f} % "
+        f"Theil-Sen interval excludes 0 and the slope >= {rule.min_slope_per_h:g} {unit}/h"
+    )
+    return Trend(
+        measure,
+        unit,
+        int(ts.size),
+        duration,
+        float(slope),
+        float(low),
+        float(high),
+        float(tau),
+        float(p),
+        verdict,
+        why,
+    )
+
+
+def _reduce(hours: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bin medians when the series is long, so the O(n^2) slope stays fast; short series pass through."""
+    if hours.size <= MAX_POINTS:
+        return hours, values
+    bins = np.minimum((hours / hours[-1] * MAX_POINTS).astype(int), MAX_POINTS - 1)
+    frame = pd.DataFrame({"b": bins, "h": hours, "v": values}).groupby("b").median()
+    return frame["h"].to_numpy(), frame["v"].to_numpy()
+
+
+def _after_warmup(frame: pd.DataFrame, rule: SoakRule) -> pd.DataFrame:
+    if frame.empty:
+        return frame
+    start, end = frame["ts"].iloc[0], frame["ts"].iloc[-1]
+    return frame[frame["ts"] >= start + (end - start) * rule.warmup_fraction]
+
+
+def memory_trend(run: RunData, rule: SoakRule | None = None) -> Trend:
+    """Target RSS growth in MiB/h after warm-up: leak / no evidence of leak / not enough data."""
+    rule = rule or SoakRule()
+    s = run.samples
+    frame = pd.DataFrame(columns=["ts", "target_rss_bytes"]) if s is None else s[["ts", "target_rss_bytes"]]
+    frame = _after_warmup(frame.dropna(), rule)
+    return trend(
+        frame["ts"].to_numpy(float),
+        frame["target_rss_bytes"].to_numpy(float) / MIB,
+        "target RSS",
+        "MiB",
+        rule,
+        "leak",
+        "no evidence of leak",
+    )
+
+
+def error_rate_trend(run: RunData, rule: SoakRule | None = None, bin_requests: int = 50) -> Trend:
+    """Error-rate drift in percentage points per hour over bins of `bin_requests` requests."""
+    rule = rule or SoakRule(min_slope_per_h=1.0)
+    req = run.requests
+    if req is None or req.empty:
+        return trend(np.array([]), np.array([]), "error rate", "pp", rule, "drift", "no evidence of drift")
+    frame = _after_warmup(req[["ts", "ok"]].dropna().sort_values("ts"), rule)
+    n_bins = max(len(frame) // bin_requests, 1)
+    bins = np.arange(len(frame)) * n_bins // max(len(frame), 1)
+    grouped = frame.assign(b=bins, err=(frame["ok"] == 0) * 100.0).groupby("b")
+    return trend(
+        grouped["ts"].median().to_numpy(float),
+        grouped["err"].mean().to_numpy(float),
+        "error rate",
+        "pp",
+        rule,
+        "drift",
+        "no evidence of drift",
+    )
+
+
+def soak_table(trends: list[Trend]) -> pd.DataFrame:
+    """The trends as one table, one row per measure (the rules go in the section's notes)."""
+    return pd.DataFrame([t.__dict__ for t in trends]).drop(columns="rule").set_index("measure")

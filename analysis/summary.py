@@ -1,0 +1,118 @@
+"""Run summary: what ran, how it ended, headline numbers; also the short console block the locustfile
+prints at the end of every run. Pure: RunData in, DataFrame or text out.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.model import RunData
+from analysis.stats import describe
+from analysis.tasks import task_counts
+from kit.schema import MIB
+
+NOT_RECORDED = "not recorded"
+
+
+def run_summary_table(run: RunData) -> pd.DataFrame:
+    """Key/value rows: run id, profile, target, times, stop reason, exit code, counts, thresholds."""
+    meta = run.meta
+    profile = meta.get("profile") or {}
+    target = meta.get("target") or {}
+    start, end = meta.get("start_ts"), meta.get("end_ts")
+    rows = [
+        ("run id", meta.get("run_id", run.path.name)),
+        ("run directory", str(run.path)),
+        ("profile", profile.get("name", NOT_RECORDED)),
+        ("target", target.get("url", NOT_RECORDED)),
+        ("gateway", target.get("gateway", NOT_RECORDED)),
+        ("duration (s)", round(end - start, 1) if start is not None and end is not None else NOT_RECORDED),
+        ("stop reason", meta.get("stop_reason", NOT_RECORDED)),
+        ("exit code", meta.get("exit_code", NOT_RECORDED)),
+    ]
+    rows += _count_rows(run) + _threshold_rows(meta)
+    return pd.DataFrame(rows, columns=["item", "value"]).set_index("item").astype(str)
+
+
+def _count_rows(run: RunData) -> list[tuple[str, object]]:
+    req = run.requests
+    rows: list[tuple[str, object]] = []
+    if req is not None:
+        rows += [
+            ("requests", len(req)),
+            ("failed requests", int((req["ok"] == 0).sum())),
+            ("tokens in / out", f"{_total(req, 'tokens_in')} / {_total(req, 'tokens_out')}"),
+        ]
+    counts = task_counts(run)
+    if counts:
+        rows.append(
+            (
+                "tasks submitted / done / not done",
+                f"{counts['submitted']} / {counts['done']} / {counts['not_done']}",
+            )
+        )
+    return rows
+
+
+def _total(frame: pd.DataFrame, col: str) -> str:
+    return f"{int(frame[col].sum()):,}" if frame[col].notna().any() else NOT_RECORDED
+
+
+def _threshold_rows(meta: dict) -> list[tuple[str, object]]:
+    rows = []
+    for th in meta.get("thresholds") or []:
+        if isinstance(th, dict) and "expr" in th:
+            state = {True: "passed", False: "FAILED"}.get(th.get("passed"), "not judged")
+            rows.append((f"threshold {th['expr']}", f"{state} (value {th.get('value', '?')})"))
+    return rows
+
+
+def thresholds_table(meta: dict) -> pd.DataFrame | None:
+    """The thresholds recorded in run.json, as they were judged."""
+    ths = [th for th in meta.get("thresholds") or [] if isinstance(th, dict)]
+    return pd.DataFrame(ths) if ths else None
+
+
+def console_summary(run: RunData) -> str:
+    """A short text block for the end of a run: memory, latency/TTFT with counts, tasks, tokens, path."""
+    stop = run.meta.get("stop_reason", f"stop reason {NOT_RECORDED}")
+    lines = [f"run {run.meta.get('run_id', run.path.name)}: {stop}"]
+    lines += _memory_lines(run) + _latency_lines(run)
+    counts = task_counts(run)
+    if counts:
+        lines.append(f"tasks: {counts['done']} done, {counts['not_done']} not done of {counts['submitted']}")
+    if run.requests is not None:
+        lines.append(
+            f"tokens in/out: {_total(run.requests, 'tokens_in')} / {_total(run.requests, 'tokens_out')}"
+        )
+    lines += [f"missing: {m}" for m in run.missing]
+    lines.append(f"run directory: {run.path}")
+    return "\n".join(lines)
+
+
+def _memory_lines(run: RunData) -> list[str]:
+    s = run.samples
+    if s is None or s.empty:
+        return ["memory: no samples recorded"]
+    return [
+        f"peak target RSS: {_mib(s['target_rss_bytes'].max())}   "
+        f"min host available: {_mib(s['host_available_bytes'].min())}"
+    ]
+
+
+def _mib(value: float) -> str:
+    return NOT_RECORDED if pd.isna(value) else f"{value / MIB:,.1f} MiB"
+
+
+def _latency_lines(run: RunData) -> list[str]:
+    req = run.requests
+    if req is None or req.empty:
+        return ["latency: no requests recorded"]
+    ok = req[req["ok"] == 1]
+    lines = []
+    for col, label in (("latency_ms", "latency"), ("ttft_ms", "TTFT")):
+        d = describe(ok[col], percentiles=(50, 95))
+        if d["n"]:
+            flag = f"  [{d['small_sample']}]" if d["small_sample"] else ""
+            lines.append(f"{label}: p50 {d['p50']:,.0f} ms, p95 {d['p95']:,.0f} ms (n={d['n']}){flag}")
+    return lines

@@ -1,0 +1,44 @@
+"""Task tables from tasks.csv: how long tasks waited, ran and took ready->done, and how they ended.
+
+Pure: a RunData in, DataFrames out; durations stay in milliseconds as the contract stores them.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.model import RunData
+from analysis.stats import describe
+
+DURATIONS = {"queue_wait_ms": "queue wait", "run_ms": "run time", "total_ms": "ready -> done"}
+
+
+def task_timing_table(run: RunData) -> pd.DataFrame | None:
+    """Queue wait, run time and ready->done of finished tasks (ms): count, percentiles, max."""
+    tasks = run.tasks
+    if tasks is None or tasks.empty:
+        return None
+    rows = [{"measure": label, **describe(tasks[col])} for col, label in DURATIONS.items()]
+    return pd.DataFrame(rows).set_index("measure")
+
+
+def task_outcome_table(run: RunData) -> pd.DataFrame | None:
+    """Tasks per terminal status with their share, plus the total submitted."""
+    tasks = run.tasks
+    if tasks is None or tasks.empty:
+        return None
+    counts = tasks["status"].fillna("(no status)").value_counts()
+    table = pd.DataFrame({"tasks": counts, "share_pct": counts / counts.sum() * 100})
+    table.loc["total"] = [int(counts.sum()), 100.0]
+    table["tasks"] = table["tasks"].astype(int)
+    table.index.name = "status"
+    return table
+
+
+def task_counts(run: RunData) -> dict[str, int] | None:
+    """Submitted, done and failed (every non-done terminal status) counts, for summaries."""
+    tasks = run.tasks
+    if tasks is None or tasks.empty:
+        return None
+    done = int((tasks["status"] == "done").sum())
+    return {"submitted": len(tasks), "done": done, "not_done": len(tasks) - done}

@@ -1,0 +1,167 @@
+"""The kit's command-line options, registered on Locust's own parser (so they also live in
+locust.conf, LOCUST_* environment variables and, where marked, the web UI start form).
+
+One place for option names and defaults; each room adds its own group through `add_arguments`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def add(group, *flags: str, web_ui: bool = False, **kwargs):
+    """Add an option to a group; `web_ui` shows it in Locust's start form (as Locust's own
+    add_argument does, which groups lack)."""
+    action = group.add_argument(*flags, **kwargs)
+    action.include_in_web_ui = web_ui
+    action.is_secret = action.is_required = action.is_multiple = False
+    return action
+
+
+def add_arguments(parser) -> None:
+    """Target, sampler, run-directory and agent options (profiles, cost, capacity add their own)."""
+    target = parser.add_argument_group("loadkit: target", "what to load and watch")
+    add(
+        target,
+        "--gateway",
+        default="simulator",
+        help="gateway preset (protocol, health check, queue probe); default: simulator",
+    )
+    add(
+        target,
+        "--sim-args",
+        default="",
+        help='knobs for the embedded simulated gateway, e.g. "--ttft-ms 300 --max-in-progress 6"',
+    )
+    add(
+        target,
+        "--target-cmd",
+        default=None,
+        help="command that starts a fresh target for this run; {port} is replaced by a free port",
+    )
+    add(
+        target,
+        "--health-path",
+        default="/health",
+        help="path answered 2xx when the target is up (default /health)",
+    )
+    add(
+        target,
+        "--start-timeout",
+        type=positive_float,
+        default=30.0,
+        help="seconds to wait for a started target to become healthy",
+    )
+    add(
+        target,
+        "--target-pid",
+        type=int,
+        action="append",
+        default=None,
+        help="sample this pid and its process tree (repeatable)",
+    )
+    add(
+        target,
+        "--target-match",
+        action="append",
+        default=None,
+        help="sample processes whose command line matches this regex (repeatable)",
+    )
+    add(
+        target,
+        "--target-cgroup",
+        action="append",
+        default=None,
+        help="sample this cgroup directory (v1 or v2; repeatable)",
+    )
+    add(
+        target,
+        "--sidecar-pid",
+        type=int,
+        action="append",
+        default=None,
+        help="measure this process apart from the target (repeatable)",
+    )
+    add(
+        target,
+        "--sidecar-match",
+        action="append",
+        default=None,
+        help="measure processes matching this regex apart from the target (repeatable)",
+    )
+
+    sampler = parser.add_argument_group("loadkit: sampler", "target-host resources beside the load")
+    add(
+        sampler,
+        "--sample-interval",
+        type=positive_float,
+        default=1.0,
+        help="seconds between sampler readings (default 1; 0.1 for 10 Hz)",
+    )
+    add(sampler, "--pss-every", type=int, default=0, help="read PSS/USS every Nth sample (costly; 0 = never)")
+    add(
+        sampler,
+        "--queue-url",
+        default=None,
+        help="JSON endpoint with the gateway's queue (default: the preset's)",
+    )
+    add(sampler, "--queue-field", default=None, help="dotted path of the queue length in that JSON")
+    add(sampler, "--inflight-field", default=None, help="dotted path of the in-progress count in that JSON")
+
+    run = parser.add_argument_group("loadkit: run directory")
+    add(run, "--run-dir", default=None, help="where this run's files go (default runs/<run-id>)")
+    add(
+        run, "--run-id", default=None, help="run id tagged on everything the kit creates (default: generated)"
+    )
+
+    agents = parser.add_argument_group("loadkit: agents")
+    add(
+        agents,
+        "--api-key-env",
+        default=None,
+        help="name of the environment variable holding the gateway's API key (never stored)",
+    )
+    add(
+        agents,
+        "--request-timeout",
+        web_ui=True,
+        type=positive_float,
+        default=120.0,
+        help="seconds before a request counts as timed out",
+    )
+    add(agents, "--model", web_ui=True, default="sim-model", help="model name sent to the gateway")
+    add(agents, "--prompt", web_ui=True, default=None, help="prompt text agents send")
+    add(agents, "--max-tokens", web_ui=True, type=int, default=64, help="max_tokens asked per chat call")
+    add(
+        agents,
+        "--poll-interval",
+        web_ui=True,
+        type=positive_float,
+        default=0.5,
+        help="seconds between task status polls",
+    )
+    add(
+        agents,
+        "--task-timeout",
+        web_ui=True,
+        type=positive_float,
+        default=600.0,
+        help="seconds a task may take before it is recorded as timeout",
+    )
+    add(
+        agents,
+        "--no-cleanup",
+        action="store_true",
+        default=False,
+        help="leave what the run created on the gateway (default: remove it; only ours)",
+    )

@@ -1,0 +1,111 @@
+"""Routes agents' raw records into the run directory, locally or from Locust workers to the master.
+
+Agents fire Locust's own `request` event with the raw record in `context["kit_record"]`, and call
+`record_task` / `record_agent` for lifecycle rows. On a local or master runner rows go straight to the
+CSV files; on a worker they are buffered and shipped in `report_to_master`, and the master's
+`worker_report` handler writes them (the one documented route for distributed runs). It never computes.
+"""
+
+from __future__ import annotations
+
+import weakref
+from pathlib import Path
+
+import gevent
+from locust.env import Environment
+from locust.runners import WorkerRunner
+
+from agents.records import AgentRecord, RequestRecord, TaskRecord, as_row
+from kit import schema
+from kit.csv_append import CsvAppender
+
+FLUSH_EVERY_S = 1.0
+_ROW_FILES = {
+    RequestRecord: schema.REQUESTS_CSV,
+    TaskRecord: schema.TASKS_CSV,
+    AgentRecord: schema.AGENTS_CSV,
+}
+_RECORDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class Recorder:
+    """Holds the run directory's row files for one Locust environment."""
+
+    def __init__(self, environment: Environment, run_dir: Path | None):
+        self.environment = environment
+        self.run_dir = run_dir
+        self._buffer: dict[str, list[dict]] = {}
+        self._files: dict[str, CsvAppender] = {}
+        self._flusher = None
+        _RECORDERS[environment] = self
+        events = environment.events
+        events.request.add_listener(self._on_request)
+        if isinstance(environment.runner, WorkerRunner) or run_dir is None:
+            events.report_to_master.add_listener(self._on_report_to_master)
+        else:
+            events.worker_report.add_listener(self._on_worker_report)
+            self._flusher = gevent.spawn(self._flush_forever)
+
+    @property
+    def is_buffering(self) -> bool:
+        return self.run_dir is None
+
+    def record(self, record: RequestRecord | TaskRecord | AgentRecord) -> None:
+        self._add(_ROW_FILES[type(record)], as_row(record))
+
+    def rows_written(self, file_name: str) -> int:
+        appender = self._files.get(file_name)
+        return appender.rows_written if appender else 0
+
+    def flush(self) -> None:
+        for appender in self._files.values():
+            appender.flush()
+
+    def close(self) -> None:
+        if self._flusher is not None:
+            self._flusher.kill(block=False)
+        for appender in self._files.values():
+            appender.flush()
+            appender.close()
+
+    def _add(self, file_name: str, row: dict) -> None:
+        if self.is_buffering:
+            self._buffer.setdefault(file_name, []).append(row)
+        else:
+            self._appender(file_name).write(row)
+
+    def _appender(self, file_name: str) -> CsvAppender:
+        if file_name not in self._files:
+            columns = schema.FILES_COLUMNS[file_name]
+            self._files[file_name] = CsvAppender(self.run_dir / file_name, columns)
+        return self._files[file_name]
+
+    def _on_request(self, context=None, **_kwargs) -> None:
+        record = (context or {}).get("kit_record")
+        if isinstance(record, RequestRecord):
+            self.record(record)
+
+    def _on_report_to_master(self, client_id, data) -> None:
+        data["kit_rows"], self._buffer = self._buffer, {}
+
+    def _on_worker_report(self, client_id, data) -> None:
+        for file_name, rows in (data.get("kit_rows") or {}).items():
+            if file_name in schema.FILES_COLUMNS:
+                for row in rows:
+                    self._appender(file_name).write(row)
+
+    def _flush_forever(self) -> None:
+        while True:
+            gevent.sleep(FLUSH_EVERY_S)
+            self.flush()
+
+
+def recorder_of(environment: Environment) -> Recorder | None:
+    return _RECORDERS.get(environment)
+
+
+def record(environment: Environment, record: TaskRecord | AgentRecord) -> None:
+    """Lifecycle rows from agents; a no-op when the kit is not wired (agents used on their own)."""
+    recorder = recorder_of(environment)
+    if recorder is not None:
+        recorder.record(record)

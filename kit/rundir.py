@@ -1,0 +1,74 @@
+"""Creating a run directory and keeping its run.json: generated run ids, atomic rewrites, host facts.
+
+run.json is rewritten whole (write to a temporary file, then rename), so a reader never sees half of it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import secrets
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import psutil
+
+from kit import schema
+
+KIT_VERSION = "0.1.0"
+
+
+def new_run_id(now: float | None = None) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now if now is not None else time.time()))
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def create_run_dir(run_dir: str | None, run_id: str, root: Path = Path("runs")) -> Path:
+    path = Path(run_dir) if run_dir else root / run_id
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_run_json(run_dir: Path, meta: dict) -> None:
+    path = run_dir / schema.RUN_JSON
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_run_json(run_dir: Path) -> dict:
+    try:
+        return json.loads((run_dir / schema.RUN_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def versions() -> dict[str, str]:
+    found = {"python": platform.python_version(), "kit": KIT_VERSION}
+    for package in ("locust", "psutil", "httpx", "pandas"):
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = "absent"
+    return found
+
+
+def host_facts() -> dict:
+    return {
+        "cores": psutil.cpu_count(logical=True),
+        "memory_total_bytes": psutil.virtual_memory().total,
+        "swap_total_bytes": psutil.swap_memory().total,
+        "platform": platform.platform(),
+    }
+
+
+def command_line() -> list[str]:
+    """The command as typed, with the value of anything that looks like a secret masked."""
+    masked, hide_next = [], False
+    for arg in sys.argv:
+        masked.append("***" if hide_next else arg)
+        hide_next = arg.lower() in {"--api-key", "--token", "--password"}
+    return masked

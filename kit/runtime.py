@@ -1,0 +1,366 @@
+"""One kit run inside a Locust process, from `init` to `quit`: run directory, target, side sampler,
+recorder, stop reasons, run.json, and the end-of-run report and summary.
+
+The locustfile only forwards Locust's events here. Load shapes live in scenarios/, protocols in agents/,
+tables in analysis/; this module wires them and owns no measurement math.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import logging
+import os
+import subprocess
+import sys
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import gevent
+from locust.env import Environment
+from locust.runners import WorkerRunner
+from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
+
+from kit import exit_codes, rundir, schema
+from kit.recorder import Recorder
+from kit.target import (
+    Target,
+    TargetError,
+    free_port,
+    simulator_command,
+    start_target,
+    stop_target,
+    target_command,
+)
+from scenarios import registry
+
+log = logging.getLogger("loadkit")
+WATCH_EVERY_S = 0.5
+_RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class KitInputError(Exception):
+    """Bad input found before any load started; the message is one line for the user."""
+
+
+@dataclass
+class StopRequest:
+    reason: str
+    exit_code: int | None  # None: let Locust decide (0, or 1 on request errors)
+
+
+@dataclass
+class KitRun:
+    environment: Environment
+    run_dir: Path
+    meta: dict
+    target: Target
+    recorder: Recorder
+    sampler: subprocess.Popen | None = None
+    stop: StopRequest | None = None
+    phases: list[dict] = field(default_factory=list)
+    profile: object | None = None  # a scenarios Profile, built at the first tick from the (UI) options
+    closing: bool = False  # set at quitting: from then on a stopped sampler or target is expected
+
+    # ---- life cycle -------------------------------------------------------------------------------
+    def save(self) -> None:
+        rundir.write_run_json(self.run_dir, self.meta)
+
+    def on_test_start(self) -> None:
+        self.meta.setdefault("start_ts", time.time())
+        self.save()
+
+    def on_test_stop(self) -> None:
+        self.meta["end_ts"] = time.time()
+        self.close_phase(self.meta["end_ts"])
+
+    def request_stop(self, reason: str, exit_code: int | None, now: bool = False) -> None:
+        """Ask the run to end: the profile stops at its next tick, or at once when `now`."""
+        if self.stop is None:
+            self.stop = StopRequest(reason, exit_code)
+            log.warning("loadkit: stopping: %s", reason)
+        if now and self.environment.runner is not None:
+            gevent.spawn(self.environment.runner.quit)
+
+    def on_quitting(self) -> None:
+        """Stop what we started, flush every row, write Locust's CSVs, settle the exit code."""
+        self.closing = True
+        self.stop_sampler()
+        code = stop_target(self.target)
+        if code is not None:
+            self.meta["target"]["exit_code"] = code
+        self.recorder.close()
+        write_locust_csvs(self.environment, self.run_dir)
+        runner = self.environment.runner
+        errors = bool(runner and (runner.errors or runner.exceptions))
+        code = self.stop.exit_code if self.stop and self.stop.exit_code is not None else None
+        if code is None:
+            code = self.environment.parsed_options.exit_code_on_error if errors else exit_codes.OK
+        self.environment.process_exit_code = code
+
+    def on_quit(self, exit_code: int) -> None:
+        """Final run.json, report and the console summary, after Locust's own tables."""
+        self.meta.setdefault("end_ts", time.time())
+        self.meta["stop_reason"] = self.stop.reason if self.stop else "profile complete"
+        self.meta["exit_code"] = exit_code
+        self.save()
+        print_report_and_summary(self.run_dir)
+
+    # ---- the load shape --------------------------------------------------------------------------
+    def shape_tick(self, elapsed_s: float):
+        """KitShape.tick(): the profile's target now, or None once the run should end."""
+        if self.stop is not None:
+            return None
+        if self.profile is None:
+            self.profile = self.build_profile()
+        tick = self.profile.tick(elapsed_s)
+        if tick is None:
+            return None
+        self.note_phase(tick.phase, time.time())
+        return tick.as_locust()
+
+    def build_profile(self):
+        profile = registry.build_profile(
+            self.environment.parsed_options.profile, self.environment.parsed_options
+        )
+        self.meta["profile"] = {
+            "name": profile.name,
+            "params": _params(profile.params),
+            "phases": self.phases,
+        }
+        self.save()
+        return profile
+
+    # ---- phases (profiles tag the time axis) -------------------------------------------------------
+    def note_phase(self, name: str, now: float) -> None:
+        if self.phases and self.phases[-1]["name"] == name and self.phases[-1]["end_ts"] is None:
+            return
+        self.close_phase(now)
+        self.phases.append({"name": name, "start_ts": now, "end_ts": None})
+        self.meta.setdefault("profile", {})["phases"] = self.phases
+        self.save()
+
+    def close_phase(self, now: float) -> None:
+        if self.phases and self.phases[-1]["end_ts"] is None:
+            self.phases[-1]["end_ts"] = now
+
+    # ---- sampler and watch ------------------------------------------------------------------------
+    def stop_sampler(self) -> None:
+        if self.sampler is not None and self.sampler.poll() is None:
+            self.sampler.terminate()
+            try:
+                self.sampler.wait(10)
+            except subprocess.TimeoutExpired:
+                self.sampler.kill()
+
+    def watch(self) -> None:
+        """End the run when the target dies (ours: its process; any: the sampler saw it go)."""
+        while self.stop is None:
+            gevent.sleep(WATCH_EVERY_S)
+            if self.closing:
+                return
+            code = self.target.exit_code()
+            if code is not None:
+                self.request_stop(
+                    f"target died mid-run (pid {self.target.pid}, exit code {code})",
+                    exit_codes.TARGET_DIED,
+                    now=True,
+                )
+            elif self.sampler is not None and self.sampler.poll() is not None:
+                event = last_sample_event(self.run_dir / schema.SAMPLES_CSV)
+                if event == "target_exited":
+                    self.request_stop(
+                        "target exited mid-run (seen by the sampler)", exit_codes.TARGET_DIED, now=True
+                    )
+                else:
+                    log.warning(
+                        "loadkit: sampler stopped (%s); the run goes on without it", event or "no reason"
+                    )
+                    self.sampler = None
+
+
+def run_of(environment: Environment) -> KitRun | None:
+    return _RUNS.get(environment)
+
+
+def profile_name(options) -> str | None:
+    """--load-profile, or Locust's own --profile label when it names one of ours (so both spell it)."""
+    if getattr(options, "load_profile", None):
+        return options.load_profile
+    label = getattr(options, "profile", None)
+    return label if label in registry.PROFILE_NAMES else None
+
+
+def all_runs() -> list[KitRun]:
+    return list(_RUNS.values())
+
+
+def _params(params) -> dict:
+    return dataclasses.asdict(params) if dataclasses.is_dataclass(params) else dict(params or {})
+
+
+def setup(environment: Environment) -> KitRun | None:
+    """Locust `init`: on a worker only a row buffer; on master/local the whole run. Bad input exits 2."""
+    options = environment.parsed_options
+    if isinstance(environment.runner, WorkerRunner):
+        Recorder(environment, None)
+        return None
+    options.run_id = options.run_id or rundir.new_run_id()
+    run_dir = rundir.create_run_dir(options.run_dir, options.run_id)
+    options.run_dir = str(run_dir)
+    if not options.html_file:
+        options.html_file = str(run_dir / schema.LOCUST_HTML)
+    try:
+        target = resolve_target(options)
+    except (TargetError, KitInputError) as exc:
+        fail_input(str(exc))
+    environment.host = target.url
+    meta = initial_meta(options, target)
+    run = KitRun(environment, run_dir, meta, target, Recorder(environment, run_dir))
+    _RUNS[environment] = run
+    try:
+        run.sampler = start_sampler(options, target, run_dir)
+    except KitInputError as exc:
+        stop_target(target)
+        fail_input(str(exc))
+    meta["sampler"] = {
+        "interval_s": options.sample_interval,
+        "pid": run.sampler.pid if run.sampler else None,
+        "argv": run.sampler.args if run.sampler else None,
+    }
+    run.save()
+    gevent.spawn(run.watch)
+    return run
+
+
+def fail_input(message: str) -> None:
+    sys.stderr.write(f"loadkit: error: {message}\n")
+    sys.exit(exit_codes.BAD_INPUT)
+
+
+def resolve_target(options) -> Target:
+    """--host alone: a running gateway; --target-cmd: start one; neither: start the simulator."""
+    if options.host and not options.target_cmd:
+        return Target(url=options.host.rstrip("/"))
+    port = free_port()
+    url = (options.host or "http://127.0.0.1:{port}").replace("{port}", str(port)).rstrip("/")
+    if options.target_cmd:
+        command = target_command(options.target_cmd, port)
+    elif options.gateway == "simulator":
+        command = simulator_command(port, options.sim_args)
+    else:
+        raise KitInputError(f"--gateway {options.gateway} needs --host URL or --target-cmd")
+    return start_target(command, url, options.health_path, options.start_timeout)
+
+
+def sampler_argv(options, target: Target, run_dir: Path) -> list[str]:
+    argv = [
+        sys.executable,
+        "-m",
+        "sampler",
+        "--out",
+        str(run_dir / schema.SAMPLES_CSV),
+        "--interval",
+        str(options.sample_interval),
+        "--loadgen-pid",
+        str(os.getpid()),
+    ]
+    pids = ([target.pid] if target.pid else []) + list(options.target_pid or [])
+    argv += [a for pid in pids for a in ("--pid", str(pid))]
+    argv += [a for m in options.target_match or [] for a in ("--match", m)]
+    argv += [a for c in options.target_cgroup or [] for a in ("--cgroup", c)]
+    argv += [a for pid in options.sidecar_pid or [] for a in ("--sidecar-pid", str(pid))]
+    argv += [a for m in options.sidecar_match or [] for a in ("--sidecar-match", m)]
+    if options.pss_every:
+        argv += ["--pss-every", str(options.pss_every)]
+    queue_url, queue_field, inflight_field = queue_probe(options, target)
+    if queue_url and queue_field:
+        argv += ["--queue-url", queue_url, "--queue-field", queue_field]
+        if inflight_field:
+            argv += ["--inflight-field", inflight_field]
+    return argv
+
+
+def queue_probe(options, target: Target) -> tuple[str | None, str | None, str | None]:
+    if options.queue_url:
+        return options.queue_url, options.queue_field, options.inflight_field
+    if options.gateway == "simulator" and not options.target_cmd:
+        return f"{target.url}/v1/board/inspect", "queue_length", "in_progress"
+    return None, None, None
+
+
+def start_sampler(options, target: Target, run_dir: Path) -> subprocess.Popen:
+    """Start the side sampler; fail with one line if it refuses its arguments."""
+    argv = sampler_argv(options, target, run_dir)
+    popen = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while (
+        time.monotonic() < deadline and popen.poll() is None and not (run_dir / schema.SAMPLES_CSV).exists()
+    ):
+        time.sleep(0.05)
+    if popen.poll() is not None and popen.returncode != 0:
+        raise KitInputError(f"sampler: {(popen.stderr.read() or 'exited').strip().splitlines()[-1]}")
+    gevent.spawn(_relay_stderr, popen)
+    return popen
+
+
+def _relay_stderr(popen: subprocess.Popen) -> None:
+    for line in popen.stderr:
+        sys.stderr.write(line if line.startswith("sampler") else f"sampler: {line}")
+
+
+def initial_meta(options, target: Target) -> dict:
+    return {
+        "run_id": options.run_id,
+        "kit_version": rundir.KIT_VERSION,
+        "created_ts": time.time(),
+        "command": rundir.command_line(),
+        "versions": rundir.versions(),
+        "host": rundir.host_facts(),
+        "target": {
+            "url": target.url,
+            "gateway": options.gateway,
+            "started_by_kit": target.started_by_kit,
+            "command": target.command,
+            "pid": target.pid,
+        },
+        "profile": {},
+        "thresholds": [],
+    }
+
+
+def last_sample_event(path: Path) -> str | None:
+    """The `event` cell of the last complete row of samples.csv, if any."""
+    try:
+        with open(path, newline="", encoding="utf-8") as file:
+            rows = list(csv.DictReader(file))
+    except OSError:
+        return None
+    return (rows[-1].get("event") or None) if rows else None
+
+
+def write_locust_csvs(environment: Environment, run_dir: Path) -> None:
+    """Locust's own stats, failures and exceptions tables, as Locust writes them with --csv."""
+    writer = StatsCSV(environment, PERCENTILES_TO_REPORT)
+    for name, method in (
+        ("stats", writer.requests_csv),
+        ("failures", writer.failures_csv),
+        ("exceptions", writer.exceptions_csv),
+    ):
+        with open(run_dir / f"{schema.LOCUST_CSV_PREFIX}_{name}.csv", "w", newline="", encoding="utf-8") as f:
+            method(csv.writer(f))
+
+
+def print_report_and_summary(run_dir: Path) -> None:
+    # late imports: analysis is heavy (pandas, matplotlib) and only needed at the end
+    from analysis.load import load_run
+    from analysis.report import write_report
+    from analysis.summary import console_summary
+
+    try:
+        write_report(run_dir)
+    except Exception as exc:  # noqa: BLE001 - a failed report must not hide the summary or the rows
+        sys.stderr.write(f"loadkit: report not written: {type(exc).__name__}: {exc}\n")
+    print(console_summary(load_run(run_dir)), flush=True)

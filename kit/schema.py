@@ -1,0 +1,143 @@
+"""The run-directory contract: file names, column names and units, written once, read everywhere.
+
+Writers (sampler, agents, locustfile) and readers (analysis) import from here; nothing else names a
+column. Bytes and milliseconds in files; UTC epoch seconds (float) for timestamps; an empty cell means
+"not measured", never zero.
+"""
+
+from __future__ import annotations
+
+RUN_JSON = "run.json"
+SAMPLES_CSV = "samples.csv"
+REQUESTS_CSV = "requests.csv"
+TASKS_CSV = "tasks.csv"
+AGENTS_CSV = "agents.csv"
+CAPACITY_CSV = "capacity.csv"
+LOCUST_CSV_PREFIX = "locust"  # locust_stats.csv, locust_failures.csv, locust_exceptions.csv
+LOCUST_HTML = "locust_report.html"
+REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
+
+# One row per sampler reading (sampler/). Memory in bytes, CPU in percent of one core (a process) or of
+# the whole host (host_cpu_pct, 0-100).
+SAMPLE_COLUMNS: tuple[str, ...] = (
+    "ts",  # UTC epoch seconds of the reading
+    "elapsed_s",  # seconds since the sampler started
+    "target_alive",  # 1 while the target exists, 0 on the row that records its death
+    "target_procs",  # processes in the target (tree, pattern match or cgroup)
+    "target_rss_bytes",  # summed RSS over the target's processes
+    "target_pss_bytes",  # summed PSS (sampled every Nth reading; empty otherwise)
+    "target_uss_bytes",  # summed USS (same cadence as PSS)
+    "target_cpu_pct",  # CPU time delta / wall delta * 100, exited children included
+    "cgroup_memory_bytes",  # cgroup v2 memory.current or v1 memory.usage_in_bytes
+    "cgroup_peak_bytes",  # v2 memory.peak or v1 memory.max_usage_in_bytes
+    "cgroup_anon_bytes",  # memory.stat anon (v2) / rss (v1)
+    "cgroup_file_bytes",  # memory.stat file (v2) / cache (v1)
+    "host_available_bytes",  # MemAvailable
+    "host_swap_used_bytes",
+    "host_cpu_pct",  # whole host, 0-100
+    "load1",  # 1-minute load average
+    "queue_length",  # from the gateway's JSON endpoint
+    "in_progress",  # from the gateway's JSON endpoint
+    "sidecar_rss_bytes",  # processes measured apart from the target (e.g. a database)
+    "loadgen_rss_bytes",  # the Locust process the sampler serves
+    "loadgen_cpu_pct",
+    "event",  # empty, or what happened at this reading (target_exited, probe_error: ...)
+)
+
+# One row per request/operation an agent made (agents/).
+REQUEST_COLUMNS: tuple[str, ...] = (
+    "ts",  # UTC epoch seconds when the request was sent
+    "agent_id",  # the simulated agent (Locust user) that made it
+    "operation",  # chat.stream, chat, task.submit, task.poll, session.create, ...
+    "ok",  # 1 or 0
+    "status_code",  # HTTP status, empty when no response arrived
+    "error_kind",  # http_5xx, http_4xx, backpressure, timeout, connection, protocol, ... (empty if ok)
+    "error",  # one-line message
+    "latency_ms",  # send to last byte
+    "ttft_ms",  # send to first content token (streams only)
+    "itl_ms_mean",  # mean inter-token latency (streams only)
+    "itl_ms_max",
+    "chunks",  # content chunks received (streams only)
+    "tokens_in",  # prompt/input tokens as the gateway reported them (cached included)
+    "tokens_cached",  # cache-read input tokens
+    "tokens_cache_write",  # cache-creation input tokens (Anthropic)
+    "tokens_out",  # completion/output tokens
+    "tokens_reasoning",  # reasoning tokens, part of tokens_out
+    "model",
+    "gateway_cost_usd",  # cost the gateway itself reported (LiteLLM header, usage.cost)
+    "retry_after_s",  # Retry-After on a 429
+    "session_id",
+    "request_id",
+    "task_id",
+)
+
+# Lifecycle of agent sessions (idle agents, capacity, churn).
+AGENT_COLUMNS: tuple[str, ...] = (
+    "ts",  # UTC epoch seconds of the event
+    "agent_id",
+    "n",  # ordinal of the session in this run (1-based), for capacity
+    "session_id",
+    "event",  # created, failed, closed
+    "ready_ms",  # create request to ready
+    "error",
+)
+
+# One row per task, written when it reaches a terminal state or the run ends (agents/).
+TASK_COLUMNS: tuple[str, ...] = (
+    "task_id",
+    "agent_id",
+    "round",  # rounds profile: the round it was submitted in (empty otherwise)
+    "submitted_ts",
+    "started_ts",  # when a worker picked it up (gateway's timestamp when it reports one)
+    "finished_ts",
+    "status",  # done, failed, cancelled, timeout, unfinished
+    "queue_wait_ms",  # started - submitted
+    "run_ms",  # finished - started
+    "total_ms",  # finished - submitted (ready -> done)
+    "polls",
+    "llm_calls",
+    "tokens_in",
+    "tokens_cached",
+    "tokens_out",
+    "model",
+    "gateway_cost_usd",
+    "worker_pid",
+    "error",
+)
+
+# One row per target-memory reading of the capacity and churn profiles (agents/capacity.py), written by
+# the profile itself (not the recorder). Memory is the median of 3 readings taken right after the step.
+CAPACITY_COLUMNS: tuple[str, ...] = (
+    "ts",  # UTC epoch seconds of the reading
+    "n",  # sessions open at the reading (capacity: the agent count N; 0 = baseline)
+    "closed",  # sessions closed so far (churn; 0 for capacity)
+    "event",  # baseline, ready (capacity agent N up), failed, opened/closed (churn batch), stop
+    "session_id",  # the session this step created (capacity)
+    "ready_ms",  # create request to ready (capacity)
+    "rss_bytes",  # target RSS summed over its processes, median of 3 readings
+    "pss_bytes",  # summed PSS (when read: --capacity-metric pss, or at baseline and stop)
+    "uss_bytes",  # summed USS (same cadence as PSS)
+    "procs",  # processes in the target
+    "sidecar_rss_bytes",  # processes measured apart from the target (never counted in it)
+    "budget_bytes",  # the memory budget the run stops at
+    "metric",  # rss or pss: the memory the capacity is judged on
+    "detail",  # failure message, or the stop reason on the stop row
+)
+
+# Values of capacity.csv's `detail` on the stop row: why the serial protocol ended.
+STOP_BUDGET = "budget"  # the judged memory reached --memory-budget: a capacity value
+STOP_CAP = "cap"  # --max-agents reached under the budget: no capacity value (a projection only)
+STOP_FAILURE = "failure"  # an agent failed to start: recorded, no capacity value
+STOP_TARGET_DIED = "target_died"
+STOP_CHURN_DONE = "cycles_done"  # churn finished its cycles
+
+FILES_COLUMNS: dict[str, tuple[str, ...]] = {
+    SAMPLES_CSV: SAMPLE_COLUMNS,
+    REQUESTS_CSV: REQUEST_COLUMNS,
+    AGENTS_CSV: AGENT_COLUMNS,
+    TASKS_CSV: TASK_COLUMNS,
+}
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB

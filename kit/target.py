@@ -1,0 +1,124 @@
+"""Lifecycle of a target the kit starts itself: launch a command, wait until healthy, stop it after.
+
+A fresh target per run keeps memory that only grows from poisoning the next run. The target runs in
+its own process group so stopping it takes its workers too. Knows nothing of Locust.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+import httpx
+
+from kit import gevent_compat  # noqa: F401 - before any httpx client exists
+
+
+class TargetError(Exception):
+    """The target could not be started or reached; the message is one line for the user."""
+
+
+@dataclass
+class Target:
+    url: str
+    pid: int | None = None
+    command: list[str] | None = None
+    popen: subprocess.Popen | None = None
+
+    @property
+    def started_by_kit(self) -> bool:
+        return self.popen is not None
+
+    def exit_code(self) -> int | None:
+        """None while running (or when not ours); the exit code once it has died."""
+        return self.popen.poll() if self.popen is not None else None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def simulator_command(port: int, sim_args: str = "") -> list[str]:
+    return [sys.executable, "-m", "simgateway", "--port", str(port), *shlex.split(sim_args or "")]
+
+
+def target_command(template: str, port: int) -> list[str]:
+    """A user's --target-cmd with `{port}` replaced by the port the kit chose."""
+    return shlex.split(template.replace("{port}", str(port)))
+
+
+def start_target(
+    command: list[str], url: str, health_path: str = "/health", timeout_s: float = 30.0
+) -> Target:
+    """Start `command`, wait until `url + health_path` answers 2xx; raise TargetError otherwise."""
+    stderr = tempfile.TemporaryFile()
+    try:
+        popen = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+    except OSError as exc:
+        raise TargetError(f"cannot start target {command[0]!r}: {exc.strerror or exc}") from exc
+    target = Target(url=url, pid=popen.pid, command=command, popen=popen)
+    try:
+        wait_healthy(url + health_path, timeout_s, target, stderr)
+    except TargetError:
+        stop_target(target)
+        raise
+    return target
+
+
+def wait_healthy(health_url: str, timeout_s: float, target: Target | None = None, stderr=None) -> None:
+    """Poll the health URL until 2xx; fail fast if the process we started exits meanwhile."""
+    deadline = time.monotonic() + timeout_s
+    last = "no answer"
+    while time.monotonic() < deadline:
+        code = target.exit_code() if target else None
+        if code is not None:
+            raise TargetError(f"target exited with code {code} during start-up: {_last_line(stderr)}")
+        try:
+            response = httpx.get(health_url, timeout=2.0)
+            if response.status_code < 300:
+                return
+            last = f"HTTP {response.status_code}"
+        except httpx.HTTPError as exc:
+            last = type(exc).__name__
+        time.sleep(0.1)
+    raise TargetError(f"target not healthy at {health_url} after {timeout_s:.0f} s ({last})")
+
+
+def stop_target(target: Target, timeout_s: float = 10.0) -> int | None:
+    """SIGTERM the target's process group, then SIGKILL what is left; returns its exit code."""
+    popen = target.popen
+    if popen is None:
+        return None
+    if popen.poll() is None:
+        _signal_group(popen.pid, signal.SIGTERM)
+        try:
+            popen.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            _signal_group(popen.pid, signal.SIGKILL)
+            popen.wait(5)
+    _signal_group(popen.pid, signal.SIGKILL)  # stragglers left in the group
+    return popen.returncode
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _last_line(stderr) -> str:
+    if stderr is None:
+        return "no output"
+    stderr.seek(0)
+    lines = [line.strip() for line in stderr.read().decode(errors="replace").splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"

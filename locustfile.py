@@ -1,0 +1,60 @@
+"""Load, capacity and cost testing kit for AI agent gateways: the Locust entry point.
+
+Thin by design: it registers the kit's options, exposes the agents and the one load shape, and
+forwards Locust's events to kit.runtime. With no --host it starts the simulated gateway itself.
+    locust -f locustfile.py --headless                      # smoke run against the simulator
+    locust -f locustfile.py --headless --profile stress     # a k6-style profile
+"""
+
+from locust import LoadTestShape, events
+
+from agents.openai_chat import ChatAgent  # noqa: F401 - Locust collects User classes from this module
+from agents.sessions import SessionAgent  # noqa: F401
+from agents.task_board import TaskAgent  # noqa: F401
+from kit import options, runtime
+from scenarios import registry
+
+
+@events.init_command_line_parser.add_listener
+def _add_options(parser):
+    options.add_arguments(parser)
+    registry.add_arguments(parser)
+
+
+@events.init.add_listener
+def _on_init(environment, **_kwargs):
+    runtime.setup(environment)
+
+
+@events.test_start.add_listener
+def _on_test_start(environment, **_kwargs):
+    if run := runtime.run_of(environment):
+        run.on_test_start()
+
+
+@events.test_stop.add_listener
+def _on_test_stop(environment, **_kwargs):
+    if run := runtime.run_of(environment):
+        run.on_test_stop()
+
+
+@events.quitting.add_listener
+def _on_quitting(environment, **_kwargs):
+    if run := runtime.run_of(environment):
+        run.on_quitting()
+
+
+@events.quit.add_listener
+def _on_quit(exit_code, **_kwargs):
+    for run in runtime.all_runs():
+        run.on_quit(exit_code)
+
+
+class KitShape(LoadTestShape):
+    """The one shape: delegates every tick to the profile chosen with --profile."""
+
+    use_common_options = True  # the manual profile reads -u/-r/-t itself
+
+    def tick(self):
+        run = runtime.run_of(self.runner.environment)
+        return run.shape_tick(self.get_run_time()) if run else None

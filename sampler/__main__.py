@@ -1,0 +1,41 @@
+"""Command line: `python -m sampler --out DIR/samples.csv --pid PID ...` (see docs/sampler.md).
+
+Bad options or a missing target: one line on stderr, exit 2. Target or load generator gone, duration
+reached, SIGTERM/SIGINT: the row in progress is finished, exit 0.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+from kit.exit_codes import BAD_INPUT, OK
+from sampler.csv_out import OutputError
+from sampler.loop import Sampler
+from sampler.options import UsageError, parse
+from sampler.procfs import raise_open_file_limit
+from sampler.selectors import TargetNotFound
+
+
+def main(argv: list[str]) -> int:
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        opts = parse(argv)
+        raise_open_file_limit()
+        sampler = Sampler(opts)
+    except (UsageError, TargetNotFound, OutputError) as exc:
+        print(f"sampler: error: {exc}", file=sys.stderr)
+        return BAD_INPUT
+    try:
+        reason = sampler.run(stop)
+    finally:
+        sampler.close()
+    print(f"sampler: {reason}; {sampler.rows} rows in {opts.out}", file=sys.stderr)
+    return OK
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,30 @@
+"""Host back-end: available memory, swap used, whole-host CPU %, 1-minute load, as a HostReading.
+
+Keeps only the previous CPU counters (a percentage needs two readings); the arithmetic lives in cpu.py.
+"""
+
+from __future__ import annotations
+
+import os
+
+import psutil
+
+from sampler.cpu import host_cpu_percent
+from sampler.readings import HostReading
+
+
+class HostProbe:
+    def __init__(self) -> None:
+        self._prev: tuple[float, float] | None = None
+
+    def read(self) -> HostReading:
+        times = psutil.cpu_times()
+        busy, total = sum(times) - times.idle - getattr(times, "iowait", 0.0), sum(times)
+        pct = None if self._prev is None else host_cpu_percent(self._prev[0], busy, self._prev[1], total)
+        self._prev = (busy, total)
+        return HostReading(
+            available_bytes=psutil.virtual_memory().available,
+            swap_used_bytes=psutil.swap_memory().used,
+            cpu_pct=pct,
+            load1=os.getloadavg()[0],
+        )

@@ -1,0 +1,150 @@
+"""The sampling loop: builds the probes from SamplerOptions, takes a reading every interval, writes rows.
+
+Owns scheduling, stop rules (target gone, load generator gone, duration, signal) and error logging; the
+numbers come from the probes and cpu.py, the formatting from rows.py.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from sampler import cgroupfs
+from sampler.cpu import cpu_percent
+from sampler.csv_out import SampleWriter
+from sampler.host import HostProbe
+from sampler.options import SamplerOptions
+from sampler.procfs import ProcStatReader
+from sampler.queue_probe import QueueProbe
+from sampler.rows import Tick, to_row
+from sampler.selectors import CgroupSelector, PatternSelector, TreeSelector
+from sampler.targets import Target
+
+TARGET_EXITED = "target_exited"
+LOADGEN_EXITED = "loadgen_exited"
+QUEUE_PROBE_ERROR = "queue_probe_error"
+
+
+class ProcessWatch:
+    """One process, no tree (the load generator): RSS and CPU %, and whether it still runs."""
+
+    def __init__(self, pid: int, clock: Callable[[], float]) -> None:
+        self.pid = pid
+        self._clock = clock
+        self._reader = ProcStatReader()
+        self._prev: tuple[float, float] | None = None
+
+    def read(self) -> tuple[int, float | None] | None:
+        """(rss_bytes, cpu_pct or None on the first reading), or None once the process is gone."""
+        stat = self._reader.read(self.pid)
+        if stat is None or stat.zombie:
+            return None
+        now = self._clock()
+        pct = None if self._prev is None else cpu_percent(self._prev[1], stat.cpu_total_s, self._prev[0], now)
+        self._prev = (now, stat.cpu_total_s)
+        return stat.rss_bytes, pct
+
+
+class Sampler:
+    def __init__(self, opts: SamplerOptions, clock: Callable[[], float] = time.time) -> None:
+        self.opts = opts
+        self._clock = clock
+        loadgen = {opts.loadgen_pid} if opts.loadgen_pid else set()
+        self.sidecars = sidecars = _sidecar_target(opts, loadgen, clock)
+        sidecar_pids = (lambda: sidecars.pids) if sidecars else set
+        self.target = Target(_target_selectors(opts, loadgen), opts.tree_refresh_s, sidecar_pids, clock)
+        self.host = HostProbe()
+        self.queue = _queue_probe(opts)
+        self.loadgen = ProcessWatch(opts.loadgen_pid, clock) if opts.loadgen_pid else None
+        self.writer = SampleWriter(opts.out)
+        self.rows = 0
+        self._start = clock()
+        self._prev_cpu: tuple[float, float] | None = None
+        self._logged: set[str] = set()
+
+    def tick(self) -> Tick:
+        """Take one reading and write its row."""
+        ts = self._clock()
+        target = self.target.read(with_pss=self.opts.pss_every > 0 and self.rows % self.opts.pss_every == 0)
+        prev = self._prev_cpu
+        cpu = None if prev is None else cpu_percent(prev[1], target.cpu_seconds, prev[0], ts)
+        self._prev_cpu = (ts, target.cpu_seconds)
+        events: list[str] = [] if self.target.alive else [TARGET_EXITED]
+        queue = self.queue.read() if self.queue else None
+        if queue and queue.error:
+            events.append(f"{QUEUE_PROBE_ERROR}: {queue.error}")
+            self._log_once(f"queue probe {self.opts.queue_url}: {queue.error}")
+        loadgen = self.loadgen.read() if self.loadgen else None
+        if self.loadgen and loadgen is None:
+            events.append(LOADGEN_EXITED)
+        tick = Tick(
+            ts=ts,
+            elapsed_s=ts - self._start,
+            target_alive=self.target.alive,
+            target=target,
+            target_cpu_pct=cpu,
+            host=self.host.read(),
+            cgroup=cgroupfs.combine([cgroupfs.read_memory(Path(c)) for c in self.opts.cgroups]),
+            queue=queue,
+            sidecar_rss_bytes=self.sidecars.read().rss_bytes if self.sidecars else None,
+            loadgen_rss_bytes=loadgen[0] if loadgen else None,
+            loadgen_cpu_pct=loadgen[1] if loadgen else None,
+            events=tuple(events),
+        )
+        self.writer.write(to_row(tick))
+        self.rows += 1
+        return tick
+
+    def run(self, stop: threading.Event) -> str:
+        """Sample until a stop rule fires; return why (one line)."""
+        interval = self.opts.interval
+        next_at = time.monotonic()
+        while True:
+            tick = self.tick()
+            if TARGET_EXITED in tick.events:
+                return f"target exited ({self._target_label()})"
+            if LOADGEN_EXITED in tick.events:
+                return f"load generator pid {self.opts.loadgen_pid} exited"
+            if self.opts.duration is not None and tick.elapsed_s >= self.opts.duration:
+                return f"duration {self.opts.duration:g} s reached"
+            next_at = max(next_at + interval, time.monotonic())
+            if stop.wait(max(0.0, next_at - time.monotonic())):
+                return "stopped by signal"
+
+    def close(self) -> None:
+        self.writer.close()
+        self.target.close()
+        if self.queue:
+            self.queue.close()
+
+    def _target_label(self) -> str:
+        return ", ".join(s.label for s in self.target.selectors)
+
+    def _log_once(self, message: str) -> None:
+        if message not in self._logged:
+            self._logged.add(message)
+            print(f"sampler: {message}", file=sys.stderr, flush=True)
+
+
+def _target_selectors(opts: SamplerOptions, loadgen: set[int]) -> list:
+    return (
+        [TreeSelector(pid) for pid in opts.pids]
+        + [PatternSelector(m, exclude=loadgen) for m in opts.matches]
+        + [CgroupSelector(c) for c in opts.cgroups]
+    )
+
+
+def _sidecar_target(opts: SamplerOptions, loadgen: set[int], clock: Callable[[], float]) -> Target | None:
+    selectors = [TreeSelector(p) for p in opts.sidecar_pids]
+    selectors += [PatternSelector(m, exclude=loadgen) for m in opts.sidecar_matches]
+    return Target(selectors, opts.tree_refresh_s, clock=clock) if selectors else None
+
+
+def _queue_probe(opts: SamplerOptions) -> QueueProbe | None:
+    if not opts.queue_url or not opts.queue_field:
+        return None
+    timeout = min(2.0, opts.interval / 2)  # well under the interval: a slow gateway must not stall rows
+    return QueueProbe(opts.queue_url, opts.queue_field, opts.inflight_field, timeout)

@@ -1,0 +1,69 @@
+"""Turns one tick's readings into a samples.csv row (column -> text), in kit.schema's units.
+
+Pure formatting: None becomes an empty cell ("not measured"), never zero. No I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kit.schema import SAMPLE_COLUMNS
+from sampler.readings import CgroupReading, HostReading, QueueReading, TargetReading
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Everything measured at one reading, before formatting."""
+
+    ts: float
+    elapsed_s: float
+    target_alive: bool
+    target: TargetReading
+    target_cpu_pct: float | None
+    host: HostReading
+    cgroup: CgroupReading | None = None
+    queue: QueueReading | None = None
+    sidecar_rss_bytes: int | None = None
+    loadgen_rss_bytes: int | None = None
+    loadgen_cpu_pct: float | None = None
+    events: tuple[str, ...] = ()
+
+
+def _cell(value: object, digits: int = 0) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and digits:
+        return f"{value:.{digits}f}"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def to_row(t: Tick) -> dict[str, str]:
+    cg = t.cgroup or CgroupReading(None, None, None, None)
+    q = t.queue or QueueReading(None, None)
+    row = {
+        "ts": _cell(t.ts, 3),
+        "elapsed_s": _cell(t.elapsed_s, 3),
+        "target_alive": "1" if t.target_alive else "0",
+        "target_procs": _cell(t.target.procs),
+        "target_rss_bytes": _cell(t.target.rss_bytes),
+        "target_pss_bytes": _cell(t.target.pss_bytes),
+        "target_uss_bytes": _cell(t.target.uss_bytes),
+        "target_cpu_pct": _cell(t.target_cpu_pct, 1),
+        "cgroup_memory_bytes": _cell(cg.memory_bytes),
+        "cgroup_peak_bytes": _cell(cg.peak_bytes),
+        "cgroup_anon_bytes": _cell(cg.anon_bytes),
+        "cgroup_file_bytes": _cell(cg.file_bytes),
+        "host_available_bytes": _cell(t.host.available_bytes),
+        "host_swap_used_bytes": _cell(t.host.swap_used_bytes),
+        "host_cpu_pct": _cell(t.host.cpu_pct, 1),
+        "load1": _cell(t.host.load1, 2),
+        "queue_length": _cell(q.queue_length),
+        "in_progress": _cell(q.in_progress),
+        "sidecar_rss_bytes": _cell(t.sidecar_rss_bytes),
+        "loadgen_rss_bytes": _cell(t.loadgen_rss_bytes),
+        "loadgen_cpu_pct": _cell(t.loadgen_cpu_pct, 1),
+        "event": "; ".join(t.events),
+    }
+    return {col: row[col] for col in SAMPLE_COLUMNS}

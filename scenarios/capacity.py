@@ -1,0 +1,112 @@
+"""Capacity profile (seeds/000): one user that runs the serial protocol itself, not paced by ticks.
+
+A profile object only: options, their validation (one-line errors) and a tick that holds one user of
+the driver class. The driver ends the run when the protocol stops; this module measures nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kit.options import add
+from scenarios.errors import ProfileConfigError
+from scenarios.shape import Phase
+from scenarios.units import parse_size
+
+METRICS = ("rss", "pss")
+DEFAULT_BUDGET = "1GiB"
+DEFAULT_AT_N = 200
+
+
+@dataclass(frozen=True)
+class ClassTick:
+    """A Tick that also names the user class, so the shape runs only the driver (Locust's 3-tuple)."""
+
+    users: int
+    spawn_rate: float
+    phase: str
+    user_classes: tuple[type, ...]
+
+    def as_locust(self) -> tuple[int, float, list[type]]:
+        return self.users, self.spawn_rate, list(self.user_classes)
+
+
+class SerialProfile:
+    """One driver user from t = 0 until the driver stops the run (budget, cap, failure, cycles done)."""
+
+    def __init__(self, name: str, params: Any, user_class: type) -> None:
+        self.name = name
+        self.params = params
+        self.user_class = user_class
+
+    def tick(self, t: float) -> ClassTick:
+        return ClassTick(1, 1.0, self.name, (self.user_class,))
+
+    def phases(self) -> list[Phase]:
+        return [Phase(self.name, 0.0, None)]
+
+
+@dataclass(frozen=True)
+class CapacityParams:
+    memory_budget_bytes: float
+    max_agents: int | None
+    capacity_metric: str
+    capacity_at_n: int
+
+
+def add_arguments(parser: Any) -> None:
+    """--memory-budget, --capacity-metric, --capacity-at-n (the cap is the shared --max-agents)."""
+    group = parser.add_argument_group("loadkit: capacity", "serial idle-agent capacity (seeds/000)")
+    add(group, "--memory-budget", web_ui=True, default=DEFAULT_BUDGET,
+        help="capacity/churn: stop when the target's memory reaches this, e.g. 1GiB, 512MiB (default 1GiB)")
+    add(group, "--capacity-metric", web_ui=True, choices=METRICS, default="rss",
+        help="capacity/churn: memory judged against the budget: rss (summed RSS) or pss (for "
+             "process-per-agent targets: shared pages counted once)")
+    add(group, "--capacity-at-n", web_ui=True, default=str(DEFAULT_AT_N),
+        help="capacity: report the target's memory at this agent count (default 200)")
+
+
+def read_params(options: Any) -> CapacityParams:
+    """The capacity options from Locust's parsed options; raises ProfileConfigError naming the bad one."""
+    return CapacityParams(
+        memory_budget_bytes=budget_bytes(options),
+        max_agents=whole(options, "max_agents", None),
+        capacity_metric=metric(options),
+        capacity_at_n=whole(options, "capacity_at_n", DEFAULT_AT_N),
+    )
+
+
+def budget_bytes(options: Any) -> float:
+    raw = getattr(options, "memory_budget", None) or DEFAULT_BUDGET
+    try:
+        value = parse_size(str(raw))
+    except ValueError as e:
+        raise ProfileConfigError(f"--memory-budget: {e}") from None
+    if value <= 0:
+        raise ProfileConfigError(f"--memory-budget {raw!r}: must be more than 0 bytes")
+    return value
+
+
+def metric(options: Any) -> str:
+    value = getattr(options, "capacity_metric", None) or "rss"
+    if value not in METRICS:
+        raise ProfileConfigError(f"--capacity-metric {value!r}: choose one of {', '.join(METRICS)}")
+    return value
+
+
+def whole(options: Any, dest: str, default: int | None) -> int | None:
+    """A positive whole-number option given as text (the web UI passes text)."""
+    raw = getattr(options, dest, None)
+    if raw in (None, ""):
+        return default
+    if not str(raw).strip().isdigit() or int(raw) < 1:
+        raise ProfileConfigError(f"--{dest.replace('_', '-')} {raw!r}: must be a whole number >= 1")
+    return int(raw)
+
+
+def build(options: Any) -> SerialProfile:
+    """The capacity profile from Locust's parsed options (validated before any load)."""
+    from agents.capacity import CapacityAgent  # late: agents import kit.runtime, which imports profiles
+
+    return SerialProfile("capacity", read_params(options), CapacityAgent)

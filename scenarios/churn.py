@@ -1,0 +1,46 @@
+"""Churn profile: sessions opened, prompted once and closed, in cycles, to find memory never returned.
+
+A profile object only (options, validation, one driver user); the driver in agents/capacity.py does
+the cycles and reads memory; analysis/capacity.py judges retention.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kit.options import add
+from scenarios.capacity import SerialProfile, metric, whole
+
+DEFAULT_CYCLES = 10
+DEFAULT_BATCH = 5
+
+
+@dataclass(frozen=True)
+class ChurnParams:
+    churn_cycles: int
+    churn_batch: int
+    capacity_metric: str
+
+
+def add_arguments(parser: Any) -> None:
+    """--churn-cycles and --churn-batch (the memory metric is capacity's --capacity-metric)."""
+    group = parser.add_argument_group("loadkit: churn", "open, prompt, close in cycles (leak per session)")
+    add(group, "--churn-cycles", web_ui=True, default=str(DEFAULT_CYCLES),
+        help="churn: cycles of open-prompt-close (default 10)")
+    add(group, "--churn-batch", web_ui=True, default=str(DEFAULT_BATCH),
+        help="churn: sessions opened and closed per cycle (default 5)")
+
+
+def read_params(options: Any) -> ChurnParams:
+    return ChurnParams(
+        churn_cycles=whole(options, "churn_cycles", DEFAULT_CYCLES),
+        churn_batch=whole(options, "churn_batch", DEFAULT_BATCH),
+        capacity_metric=metric(options),
+    )
+
+
+def build(options: Any) -> SerialProfile:
+    from agents.capacity import ChurnAgent  # late: agents import kit.runtime, which imports profiles
+
+    return SerialProfile("churn", read_params(options), ChurnAgent)

@@ -1,0 +1,14 @@
+"""The two error types a user sees before any load starts: a bad profile option or a bad threshold.
+
+Each carries ONE line naming where the problem is and what is wrong; nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+
+class ProfileConfigError(ValueError):
+    """A load-profile option cannot be used (unknown profile, malformed duration, impossible shape)."""
+
+
+class ThresholdConfigError(ValueError):
+    """A threshold (NFR) in a file or a --threshold option cannot be parsed or makes no sense."""

@@ -1,0 +1,52 @@
+"""Manual profile: Locust's own -u/-r/-t, which Locust ignores once a shape class exists.
+
+Also what the web UI's user count and spawn rate fields drive (the lead sets use_common_options).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scenarios.options import ProfileOptions
+from scenarios.shape import Phase, Tick
+
+
+@dataclass(frozen=True)
+class ManualParams:
+    users: int = 1  # -u
+    spawn_rate: float = 1.0  # -r
+    run_time_s: float | None = None  # -t; None runs until stopped
+
+
+class ManualProfile:
+    """Ramp at -r users/s to -u users, hold until -t (or forever)."""
+
+    name = "manual"
+
+    def __init__(self, params: ManualParams) -> None:
+        self.params = params
+        self._ramp_s = params.users / params.spawn_rate
+
+    def tick(self, t: float) -> Tick | None:
+        p = self.params
+        if p.run_time_s is not None and t >= p.run_time_s:
+            return None
+        return Tick(p.users, p.spawn_rate, "ramp-up" if t < self._ramp_s else "plateau")
+
+    def phases(self) -> list[Phase]:
+        end = self.params.run_time_s
+        if end is not None and end <= self._ramp_s:
+            return [Phase("ramp-up", 0.0, end)]
+        spans = [Phase("ramp-up", 0.0, self._ramp_s), Phase("plateau", self._ramp_s, end)]
+        return [ph for ph in spans if ph.end_s is None or ph.end_s > ph.start_s]
+
+
+def build(opts: ProfileOptions) -> ManualProfile:
+    d = ManualParams()
+    return ManualProfile(
+        ManualParams(
+            users=d.users if opts.num_users is None else int(opts.num_users),
+            spawn_rate=float(opts.spawn_rate or d.spawn_rate),
+            run_time_s=float(opts.run_time_s) if opts.run_time_s else None,
+        )
+    )

@@ -1,0 +1,53 @@
+"""What a threshold can be about: each metric's source rows, column in kit.schema, unit and aggregations.
+
+A table, not logic: the parser validates against it and the evaluator reads rows with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DISTRIBUTION_AGGS = frozenset({"avg", "min", "max", "count", "last"})  # plus pNN, e.g. p95, p99.9
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    source: str  # "request", "task", "sample" (rows) or "counter" (a running total the caller feeds)
+    column: str  # its kit/schema.py column (for a rate: the column that decides failure)
+    unit: str  # "ms", "bytes", "pct", "ratio", "count": which suffixes a threshold value may carry
+    rate: bool = False  # a failure fraction (error_rate): only the "rate" aggregation
+
+
+_REQUEST_MS = ("latency_ms", "ttft_ms", "itl_ms_mean", "itl_ms_max")
+_REQUEST_COUNTS = ("tokens_in", "tokens_out", "tokens_cached")
+_SAMPLE_UNITS = {
+    "target_rss_bytes": "bytes",
+    "target_pss_bytes": "bytes",
+    "target_uss_bytes": "bytes",
+    "cgroup_memory_bytes": "bytes",
+    "host_available_bytes": "bytes",
+    "host_swap_used_bytes": "bytes",
+    "sidecar_rss_bytes": "bytes",
+    "loadgen_rss_bytes": "bytes",
+    "target_cpu_pct": "pct",
+    "host_cpu_pct": "pct",
+    "loadgen_cpu_pct": "pct",
+    "load1": "count",
+    "queue_length": "count",
+    "in_progress": "count",
+    "target_procs": "count",
+}
+
+METRICS: dict[str, Metric] = {
+    **{n: Metric(n, "request", n, "ms") for n in _REQUEST_MS},
+    **{n: Metric(n, "request", n, "count") for n in _REQUEST_COUNTS},
+    "error_rate": Metric("error_rate", "request", "ok", "ratio", rate=True),
+    "task_total_ms": Metric("task_total_ms", "task", "total_ms", "ms"),
+    "task_queue_wait_ms": Metric("task_queue_wait_ms", "task", "queue_wait_ms", "ms"),
+    "task_run_ms": Metric("task_run_ms", "task", "run_ms", "ms"),
+    "task_failure_rate": Metric("task_failure_rate", "task", "status", "ratio", rate=True),
+    **{n: Metric(n, "sample", n, unit) for n, unit in _SAMPLE_UNITS.items()},
+    "dropped_arrivals": Metric("dropped_arrivals", "counter", "dropped_arrivals", "count"),
+}
+

@@ -1,0 +1,168 @@
+"""The kit's load-profile and threshold options: registered on Locust's parser, read into one record.
+
+Options arrive as strings (command line, config file or the web UI form); this module only converts
+them and says which one is malformed. It builds no profile and judges nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scenarios.errors import ProfileConfigError
+from scenarios.units import parse_duration
+
+# (flag, help). All are strings defaulting to None so the web UI shows a text field and passes text.
+_TEXT_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("--peak-users", "users at the plateau (smoke/average/stress/soak) or breakpoint's cap"),
+    ("--base-users", "spike: users before and after the spike"),
+    ("--spike-users", "spike: users at the top of the spike"),
+    ("--ramp", "ramp time (average/stress/soak ramp up and down; spike: jump time), e.g. 30s"),
+    ("--hold", "time at the plateau (or at the top of a spike), e.g. 10m"),
+    ("--settle", "spike: time at base load before and after the spike, e.g. 30s"),
+    ("--step-users", "breakpoint: users added per step"),
+    ("--step-every", "breakpoint: time between steps, e.g. 10s"),
+    ("--stages", "explicit stage list DURATION:USERS,..., e.g. 30s:10,1m:10,10s:0 (overrides the shape)"),
+    ("--duration", "length of the loaded part of the run, e.g. 5m, 1h"),
+    ("--baseline", "idle time with no load before the first stage or round, e.g. 10s"),
+    ("--rounds", "rounds: concurrency levels, e.g. 6,8,10"),
+    ("--round-hold", "rounds: longest a round waits for its tasks, e.g. 5m (default: until they finish)"),
+    ("--arrival-rate", "open model: peak arrivals per second, following the profile's shape"),
+    ("--max-agents", "open model: simulated agents available to serve arrivals (default: profile peak)"),
+    ("--thresholds", "TOML file of thresholds (NFRs), see examples/thresholds.toml"),
+)
+
+
+@dataclass(frozen=True)
+class ProfileOptions:
+    """The kit's options, typed; None means "not given, use the profile's default"."""
+
+    profile: str = "manual"
+    peak_users: int | None = None
+    base_users: int | None = None
+    spike_users: int | None = None
+    ramp_s: float | None = None
+    hold_s: float | None = None
+    settle_s: float | None = None
+    step_users: int | None = None
+    step_every_s: float | None = None
+    stages: str | None = None
+    duration_s: float | None = None
+    baseline_s: float | None = None
+    rounds: tuple[int, ...] | None = None
+    round_hold_s: float | None = None
+    arrival_rate: float | None = None
+    max_agents: int | None = None
+    thresholds_file: str | None = None
+    threshold_exprs: tuple[str, ...] = field(default_factory=tuple)
+    num_users: int | None = None  # Locust's -u, -r, -t: read by the manual profile
+    spawn_rate: float | None = None
+    run_time_s: float | None = None
+
+
+def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
+    """Register the options on Locust's parser (pass it from events.init_command_line_parser)."""
+    parser.add_argument(
+        "--load-profile",
+        choices=list(profile_names),
+        default="manual",
+        include_in_web_ui=True,
+        help="load profile; manual follows -u/-r/-t. (Locust's own --profile only labels runs.)",
+    )
+    for flag, text in _TEXT_OPTIONS:
+        parser.add_argument(flag, type=str, default=None, include_in_web_ui=True, help=text)
+    parser.add_argument(
+        "--threshold",
+        action="append",
+        default=None,
+        include_in_web_ui=True,
+        help='a threshold, repeatable, e.g. "ttft_ms p95 < 500 abort grace=10s" (";" separates in the UI)',
+    )
+
+
+def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
+    """Convert the parsed (string) options; raises ProfileConfigError naming the bad option."""
+    get = _getter(ns)
+    return ProfileOptions(
+        profile=get("load_profile") or "manual",
+        peak_users=_convert(get, "peak_users", _positive_int),
+        base_users=_convert(get, "base_users", _whole),
+        spike_users=_convert(get, "spike_users", _positive_int),
+        ramp_s=_convert(get, "ramp", parse_duration),
+        hold_s=_convert(get, "hold", parse_duration),
+        settle_s=_convert(get, "settle", parse_duration),
+        step_users=_convert(get, "step_users", _positive_int),
+        step_every_s=_convert(get, "step_every", _positive_duration),
+        stages=get("stages") or None,
+        duration_s=_convert(get, "duration", _positive_duration),
+        baseline_s=_convert(get, "baseline", parse_duration),
+        rounds=_convert(get, "rounds", _levels),
+        round_hold_s=_convert(get, "round_hold", _positive_duration),
+        arrival_rate=_convert(get, "arrival_rate", _positive_float),
+        max_agents=_convert(get, "max_agents", _positive_int),
+        thresholds_file=get("thresholds") or None,
+        threshold_exprs=_threshold_list(get("threshold")),
+        num_users=get("num_users"),
+        spawn_rate=get("spawn_rate"),
+        run_time_s=get("run_time"),
+    )
+
+
+def _getter(ns: Any) -> Callable[[str], Any]:
+    def get(name: str) -> Any:
+        value = getattr(ns, name, None)
+        return None if value == "" else value
+
+    return get
+
+
+def _convert(get: Callable[[str], Any], dest: str, parse: Callable[[str], Any]) -> Any:
+    raw = get(dest)
+    if raw is None:
+        return None
+    try:
+        return parse(str(raw).strip())
+    except ValueError as e:
+        raise ProfileConfigError(f"--{dest.replace('_', '-')} {raw!r}: {e}") from None
+
+
+def _threshold_list(raw: Any) -> tuple[str, ...]:
+    """--threshold is a list on the command line and one ';'-separated string from the web UI."""
+    items = [raw] if isinstance(raw, str) else list(raw or [])
+    return tuple(part.strip() for item in items for part in item.split(";") if part.strip())
+
+
+def _whole(text: str) -> int:
+    if not text.isdigit():
+        raise ValueError("must be a whole number >= 0")
+    return int(text)
+
+
+def _positive_int(text: str) -> int:
+    value = _whole(text)
+    if value == 0:
+        raise ValueError("must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("must be a number > 0") from None
+    if not value > 0:
+        raise ValueError("must be > 0")
+    return value
+
+
+def _positive_duration(text: str) -> float:
+    value = parse_duration(text)
+    if value <= 0:
+        raise ValueError("must be longer than 0s")
+    return value
+
+
+def _levels(text: str) -> tuple[int, ...]:
+    return tuple(_positive_int(part.strip()) for part in text.split(","))

@@ -1,0 +1,79 @@
+"""The gateway process: wires the mock LLM, agent sessions and task board into one aiohttp server.
+
+Owns start-up (shared memory before any fork, the ready line) and shutdown (every worker stopped, exit 0).
+Must not hold protocol logic: that lives in llm.py, sessions.py and board.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import mmap
+import os
+import random
+import signal
+import sys
+import time
+
+from aiohttp import web
+
+from simgateway import memory
+from simgateway.board import Board
+from simgateway.faults import FaultGate
+from simgateway.knobs import Knobs
+from simgateway.llm import DEFAULT_MODEL, MockLLM
+from simgateway.sessions import Sessions
+
+READY_PREFIX = "simgateway listening on "
+
+
+def build_app(knobs: Knobs, shared: mmap.mmap | None) -> tuple[web.Application, Board, Sessions]:
+    rng = random.Random(knobs.seed)
+    llm = MockLLM(knobs, FaultGate(knobs, rng))
+    sessions, board = Sessions(knobs, llm, shared), Board(knobs, rng)
+    started = time.time()
+
+    async def health(_: web.Request) -> web.Response:
+        return web.json_response({"status": "ok", "pid": os.getpid(), "uptime_s": time.time() - started})
+
+    async def models(_: web.Request) -> web.Response:
+        model = {
+            "id": knobs.model or DEFAULT_MODEL,
+            "object": "model",
+            "created": int(started),
+            "owned_by": "simgateway",
+        }
+        return web.json_response({"object": "list", "data": [model]})
+
+    app = web.Application()
+    app.router.add_get("/health", health)
+    app.router.add_get("/v1/models", models)
+    app.router.add_post("/v1/chat/completions", llm.chat_completions)
+    app.router.add_post("/v1/responses", llm.responses)
+    sessions.add_routes(app)
+    board.add_routes(app)
+    return app, board, sessions
+
+
+async def serve(knobs: Knobs) -> None:
+    """Listen, announce the URL on stdout, run until SIGTERM/SIGINT, then stop every child."""
+    shared = memory.allocate_touched(knobs.shared_mib)  # before any fork, so workers share its pages
+    app, board, sessions = build_app(knobs, shared)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, knobs.bind, knobs.port)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    board.url = f"http://{knobs.bind}:{port}"
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    board.start()
+    sys.stdout.write(f"{READY_PREFIX}{board.url}\n")
+    sys.stdout.flush()
+    try:
+        await stop.wait()
+    finally:
+        board.stop()
+        sessions.stop_all()
+        await runner.cleanup()

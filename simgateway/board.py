@@ -1,0 +1,263 @@
+"""Task board with a dispatcher (seeds/004's Hermes Kanban): queued -> running -> done/failed/archived.
+
+Every dispatch interval the dispatcher starts at most (max_in_progress - running) queued tasks, FIFO, each
+in its own worker process (simgateway.task_worker) that reports usage on stdout. Must not run task work in
+the gateway process itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import json
+import mmap
+import os
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from aiohttp import web
+
+from simgateway import memory
+from simgateway.knobs import Knobs
+from simgateway.lifeline import kill_and_reap
+from simgateway.llm import DEFAULT_MODEL, read_json
+from simgateway.usage import TaskUsage
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+@dataclass
+class Task:
+    id: str
+    title: str
+    prompt: str
+    tags: list[str]
+    submitted_at: float
+    model: str
+    status: str = "queued"
+    started_at: float | None = None
+    finished_at: float | None = None
+    worker_pid: int | None = None
+    usage: TaskUsage = field(default_factory=TaskUsage)
+    error: str | None = None
+
+    def as_json(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "submitted_at": self.submitted_at,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "worker_pid": self.worker_pid,
+            "model": self.model,
+            "usage": asdict(self.usage),
+            "error": self.error,
+            "tags": self.tags,
+        }
+
+
+class Board:
+    """The task store, its dispatcher loop and its HTTP handlers. `url` is set once the server listens."""
+
+    def __init__(self, knobs: Knobs, rng: random.Random) -> None:
+        self.knobs = knobs
+        self.rng = rng
+        self.url = ""
+        self.tasks: dict[str, Task] = {}
+        self.queue: collections.deque[str] = collections.deque()
+        self.running: dict[str, asyncio.Task] = {}
+        self.procs: dict[str, asyncio.subprocess.Process] = {}
+        self.leaked: list[mmap.mmap | None] = []
+        self._ids = itertools.count(1)
+        self._dispatcher: asyncio.Task | None = None
+
+    # -- dispatcher -------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_forever())
+
+    async def _dispatch_forever(self) -> None:
+        """Tick on a fixed monotonic grid (no drift), starting what the free slots allow."""
+        loop = asyncio.get_running_loop()
+        grid0, interval = loop.time(), self.knobs.dispatch_interval_s
+        for tick in itertools.count(1):
+            await asyncio.sleep(max(0.0, grid0 + tick * interval - loop.time()))
+            self.dispatch_once()
+
+    def dispatch_once(self) -> None:
+        free = self.knobs.max_in_progress - len(self.running)
+        while free > 0 and self.queue:
+            task = self.tasks[self.queue.popleft()]
+            task.status, task.started_at = "running", time.time()
+            self.running[task.id] = asyncio.get_running_loop().create_task(self._run(task))
+            free -= 1
+
+    async def _run(self, task: Task) -> None:
+        fail = self.knobs.task_fail_rate > 0 and self.rng.random() < self.knobs.task_fail_rate
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self._worker_argv(task, fail),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": _PACKAGE_ROOT},
+            )
+            self.procs[task.id] = proc
+            task.worker_pid = proc.pid
+            result = await self._read_worker(task, proc)
+            code = await proc.wait()
+        except OSError as e:
+            result, code = {"event": "failed", "error": f"worker did not start: {e}"}, None
+        finally:
+            self.running.pop(task.id, None)
+            self.procs.pop(task.id, None)
+        self._finish(task, result, code)
+
+    def _worker_argv(self, task: Task, fail: bool) -> list[str]:
+        k = self.knobs
+        argv = [
+            sys.executable,
+            "-m",
+            "simgateway.task_worker",
+            "--url",
+            self.url,
+            "--gateway-pid",
+            str(os.getpid()),
+            "--task-id",
+            task.id,
+            "--mib",
+            str(k.worker_mib),
+            "--calls",
+            str(k.task_llm_calls),
+            "--until",
+            repr(task.started_at + k.task_seconds),
+            "--prompt",
+            task.prompt,
+            "--model",
+            task.model,
+        ]
+        return argv + (["--fail"] if fail else []) + (["--detach"] if k.detach_workers else [])
+
+    @staticmethod
+    async def _read_worker(task: Task, proc: asyncio.subprocess.Process) -> dict | None:
+        """Read the worker's JSON lines until EOF; the last `done`/`failed` record is the result."""
+        result = None
+        async for line in proc.stdout:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if record.get("event") == "started":
+                task.worker_pid = record["pid"]
+            elif record.get("event") in ("done", "failed"):
+                result = record
+        return result
+
+    def _finish(self, task: Task, result: dict | None, code: int | None) -> None:
+        if task.status == "archived":
+            return
+        task.finished_at = time.time()
+        if result is None:
+            task.status, task.error = "failed", f"worker exited (code {code}) without a result"
+        else:
+            task.status, task.error = result["event"], result.get("error")
+            task.usage = TaskUsage(**result.get("usage", {}))
+        self.leaked.append(memory.allocate_touched(self.knobs.leak_mib_per_task))
+
+    def stop(self) -> None:
+        """Stop dispatching and kill every worker (reported pid first: detached ones are not our children)."""
+        if self._dispatcher is not None:
+            self._dispatcher.cancel()
+        for task_id, proc in list(self.procs.items()):
+            pid = self.tasks[task_id].worker_pid
+            if pid is not None and pid != proc.pid:
+                kill_and_reap(pid, reap=False)
+            kill_and_reap(proc.pid, reap=False)
+        for runner in self.running.values():
+            runner.cancel()
+
+    # -- HTTP ---------------------------------------------------------------------------------------------
+    async def submit(self, request: web.Request) -> web.Response:
+        try:
+            body = await read_json(request)
+        except ValueError as e:
+            return web.json_response({"error": str(e)}, status=400)
+        tags = body.get("tags") or []
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            return web.json_response({"error": "'tags' must be a list of strings"}, status=400)
+        task = Task(
+            f"task-{next(self._ids)}",
+            str(body.get("title", "")),
+            str(body.get("prompt", "")),
+            tags,
+            time.time(),
+            self.knobs.model or body.get("model") or DEFAULT_MODEL,
+        )
+        self.tasks[task.id] = task
+        self.queue.append(task.id)
+        return web.json_response(
+            {"id": task.id, "status": task.status, "submitted_at": task.submitted_at, "tags": task.tags},
+            status=201,
+        )
+
+    async def get(self, request: web.Request) -> web.Response:
+        task = self.tasks.get(request.match_info["task_id"])
+        if task is None:
+            return _not_found(request.match_info["task_id"])
+        return web.json_response(task.as_json())
+
+    async def list(self, request: web.Request) -> web.Response:
+        tag, status = request.query.get("tag"), request.query.get("status")
+        rows = [
+            t.as_json()
+            for t in self.tasks.values()
+            if (tag is None or tag in t.tags) and (status is None or t.status == status)
+        ]
+        return web.json_response({"object": "list", "data": rows})
+
+    async def archive(self, request: web.Request) -> web.Response:
+        task = self.tasks.get(request.match_info["task_id"])
+        if task is None:
+            return _not_found(request.match_info["task_id"])
+        if task.status == "queued":
+            self.queue.remove(task.id)
+        proc = self.procs.get(task.id)
+        task.status = "archived"
+        if proc is not None:
+            if task.worker_pid not in (None, proc.pid):
+                kill_and_reap(task.worker_pid, reap=False)
+            kill_and_reap(proc.pid, reap=False)
+        return web.json_response(task.as_json())
+
+    def counts(self) -> dict[str, int]:
+        return collections.Counter(t.status for t in self.tasks.values())
+
+    async def inspect(self, request: web.Request) -> web.Response:
+        c = self.counts()
+        workers = [{"task_id": tid, "pid": self.tasks[tid].worker_pid} for tid in self.running]
+        return web.json_response(
+            {
+                "queue_length": len(self.queue),
+                "in_progress": len(self.running),
+                "done": c["done"],
+                "failed": c["failed"],
+                "archived": c["archived"],
+                "max_in_progress": self.knobs.max_in_progress,
+                "dispatch_interval_s": self.knobs.dispatch_interval_s,
+                "workers": workers,
+            }
+        )
+
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/tasks", self.submit)
+        app.router.add_get("/v1/tasks", self.list)
+        app.router.add_get("/v1/tasks/{task_id}", self.get)
+        app.router.add_delete("/v1/tasks/{task_id}", self.archive)
+        app.router.add_get("/v1/board/inspect", self.inspect)
+
+
+def _not_found(task_id: str) -> web.Response:
+    return web.json_response({"error": f"task {task_id} not found"}, status=404)

@@ -1,0 +1,144 @@
+"""Command-line knobs of the simulated gateway, parsed once into a frozen Knobs record.
+
+Knobs are the ground truth the kit's tests check measurements against, so every one is validated here and
+a bad value ends the process with one clear line (exit 2); nothing else in the simulator parses options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from typing import NoReturn
+
+USAGE_DIALECTS = ("openai", "deepseek", "anthropic", "responses")
+AGENT_MODES = ("inprocess", "process")
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """Every behaviour of one gateway process. Times in the unit their name says; memory in MiB."""
+
+    port: int = 0
+    bind: str = "127.0.0.1"
+    seed: int = 0
+    # mock LLM
+    ttft_ms: float = 300.0
+    itl_ms: float = 20.0
+    output_tokens: int = 20
+    prompt_tokens: int | None = None  # None: estimate ceil(chars / 4) over the message contents
+    cached_share: float = 0.0
+    model: str | None = None  # None: echo the request's model
+    usage_dialect: str = "openai"
+    reasoning_tokens: int = 0
+    cache_write_tokens: int = 0
+    report_cost: bool = False
+    price_in_per_m: float = 0.0
+    price_cached_per_m: float = 0.0
+    price_out_per_m: float = 0.0
+    # faults
+    error_rate: float = 0.0
+    garbage_rate: float = 0.0
+    max_concurrent_chats: int | None = None  # None: unlimited
+    # agent sessions
+    agent_mode: str = "inprocess"
+    agent_startup_ms: float = 50.0
+    agent_mib: float = 4.0
+    first_agent_mib: float = 100.0
+    shared_mib: float = 0.0
+    retain_mib_per_closed: float = 0.0
+    fail_agent_at: int | None = None
+    # task board
+    dispatch_interval_s: float = 1.0
+    max_in_progress: int = 6
+    worker_mib: float = 20.0
+    task_llm_calls: int = 2
+    task_seconds: float = 2.0
+    task_fail_rate: float = 0.0
+    leak_mib_per_task: float = 0.0
+    detach_workers: bool = False
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse prints the whole usage on error; a gateway started by scripts should say one line."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"simgateway: error: {message}\n")
+        sys.exit(2)
+
+
+def _checked(kind: type, low: float | None = None, high: float | None = None, strict_low: bool = False):
+    """An argparse type that converts with `kind` and enforces an inclusive (or strict-low) range."""
+
+    def convert(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a valid {kind.__name__}") from None
+        if value != value:  # NaN
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number")
+        if low is not None and (value <= low if strict_low else value < low):
+            raise argparse.ArgumentTypeError(f"{text!r} must be {'>' if strict_low else '>='} {low}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"{text!r} must be <= {high}")
+        return value
+
+    return convert
+
+
+_NONNEG = _checked(float, 0.0)
+_RATE = _checked(float, 0.0, 1.0)
+_COUNT = _checked(int, 0)
+_POSITIVE_INT = _checked(int, 1)
+_PORT = _checked(int, 0, 65535)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The CLI; option names are `--` plus the Knobs field with dashes (and `_s` spelt out where noted)."""
+    p = _OneLineParser(prog="python -m simgateway", description="Simulated agent gateway + mock LLM.")
+    p.add_argument("--port", type=_PORT, required=True, help="TCP port; 0 picks a free one")
+    p.add_argument("--bind", default="127.0.0.1")
+    p.add_argument("--seed", type=int, default=0)
+    llm = p.add_argument_group("mock LLM")
+    llm.add_argument("--ttft-ms", type=_NONNEG, default=300.0)
+    llm.add_argument("--itl-ms", type=_NONNEG, default=20.0)
+    llm.add_argument("--output-tokens", type=_COUNT, default=20)
+    llm.add_argument("--prompt-tokens", type=_COUNT, default=None)
+    llm.add_argument("--cached-share", type=_RATE, default=0.0)
+    llm.add_argument("--model", default=None)
+    llm.add_argument("--usage-dialect", choices=USAGE_DIALECTS, default="openai")
+    llm.add_argument("--reasoning-tokens", type=_COUNT, default=0)
+    llm.add_argument("--cache-write-tokens", type=_COUNT, default=0)
+    llm.add_argument("--report-cost", action="store_true")
+    llm.add_argument("--price-in-per-m", type=_NONNEG, default=0.0)
+    llm.add_argument("--price-cached-per-m", type=_NONNEG, default=0.0)
+    llm.add_argument("--price-out-per-m", type=_NONNEG, default=0.0)
+    faults = p.add_argument_group("faults")
+    faults.add_argument("--error-rate", type=_RATE, default=0.0)
+    faults.add_argument("--garbage-rate", type=_RATE, default=0.0)
+    faults.add_argument("--max-concurrent-chats", type=_POSITIVE_INT, default=None)
+    agents = p.add_argument_group("agent sessions")
+    agents.add_argument("--agent-mode", choices=AGENT_MODES, default="inprocess")
+    agents.add_argument("--agent-startup-ms", type=_NONNEG, default=50.0)
+    agents.add_argument("--agent-mib", type=_NONNEG, default=4.0)
+    agents.add_argument("--first-agent-mib", type=_NONNEG, default=100.0)
+    agents.add_argument("--shared-mib", type=_NONNEG, default=0.0)
+    agents.add_argument("--retain-mib-per-closed", type=_NONNEG, default=0.0)
+    agents.add_argument("--fail-agent-at", type=_POSITIVE_INT, default=None)
+    board = p.add_argument_group("task board")
+    board.add_argument(
+        "--dispatch-interval", dest="dispatch_interval_s", type=_checked(float, 0.0, None, True), default=1.0
+    )
+    board.add_argument("--max-in-progress", type=_POSITIVE_INT, default=6)
+    board.add_argument("--worker-mib", type=_NONNEG, default=20.0)
+    board.add_argument("--task-llm-calls", type=_COUNT, default=2)
+    board.add_argument("--task-seconds", type=_NONNEG, default=2.0)
+    board.add_argument("--task-fail-rate", type=_RATE, default=0.0)
+    board.add_argument("--leak-mib-per-task", type=_NONNEG, default=0.0)
+    board.add_argument("--detach-workers", action="store_true")
+    return p
+
+
+def parse_knobs(argv: list[str] | None = None) -> Knobs:
+    """Parse argv into Knobs; exits 2 with one line on a bad value."""
+    return Knobs(**vars(build_parser().parse_args(argv)))

@@ -1,0 +1,266 @@
+"""The mock LLM's HTTP endpoints: OpenAI chat completions (plain and SSE) and the Responses API.
+
+Timing is scheduled against one monotonic deadline per request (first token at arrival + ttft, then one
+token every itl), never by cumulative sleeps, and every chunk is written as soon as it is due. Token counts
+and usage shapes come from usage.py; this module must not compute them itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from simgateway.faults import FaultGate
+from simgateway.knobs import Knobs
+from simgateway.usage import Tokens, cost_usd, count_tokens, usage_body
+
+WORDS = ("lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do")
+DEFAULT_MODEL = "sim-model"
+_ids = itertools.count(1)
+
+
+def token_text(i: int) -> str:
+    """The i-th visible token (0-based): a word, space-prefixed after the first."""
+    word = WORDS[i % len(WORDS)]
+    return word if i == 0 else " " + word
+
+
+def reply_text(n: int) -> str:
+    return "".join(token_text(i) for i in range(n))
+
+
+def message_texts(messages: object) -> list[str]:
+    """Text of chat messages / Responses input items (string content or a list of text parts)."""
+    if isinstance(messages, str):
+        return [messages]
+    if not isinstance(messages, list):
+        raise ValueError("'messages' (or 'input') must be a list")
+    texts = []
+    for m in messages:
+        content = m.get("content", "") if isinstance(m, dict) else m
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts += [p.get("text", "") for p in content if isinstance(p, dict)]
+    return texts
+
+
+def token_due(t0: float, knobs: Knobs, i: int) -> float:
+    """Monotonic time the i-th content token is due for a request that arrived at t0."""
+    return t0 + (knobs.ttft_ms + i * knobs.itl_ms) / 1000.0
+
+
+async def sleep_until(deadline: float) -> None:
+    delay = deadline - asyncio.get_running_loop().time()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+def done_at(t0: float, knobs: Knobs, tokens: Tokens) -> float:
+    """When the whole reply is due: the last token's time (the ttft when there are no tokens)."""
+    return token_due(t0, knobs, max(tokens.content - 1, 0))
+
+
+def bad_request(message: str) -> web.Response:
+    return web.json_response({"error": {"message": message, "type": "invalid_request_error"}}, status=400)
+
+
+async def read_json(request: web.Request) -> dict:
+    """The request body as a JSON object; ValueError with a one-line reason otherwise."""
+    try:
+        body = await request.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ValueError("request body is not JSON") from None
+    if not isinstance(body, dict):
+        raise ValueError("request body must be a JSON object")
+    return body
+
+
+class MockLLM:
+    """Handlers for the LLM endpoints; one instance per gateway, holding knobs and the fault gate."""
+
+    def __init__(self, knobs: Knobs, gate: FaultGate) -> None:
+        self.knobs = knobs
+        self.gate = gate
+
+    def model_for(self, body: dict) -> str:
+        return self.knobs.model or body.get("model") or DEFAULT_MODEL
+
+    def cost_headers(self, tokens: Tokens) -> dict[str, str]:
+        return (
+            {"x-litellm-response-cost": repr(cost_usd(self.knobs, tokens))} if self.knobs.report_cost else {}
+        )
+
+    def usage(self, tokens: Tokens, dialect: str | None = None) -> dict:
+        body = usage_body(dialect or self.knobs.usage_dialect, tokens)
+        if self.knobs.report_cost:
+            body["cost"] = cost_usd(self.knobs, tokens)
+        return body
+
+    async def complete(self, texts: list[str], max_tokens: int | None) -> tuple[str, Tokens]:
+        """One non-streamed reply after the full generation time (used by agent prompts too)."""
+        t0 = asyncio.get_running_loop().time()
+        tokens = count_tokens(self.knobs, texts, max_tokens)
+        await sleep_until(done_at(t0, self.knobs, tokens))
+        return reply_text(tokens.content), tokens
+
+    async def chat_completions(self, request: web.Request) -> web.StreamResponse:
+        t0 = asyncio.get_running_loop().time()
+        try:
+            body = await read_json(request)
+            texts = message_texts(body.get("messages"))
+        except ValueError as e:
+            return bad_request(str(e))
+        stream = bool(body.get("stream"))
+        refused = self.gate.refuse("text/event-stream" if stream else "application/json")
+        if refused is not None:
+            return refused
+        self.gate.in_flight += 1
+        try:
+            max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+            tokens = count_tokens(self.knobs, texts, max_tokens)
+            if stream:
+                return await self._chat_stream(request, body, tokens, t0)
+            await sleep_until(done_at(t0, self.knobs, tokens))
+            return web.json_response(self._chat_body(body, tokens), headers=self.cost_headers(tokens))
+        finally:
+            self.gate.in_flight -= 1
+
+    def _chat_body(self, body: dict, tokens: Tokens) -> dict:
+        capped = tokens.content < self.knobs.output_tokens
+        return {
+            "id": f"chatcmpl-sim{next(_ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.model_for(body),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply_text(tokens.content)},
+                    "logprobs": None,
+                    "finish_reason": "length" if capped else "stop",
+                }
+            ],
+            "usage": self.usage(tokens),
+        }
+
+    async def _chat_stream(self, request: web.Request, body: dict, tokens: Tokens, t0: float):
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        head = {
+            "id": f"chatcmpl-sim{next(_ids)}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": self.model_for(body),
+        }
+        if include_usage:
+            head["usage"] = None
+
+        def chunk(delta: dict, finish: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            return b"data: " + json.dumps({**head, "choices": [choice]}).encode() + b"\n\n"
+
+        resp = await start_sse(request, self.cost_headers(tokens))
+        await resp.write(chunk({"role": "assistant", "content": ""}))
+        async for i in self._token_ticks(t0, tokens):
+            await resp.write(chunk({"content": token_text(i)}))
+        capped = tokens.content < self.knobs.output_tokens
+        await resp.write(chunk({}, "length" if capped else "stop"))
+        if include_usage:
+            final = {**head, "choices": [], "usage": self.usage(tokens)}
+            await resp.write(b"data: " + json.dumps(final).encode() + b"\n\n")
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+    async def _token_ticks(self, t0: float, tokens: Tokens) -> AsyncIterator[int]:
+        """Yield token indexes each at its due time; with no tokens, still wait the ttft."""
+        if tokens.content == 0:
+            await sleep_until(token_due(t0, self.knobs, 0))
+        for i in range(tokens.content):
+            await sleep_until(token_due(t0, self.knobs, i))
+            yield i
+
+    async def responses(self, request: web.Request) -> web.StreamResponse:
+        """OpenAI Responses API; its usage is always the Responses shape, whatever --usage-dialect says."""
+        t0 = asyncio.get_running_loop().time()
+        try:
+            body = await read_json(request)
+            texts = message_texts(body.get("input", ""))
+        except ValueError as e:
+            return bad_request(str(e))
+        stream = bool(body.get("stream"))
+        refused = self.gate.refuse("text/event-stream" if stream else "application/json")
+        if refused is not None:
+            return refused
+        self.gate.in_flight += 1
+        try:
+            tokens = count_tokens(self.knobs, texts, body.get("max_output_tokens"))
+            rid = f"resp_sim{next(_ids)}"
+            if stream:
+                return await self._responses_stream(request, body, tokens, t0, rid)
+            await sleep_until(done_at(t0, self.knobs, tokens))
+            return web.json_response(
+                self._response_obj(body, tokens, rid, "completed"), headers=self.cost_headers(tokens)
+            )
+        finally:
+            self.gate.in_flight -= 1
+
+    def _response_obj(self, body: dict, tokens: Tokens, rid: str, status: str) -> dict:
+        done = status == "completed"
+        text = reply_text(tokens.content) if done else ""
+        message = {
+            "type": "message",
+            "id": f"msg_{rid}",
+            "status": status,
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+        return {
+            "id": rid,
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": status,
+            "model": self.model_for(body),
+            "output": [message] if done else [],
+            "usage": self.usage(tokens, "responses") if done else None,
+        }
+
+    async def _responses_stream(self, request, body: dict, tokens: Tokens, t0: float, rid: str):
+        seq = itertools.count()
+
+        def event(kind: str, data: dict) -> bytes:
+            payload = {"type": kind, "sequence_number": next(seq), **data}
+            return f"event: {kind}\ndata: {json.dumps(payload)}\n\n".encode()
+
+        resp = await start_sse(request, self.cost_headers(tokens))
+        await resp.write(
+            event("response.created", {"response": self._response_obj(body, tokens, rid, "in_progress")})
+        )
+        async for i in self._token_ticks(t0, tokens):
+            delta = {"item_id": f"msg_{rid}", "output_index": 0, "content_index": 0, "delta": token_text(i)}
+            await resp.write(event("response.output_text.delta", delta))
+        done = {
+            "item_id": f"msg_{rid}",
+            "output_index": 0,
+            "content_index": 0,
+            "text": reply_text(tokens.content),
+        }
+        await resp.write(event("response.output_text.done", done))
+        await resp.write(
+            event("response.completed", {"response": self._response_obj(body, tokens, rid, "completed")})
+        )
+        await resp.write_eof()
+        return resp
+
+
+async def start_sse(request: web.Request, headers: dict[str, str]) -> web.StreamResponse:
+    resp = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **headers}
+    )
+    await resp.prepare(request)
+    return resp

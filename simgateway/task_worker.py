@@ -1,0 +1,88 @@
+"""The worker process one task runs in: hold worker memory, call the gateway's mock LLM, report usage.
+
+Started by the board as `python -m simgateway.task_worker ...`; prints JSON lines on stdout (`started` with
+its pid, then `done` or `failed` with summed usage). Must not outlive its gateway.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict
+
+from simgateway import memory
+from simgateway.lifeline import die_with_parent, sleep_while_alive
+from simgateway.usage import TaskUsage
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m simgateway.task_worker")
+    p.add_argument("--url", required=True, help="gateway base URL")
+    p.add_argument("--gateway-pid", type=int, required=True)
+    p.add_argument("--task-id", required=True)
+    p.add_argument("--mib", type=float, default=0.0)
+    p.add_argument("--calls", type=int, default=0)
+    p.add_argument(
+        "--until", type=float, required=True, help="epoch seconds the task ends (LLM time included)"
+    )
+    p.add_argument("--prompt", default="")
+    p.add_argument("--model", default="sim-model")
+    p.add_argument("--fail", action="store_true", help="report failure at the end (the gateway drew it)")
+    p.add_argument("--detach", action="store_true", help="leave the gateway's process tree first")
+    return p.parse_args(argv)
+
+
+def emit(record: dict) -> None:
+    sys.stdout.write(json.dumps(record) + "\n")
+    sys.stdout.flush()
+
+
+def detach() -> None:
+    """Fork, let the original exit, start a new session: our parent becomes init (or a subreaper)."""
+    if os.fork():
+        os._exit(0)
+    os.setsid()
+
+
+def call_llm(url: str, model: str, prompt: str, timeout: float) -> dict:
+    """One non-streamed chat completion against the gateway; returns its `usage` object."""
+    body = json.dumps({"model": model, "messages": [{"role": "user", "content": prompt}]}).encode()
+    req = urllib.request.Request(f"{url}/v1/chat/completions", body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        return json.loads(resp.read())["usage"]
+
+
+def run_calls(args: argparse.Namespace) -> tuple[TaskUsage, str | None]:
+    usage = TaskUsage()
+    for i in range(args.calls):
+        try:
+            usage = usage.plus(call_llm(args.url, args.model, args.prompt, timeout=60.0))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            return usage, f"llm call {i + 1}: {e}"
+    return usage, None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.detach:
+        detach()
+    else:
+        die_with_parent(args.gateway_pid)
+    emit({"event": "started", "pid": os.getpid(), "task_id": args.task_id})
+    block = memory.allocate_touched(args.mib)  # noqa: F841  (held for the task's life)
+    usage, error = run_calls(args)
+    if not sleep_while_alive(args.until - time.time(), args.gateway_pid):
+        return 1
+    if error is None and args.fail:
+        error = "simulated task failure"
+    emit({"event": "failed" if error else "done", "usage": asdict(usage), "error": error})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

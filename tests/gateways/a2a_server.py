@@ -1,0 +1,75 @@
+"""A real A2A server (a2a-sdk, JSON-RPC binding, protocol 1.0 with 0.3 compatibility) for integration tests.
+
+Its agent needs no LLM: it echoes the prompt after `--work-s` seconds. It must only ever bind loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+import uvicorn
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.helpers.proto_helpers import new_task_from_user_message
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+
+class EchoExecutor(AgentExecutor):
+    """Works for a fixed time, then completes the task with the prompt echoed as an artifact."""
+
+    def __init__(self, work_s: float) -> None:
+        self.work_s = work_s
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        if context.current_task is None:
+            await event_queue.enqueue_event(new_task_from_user_message(context.message))
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        await asyncio.sleep(self.work_s)
+        await updater.add_artifact([Part(text=f"echo: {context.get_user_input()}")])
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+def build_app(port: int, work_s: float) -> Starlette:
+    url = f"http://127.0.0.1:{port}/"
+    card = AgentCard(
+        name="loadkit-echo",
+        description="LLM-free echo agent for the kit's integration tests",
+        version="1.0.0",
+        supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="echo", description="echoes", tags=["test"])],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=EchoExecutor(work_s), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    routes = [
+        *create_agent_card_routes(card),
+        *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True),
+        Route("/health", lambda _request: JSONResponse({"ok": True})),
+    ]
+    return Starlette(routes=routes)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--work-s", type=float, default=0.2)
+    args = parser.parse_args()
+    uvicorn.run(build_app(args.port, args.work_s), host="127.0.0.1", port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

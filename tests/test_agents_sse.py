@@ -1,0 +1,37 @@
+"""SSE parsing and stream timing: the first *content* chunk is the first token."""
+
+import itertools
+
+from agents.openai_chat import _has_content
+from agents.sse import StreamTiming, iter_sse
+
+
+def test_events_split_on_blank_lines_and_join_data_lines():
+    lines = ["event: delta", "data: a", "data: b", "", ": comment", "data: [DONE]", ""]
+    events = list(iter_sse(lines, clock=itertools.count().__next__))
+    assert [(e.event, e.data) for e in events] == [("delta", "a\nb"), (None, "[DONE]")]
+
+
+def test_trailing_event_without_blank_line_is_kept():
+    assert [e.data for e in iter_sse(["data: x"])] == ["x"]
+
+
+def test_role_only_first_chunk_is_not_a_token():
+    role_only = {"choices": [{"delta": {"role": "assistant", "content": ""}}]}
+    content = {"choices": [{"delta": {"content": "Hi"}}]}
+    usage_only = {"choices": [], "usage": {"prompt_tokens": 3}}
+    assert [_has_content(c) for c in (role_only, content, usage_only)] == [False, True, False]
+
+
+def test_ttft_and_inter_token_latency_from_arrival_times():
+    timing = StreamTiming(sent=10.0, token_times=[])
+    for at in (10.3, 10.32, 10.36):
+        timing.mark_token(at)
+    assert round(timing.ttft_ms, 6) == 300.0
+    assert round(timing.itl_ms_mean, 6) == 30.0
+    assert round(timing.itl_ms_max, 6) == 40.0
+
+
+def test_a_stream_without_tokens_has_no_ttft():
+    timing = StreamTiming(sent=1.0, token_times=[])
+    assert timing.ttft_ms is None and timing.itl_ms_mean is None

@@ -1,0 +1,79 @@
+"""Damaged run directories still load and report, naming what is missing instead of printing zeros."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pandas as pd
+
+from analysis.load import load_run
+from analysis.report import write_report
+from analysis.synthetic import soak_samples, stream_requests, write_run_dir
+from kit import exit_codes
+
+META = {"run_id": "damaged", "stop_reason": "target died", "exit_code": 3}
+
+
+def test_samples_truncated_mid_line_keeps_complete_rows_and_names_it(tmp_path):
+    write_run_dir(tmp_path, META, samples=soak_samples(100), requests=stream_requests(50, 100))
+    raw = (tmp_path / "samples.csv").read_bytes()
+    (tmp_path / "samples.csv").write_bytes(raw[: raw.rfind(b"\n", 0, len(raw) - 1) + 25])
+    run = load_run(tmp_path)
+    assert len(run.samples) == 99
+    assert run.samples["target_rss_bytes"].notna().all()
+    assert any("samples.csv ends in a truncated line" in m for m in run.missing)
+    report = write_report(tmp_path)
+    assert "samples.csv ends in a truncated line" in report.read_text()
+    assert "samples.csv ends in a truncated line" in (tmp_path / "report.md").read_text()
+
+
+def test_run_without_requests_reports_requests_absent_not_zero(tmp_path):
+    write_run_dir(tmp_path, META, samples=soak_samples(60))
+    report = tmp_path / "report.md"
+    write_report(tmp_path)
+    text = report.read_text()
+    assert "requests.csv is absent" in text
+    assert "not available: no requests recorded" in text
+    assert "| requests |" not in text
+
+
+def test_empty_and_header_only_files_are_named(tmp_path):
+    write_run_dir(tmp_path, META, samples=soak_samples(10), tasks=pd.DataFrame())
+    (tmp_path / "requests.csv").write_text("")
+    run = load_run(tmp_path)
+    assert run.requests is None
+    assert "requests.csv is empty" in run.missing
+    assert "tasks.csv has a header but no rows" in run.missing
+
+
+def test_non_numeric_cell_blanks_only_that_cell(tmp_path):
+    write_run_dir(tmp_path, META, samples=soak_samples(10))
+    lines = (tmp_path / "samples.csv").read_text().splitlines()
+    cells = lines[3].split(",")
+    cells[4] = "garbage"  # target_rss_bytes
+    lines[3] = ",".join(cells)
+    (tmp_path / "samples.csv").write_text("\n".join(lines) + "\n")
+    run = load_run(tmp_path)
+    assert len(run.samples) == 10
+    assert run.samples["target_rss_bytes"].isna().sum() == 1
+    assert any("1 non-numeric cell" in m for m in run.missing)
+
+
+def test_absent_run_json_and_absent_columns_are_named(tmp_path):
+    soak_samples(10)[["ts", "target_rss_bytes"]].to_csv(tmp_path / "samples.csv", index=False)
+    run = load_run(tmp_path)
+    assert run.meta == {}
+    assert any(m.startswith("run.json is absent") for m in run.missing)
+    assert any("samples.csv lacks column(s)" in m and "host_available_bytes" in m for m in run.missing)
+    assert run.samples["host_available_bytes"].isna().all()
+    write_report(tmp_path)
+
+
+def test_cli_on_missing_directory_prints_one_line_and_exits_bad_input(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "analysis", str(tmp_path / "nope")], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == exit_codes.BAD_INPUT
+    assert proc.stderr.strip().count("\n") == 0
+    assert "run directory not found" in proc.stderr

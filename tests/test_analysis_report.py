@@ -1,0 +1,113 @@
+"""Report files, the extra-section registry, the compare command and the console summary."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.compare import compare_table
+from analysis.load import load_run
+from analysis.model import Section
+from analysis.report import extra_sections, write_report
+from analysis.summary import console_summary
+from analysis.synthetic import T0, rounds_run, soak_samples, stream_requests, write_run_dir
+from kit.schema import MIB
+
+META = {
+    "run_id": "r1",
+    "stop_reason": "profile complete",
+    "exit_code": 0,
+    "start_ts": T0,
+    "end_ts": T0 + 600,
+    "profile": {
+        "name": "average",
+        "phases": [
+            {"name": "ramp", "start_ts": T0, "end_ts": T0 + 60},
+            {"name": "plateau", "start_ts": T0 + 60, "end_ts": T0 + 600},
+        ],
+    },
+}
+
+
+@pytest.fixture
+def full_run(tmp_path) -> Path:
+    return write_run_dir(
+        tmp_path / "r1", META, samples=soak_samples(600), requests=stream_requests(3000, 600)
+    )
+
+
+def test_html_report_is_self_contained_with_embedded_images(full_run):
+    out = write_report(full_run)
+    html = out.read_text()
+    assert out == full_run / "report.html"
+    assert html.count("data:image/png;base64,") >= 2  # timeline and latency vs users
+    assert not re.search(r"""(src|href)=['"](?!data:)""", html)  # nothing fetched from outside
+    md = (full_run / "report.md").read_text()
+    assert "![timeline](timeline.png)" in md and (full_run / "timeline.png").stat().st_size > 0
+
+
+def test_rounds_run_report_has_rounds_table(tmp_path):
+    write_report(rounds_run(tmp_path))
+    md = (tmp_path / "report.md").read_text()
+    assert "**rounds**" in md and "available memory below 1024 MiB" in md
+
+
+def test_registry_includes_sections_and_names_a_failing_one(full_run):
+    def good(run):
+        return Section("Extra", notes=["from a plug-in"])
+
+    def broken_section(run):
+        raise ValueError("bad price file")
+
+    sections = extra_sections(load_run(full_run), [good, lambda run: None, broken_section])
+    assert [s.title for s in sections] == ["Extra", "broken section"]
+    assert sections[1].notes == ["failed: ValueError: bad price file"]
+
+
+def test_console_summary_names_memory_latency_with_counts_and_path(full_run):
+    text = console_summary(load_run(full_run))
+    assert "run r1: profile complete" in text
+    peak = soak_samples(600)["target_rss_bytes"].max() / MIB
+    assert f"peak target RSS: {peak:,.1f} MiB" in text
+    assert re.search(r"latency: p50 [\d,]+ ms, p95 [\d,]+ ms \(n=29\d\d\)", text)
+    assert re.search(r"TTFT: p50 [\d,]+ ms", text)
+    assert "missing: tasks.csv is absent" in text
+    assert f"run directory: {full_run}" in text
+
+
+def test_compare_aggregates_median_range_and_cv_across_runs(tmp_path):
+    runs = []
+    for i, base in enumerate((100.0, 300.0)):
+        samples = pd.DataFrame({"ts": T0 + np.arange(10.0), "target_rss_bytes": base * MIB})
+        runs.append(load_run(write_run_dir(tmp_path / f"run{i}", {"run_id": f"run{i}"}, samples=samples)))
+    row = compare_table(runs).loc["peak target RSS (MiB)"]
+    assert (row["run0"], row["run1"], row["median"], row["min"], row["max"]) == (100, 300, 200, 100, 300)
+    assert row["cv_pct"] == pytest.approx(70.71, abs=0.01)
+
+
+def test_cli_builds_report_and_compares(full_run, tmp_path):
+    other = write_run_dir(tmp_path / "r2", {**META, "run_id": "r2"}, samples=soak_samples(600, seed=1))
+    run = subprocess.run(
+        [sys.executable, "-m", "analysis", str(full_run)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parents[1],
+    )
+    assert run.returncode == 0, run.stderr
+    assert "report:" in run.stdout and (full_run / "report.html").exists()
+    cmp = subprocess.run(
+        [sys.executable, "-m", "analysis", "compare", str(full_run), str(other)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parents[1],
+    )
+    assert cmp.returncode == 0, cmp.stderr
+    assert "| measure | r1 | r2 | runs | median | min | max | cv_pct |" in cmp.stdout

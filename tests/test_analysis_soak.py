@@ -1,0 +1,124 @@
+"""Soak verdicts: planted leaks and drifts are found with the right slope; flat series are not judged."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import psutil
+import pytest
+
+from analysis.load import load_run
+from analysis.soak import SoakRule, error_rate_trend, memory_trend
+from analysis.synthetic import T0, soak_samples, write_run_dir
+
+
+def test_planted_50_mib_per_hour_leak_is_judged_leak_with_slope_within_10_percent(tmp_path):
+    run = load_run(write_run_dir(tmp_path, {}, samples=soak_samples(2 * 3600, 5.0, leak_mib_per_h=50)))
+    t = memory_trend(run)
+    assert t.verdict == "leak"
+    assert t.slope_per_h == pytest.approx(50, rel=0.10)
+    assert t.slope_low_per_h < 50 < t.slope_high_per_h
+
+
+def test_flat_noisy_memory_is_no_evidence_of_leak(tmp_path):
+    run = load_run(write_run_dir(tmp_path, {}, samples=soak_samples(2 * 3600, 5.0, noise_mib=20, seed=3)))
+    t = memory_trend(run)
+    assert t.verdict == "no evidence of leak"
+    assert abs(t.slope_per_h) < 5
+
+
+def test_short_series_is_not_enough_data(tmp_path):
+    run = load_run(write_run_dir(tmp_path, {}, samples=soak_samples(120, leak_mib_per_h=5000)))
+    t = memory_trend(run)
+    assert t.verdict == "not enough data"
+    assert "600 s" in t.rule
+
+
+def _requests_with_error_rate(rate_at: np.ndarray, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = rate_at.size
+    ok = (rng.random(n) >= rate_at).astype(int)
+    return pd.DataFrame(
+        {
+            "ts": T0 + np.linspace(0, 3600, n),
+            "agent_id": "a",
+            "operation": "chat",
+            "ok": ok,
+            "latency_ms": 100.0,
+        }
+    )
+
+
+def test_error_rate_rising_20_points_per_hour_is_drift(tmp_path):
+    rate = np.linspace(0.0, 0.2, 20000)
+    t = error_rate_trend(load_run(write_run_dir(tmp_path, {}, requests=_requests_with_error_rate(rate))))
+    assert t.verdict == "drift"
+    assert t.slope_per_h == pytest.approx(20, rel=0.25)
+
+
+def test_steady_error_rate_is_no_evidence_of_drift(tmp_path):
+    rate = np.full(20000, 0.05)
+    t = error_rate_trend(load_run(write_run_dir(tmp_path, {}, requests=_requests_with_error_rate(rate))))
+    assert t.verdict == "no evidence of drift"
+
+
+CHILD = """
+import sys, time
+step_mib, period = float(sys.argv[1]), 0.05
+hoard, start = [], time.monotonic()
+print("ready", flush=True)
+for i in range(1, 400):
+    if step_mib:
+        hoard.append(bytearray(int(step_mib * 1024 * 1024)))
+        hoard[-1][::4096] = b"x" * len(hoard[-1][::4096])
+    time.sleep(max(0.0, start + i * period - time.monotonic()))
+"""
+
+
+@pytest.fixture
+def leaky_child():
+    """Start a child that grows by a known MiB every 50 ms (0 = steady); killed with its group after."""
+    procs = []
+
+    def start(step_mib: float) -> psutil.Process:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(step_mib)],
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        procs.append(proc)
+        assert proc.stdout.readline().strip() == "ready"
+        return psutil.Process(proc.pid)
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def _sample_rss(child: psutil.Process, readings: int = 60, interval_s: float = 0.05) -> pd.DataFrame:
+    rows, deadline = [], time.monotonic() + 30
+    while len(rows) < readings and time.monotonic() < deadline:
+        rows.append({"ts": time.time(), "target_rss_bytes": child.memory_info().rss})
+        time.sleep(interval_s)
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(("step_mib", "verdict"), [(1.0, "leak"), (0.0, "no evidence of leak")])
+def test_real_process_leaking_20_mib_per_s_is_judged_leak_and_steady_one_is_not(
+    tmp_path, leaky_child, step_mib, verdict
+):
+    child = leaky_child(step_mib)
+    run = load_run(write_run_dir(tmp_path, {}, samples=_sample_rss(child)))
+    t = memory_trend(run, SoakRule(min_duration_s=2.0))
+    assert t.verdict == verdict
+    if step_mib:
+        assert t.slope_per_h / 3600 == pytest.approx(step_mib / 0.05, rel=0.25)
