@@ -126,16 +126,17 @@ def per_task_summary(costs: pd.DataFrame) -> pd.DataFrame:
 
 
 def tasks_per_hour(run: RunData) -> float | None:
-    """Tasks done per hour of run time (run.json start/end, else the tasks' own span); None if none."""
-    tasks = run.tasks
-    if tasks is None or tasks.empty:
-        return None
-    done = tasks[tasks["status"] == "done"]
+    """Tasks done per hour of run time (run.json start/end, else the tasks' own span); None if none.
+
+    Tasks are tasks.csv rows with status done, or, for chat agents without tasks.csv, the distinct task
+    ids of successful requests.
+    """
+    count, first, last = _done_tasks(run)
     start, end = run.meta.get("start_ts"), run.meta.get("end_ts")
     if not isinstance(start, int | float) or not isinstance(end, int | float):
-        start, end = tasks["submitted_ts"].min(), done["finished_ts"].max()
+        start, end = first, last
     hours = (float(end) - float(start)) / 3600
-    return len(done) / hours if len(done) and hours > 0 else None
+    return count / hours if count and hours > 0 else None
 
 
 def infra_cost(
@@ -236,6 +237,18 @@ def _ledger_row(model: str, group: pd.DataFrame, source: str) -> dict:
     row.update({c: _strict_sum(group[c]) for c in DOLLAR_COLUMNS})
     row["usd_gateway"] = group["gateway_cost_usd"].sum(min_count=1)
     return row
+
+
+def _done_tasks(run: RunData) -> tuple[int, float, float]:
+    """How many tasks finished well, and the first and last timestamps of their span."""
+    tasks, calls = run.tasks, run.requests
+    if tasks is not None and not tasks.empty:
+        done = tasks[tasks["status"] == "done"]
+        return len(done), tasks["submitted_ts"].min(), done["finished_ts"].max()
+    if calls is None or "task_id" not in calls:
+        return 0, np.nan, np.nan
+    ok = calls[(calls["ok"] == 1) & calls["task_id"].notna()]
+    return ok["task_id"].nunique(), calls["ts"].min(), ok["ts"].max()
 
 
 def _strict_sum(values: pd.Series) -> float:

@@ -35,6 +35,7 @@ from kit.target import (
     target_command,
 )
 from scenarios import registry
+from scenarios.errors import ProfileConfigError, ThresholdConfigError
 
 log = logging.getLogger("loadkit")
 WATCH_EVERY_S = 0.5
@@ -207,6 +208,11 @@ def setup(environment: Environment) -> KitRun | None:
     if isinstance(environment.runner, WorkerRunner):
         Recorder(environment, None)
         return None
+    try:  # every config error surfaces here, before any load or process starts
+        registry.build_profile(profile_name(options), options)
+        registry.build_thresholds(options)
+    except (ProfileConfigError, ThresholdConfigError) as exc:
+        fail_input(str(exc))
     options.run_id = options.run_id or rundir.new_run_id()
     run_dir = rundir.create_run_dir(options.run_dir, options.run_id)
     options.run_dir = str(run_dir)

@@ -15,7 +15,7 @@ from sampler.csv_out import OutputError
 from sampler.loop import Sampler
 from sampler.options import UsageError, parse
 from sampler.procfs import raise_open_file_limit
-from sampler.selectors import TargetNotFound
+from sampler.selection import TargetNotFound
 
 
 def main(argv: list[str]) -> int:

@@ -19,7 +19,9 @@ class HostProbe:
 
     def read(self) -> HostReading:
         times = psutil.cpu_times()
-        busy, total = sum(times) - times.idle - getattr(times, "iowait", 0.0), sum(times)
+        # guest time is already inside user time on Linux: leave it out of the total, as psutil does
+        total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
+        busy = total - times.idle - getattr(times, "iowait", 0.0)
         pct = None if self._prev is None else host_cpu_percent(self._prev[0], busy, self._prev[1], total)
         self._prev = (busy, total)
         return HostReading(

@@ -20,7 +20,7 @@ from sampler.options import SamplerOptions
 from sampler.procfs import ProcStatReader
 from sampler.queue_probe import QueueProbe
 from sampler.rows import Tick, to_row
-from sampler.selectors import CgroupSelector, PatternSelector, TreeSelector
+from sampler.selection import CgroupSelector, PatternSelector, TreeSelector
 from sampler.targets import Target
 
 TARGET_EXITED = "target_exited"

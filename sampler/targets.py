@@ -16,7 +16,7 @@ import psutil
 from sampler.cpu import CpuLedger
 from sampler.procfs import TICK_S, ProcStatReader
 from sampler.readings import ProcStat, TargetReading
-from sampler.selectors import CgroupSelector, PatternSelector, TargetNotFound, TreeSelector
+from sampler.selection import CgroupSelector, PatternSelector, TargetNotFound, TreeSelector
 
 
 class Selector(Protocol):

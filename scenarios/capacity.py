@@ -58,13 +58,29 @@ class CapacityParams:
 def add_arguments(parser: Any) -> None:
     """--memory-budget, --capacity-metric, --capacity-at-n (the cap is the shared --max-agents)."""
     group = parser.add_argument_group("loadkit: capacity", "serial idle-agent capacity (seeds/000)")
-    add(group, "--memory-budget", web_ui=True, default=DEFAULT_BUDGET,
-        help="capacity/churn: stop when the target's memory reaches this, e.g. 1GiB, 512MiB (default 1GiB)")
-    add(group, "--capacity-metric", web_ui=True, choices=METRICS, default="rss",
+    add(
+        group,
+        "--memory-budget",
+        web_ui=True,
+        default=DEFAULT_BUDGET,
+        help="capacity/churn: stop when the target's memory reaches this, e.g. 1GiB, 512MiB (default 1GiB)",
+    )
+    add(
+        group,
+        "--capacity-metric",
+        web_ui=True,
+        choices=METRICS,
+        default="rss",
         help="capacity/churn: memory judged against the budget: rss (summed RSS) or pss (for "
-             "process-per-agent targets: shared pages counted once)")
-    add(group, "--capacity-at-n", web_ui=True, default=str(DEFAULT_AT_N),
-        help="capacity: report the target's memory at this agent count (default 200)")
+        "process-per-agent targets: shared pages counted once)",
+    )
+    add(
+        group,
+        "--capacity-at-n",
+        web_ui=True,
+        default=str(DEFAULT_AT_N),
+        help="capacity: report the target's memory at this agent count (default 200)",
+    )
 
 
 def read_params(options: Any) -> CapacityParams:

@@ -26,10 +26,20 @@ class ChurnParams:
 def add_arguments(parser: Any) -> None:
     """--churn-cycles and --churn-batch (the memory metric is capacity's --capacity-metric)."""
     group = parser.add_argument_group("loadkit: churn", "open, prompt, close in cycles (leak per session)")
-    add(group, "--churn-cycles", web_ui=True, default=str(DEFAULT_CYCLES),
-        help="churn: cycles of open-prompt-close (default 10)")
-    add(group, "--churn-batch", web_ui=True, default=str(DEFAULT_BATCH),
-        help="churn: sessions opened and closed per cycle (default 5)")
+    add(
+        group,
+        "--churn-cycles",
+        web_ui=True,
+        default=str(DEFAULT_CYCLES),
+        help="churn: cycles of open-prompt-close (default 10)",
+    )
+    add(
+        group,
+        "--churn-batch",
+        web_ui=True,
+        default=str(DEFAULT_BATCH),
+        help="churn: sessions opened and closed per cycle (default 5)",
+    )
 
 
 def read_params(options: Any) -> ChurnParams:

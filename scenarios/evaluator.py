@@ -99,7 +99,9 @@ class ThresholdEvaluator:
     def evaluate(self, now: float) -> list[ThresholdResult]:
         return [self._judge(i, th, now) for i, th in enumerate(self.thresholds)]
 
-    def _observe(self, source: str, row: Mapping[str, Any], is_bad: Callable[[Mapping[str, Any]], bool]) -> None:
+    def _observe(
+        self, source: str, row: Mapping[str, Any], is_bad: Callable[[Mapping[str, Any]], bool]
+    ) -> None:
         for metric in self._by_source[source]:
             if metric.rate:
                 if row.get(metric.column) not in (None, ""):

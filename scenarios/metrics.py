@@ -50,4 +50,3 @@ METRICS: dict[str, Metric] = {
     **{n: Metric(n, "sample", n, unit) for n, unit in _SAMPLE_UNITS.items()},
     "dropped_arrivals": Metric("dropped_arrivals", "counter", "dropped_arrivals", "count"),
 }
-

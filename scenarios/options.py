@@ -60,6 +60,8 @@ class ProfileOptions:
     num_users: int | None = None  # Locust's -u, -r, -t: read by the manual profile
     spawn_rate: float | None = None
     run_time_s: float | None = None
+    raw: Any = field(default=None, compare=False, repr=False)  # the parsed options, for profiles
+    # with options of their own (capacity, churn)
 
 
 def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
@@ -67,9 +69,9 @@ def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
     parser.add_argument(
         "--load-profile",
         choices=list(profile_names),
-        default="manual",
+        default=None,
         include_in_web_ui=True,
-        help="load profile; manual follows -u/-r/-t. (Locust's own --profile only labels runs.)",
+        help="load profile (default manual: follows -u/-r/-t). Locust's own --profile only labels runs.",
     )
     for flag, text in _TEXT_OPTIONS:
         parser.add_argument(flag, type=str, default=None, include_in_web_ui=True, help=text)
@@ -107,6 +109,7 @@ def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
         num_users=get("num_users"),
         spawn_rate=get("spawn_rate"),
         run_time_s=get("run_time"),
+        raw=ns,
     )
 
 
@@ -153,7 +156,7 @@ def _positive_float(text: str) -> float:
     except ValueError:
         raise ValueError("must be a number > 0") from None
     if not value > 0:
-        raise ValueError("must be > 0")
+        raise ValueError("must be a number > 0")
     return value
 
 

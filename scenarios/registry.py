@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scenarios import average, breakpoint, manual, rounds, smoke, soak, spike, stress
+from scenarios import average, breakpoint, capacity, churn, manual, rounds, smoke, soak, spike, stress
 from scenarios.errors import ProfileConfigError
 from scenarios.open_model import OpenModelProfile
 from scenarios.options import ProfileOptions, read_options
@@ -26,6 +26,8 @@ BUILDERS: dict[str, Callable[[ProfileOptions], Profile]] = {
     "breakpoint": breakpoint.build,
     "soak": soak.build,
     "rounds": rounds.build,
+    "capacity": lambda opts: capacity.build(opts.raw),  # seeds/000, reads its own options
+    "churn": lambda opts: churn.build(opts.raw),
 }
 PROFILE_NAMES: tuple[str, ...] = tuple(BUILDERS)
 
@@ -33,6 +35,8 @@ PROFILE_NAMES: tuple[str, ...] = tuple(BUILDERS)
 def add_arguments(parser: Any) -> None:
     """Register every kit profile/threshold option; call from events.init_command_line_parser."""
     _add_arguments(parser, PROFILE_NAMES)
+    capacity.add_arguments(parser)
+    churn.add_arguments(parser)
 
 
 def build_profile(name: str | None, options: Any) -> Profile:

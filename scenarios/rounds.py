@@ -61,6 +61,7 @@ class RoundsPlan:
     def start(self, now: float) -> None:
         """Begin the idle baseline (call once, when the load test starts)."""
         self.baseline_start_ts = now
+        self.advance(now)
 
     def advance(self, now: float) -> None:
         """Move on when the baseline is over or the current round has hit --round-hold (call every tick)."""
@@ -142,7 +143,9 @@ class RoundsProfile:
         if origin is None:
             return []
         spans = [Phase("baseline", 0.0, _rel(self.plan.baseline_end_ts, origin))]
-        spans += [Phase(f"round-{r.round}", r.start_ts - origin, _rel(r.end_ts, origin)) for r in self.plan.rounds]
+        spans += [
+            Phase(f"round-{r.round}", r.start_ts - origin, _rel(r.end_ts, origin)) for r in self.plan.rounds
+        ]
         return spans
 
 
@@ -160,4 +163,3 @@ def build(opts: ProfileOptions) -> RoundsProfile:
 
 def _rel(ts: float | None, origin: float) -> float | None:
     return None if ts is None else ts - origin
-

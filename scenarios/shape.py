@@ -82,22 +82,12 @@ class StagedProfile:
         i = self._index(t)
         return Tick(round(self.stages[i].target), self._rates[i], self.stages[i].phase)
 
-    def planned(self, t: float) -> float:
-        """The planned level at t, interpolated along ramps (the curve Locust is steered towards)."""
-        if t >= self.end_s:
-            return 0.0
-        i = self._index(t)
-        stage, previous = self.stages[i], self.stages[i - 1].target if i else 0.0
-        if stage.duration_s == 0 or math.isinf(stage.duration_s):
-            return stage.target
-        return previous + (stage.target - previous) * (t - self._starts[i]) / stage.duration_s
-
     def peak(self) -> float:
         return max(s.target for s in self.stages)
 
     def phases(self) -> list[Phase]:
         spans: list[Phase] = []
-        for stage, start in zip(self.stages, self._starts):
+        for stage, start in zip(self.stages, self._starts, strict=True):
             end = start + stage.duration_s
             if stage.duration_s == 0:
                 continue

@@ -7,10 +7,11 @@ Every problem raises ThresholdConfigError with one line: where, which column, wh
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 from scenarios.errors import ThresholdConfigError
 from scenarios.metrics import DISTRIBUTION_AGGS, METRICS, Metric
@@ -124,7 +125,9 @@ def _parse_expr(
         got = f"{rest[0][0]!r}" if rest else "nothing"
         raise fail(rest[0][1] if rest else len(text) + 1, f"expected an operator {' '.join(OPS)}, got {got}")
     if len(rest) != 2:
-        raise fail(rest[-1][1] if len(rest) > 2 else len(text) + 1, "expected exactly one value after the operator")
+        raise fail(
+            rest[-1][1] if len(rest) > 2 else len(text) + 1, "expected exactly one value after the operator"
+        )
     value = _value(metric, rest[1], fail)
     expr = " ".join(t for t, _ in tokens)
     return Threshold(expr, metric, agg, rest[0][0], value, abort, grace_s, where)
@@ -137,7 +140,9 @@ def _aggregation(metric: Metric, token: tuple[str, int] | None, fail: Any) -> st
             raise fail(token[1], f"{metric.name} takes no aggregation but {implied!r}, got {token[0]!r}")
         return implied
     if token is None:
-        raise fail(len(metric.name) + 1, f"{metric.name} needs an aggregation: pNN, avg, min, max, count, last")
+        raise fail(
+            len(metric.name) + 1, f"{metric.name} needs an aggregation: pNN, avg, min, max, count, last"
+        )
     agg, col = token
     m = _PERCENTILE.fullmatch(agg)
     if agg in DISTRIBUTION_AGGS or (m and 0 < float(m.group(1)) < 100):

@@ -11,11 +11,9 @@ import json
 import os
 import sys
 import time
-import urllib.error
-import urllib.request
 from dataclasses import asdict
 
-from simgateway import memory
+from simgateway import client, memory
 from simgateway.lifeline import die_with_parent, sleep_while_alive
 from simgateway.usage import TaskUsage
 
@@ -51,10 +49,11 @@ def detach() -> None:
 
 def call_llm(url: str, model: str, prompt: str, timeout: float) -> dict:
     """One non-streamed chat completion against the gateway; returns its `usage` object."""
-    body = json.dumps({"model": model, "messages": [{"role": "user", "content": prompt}]}).encode()
-    req = urllib.request.Request(f"{url}/v1/chat/completions", body, {"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as resp:
-        return json.loads(resp.read())["usage"]
+    body = {"model": model, "messages": [{"role": "user", "content": prompt}]}
+    reply = client.request(url, "POST", "/v1/chat/completions", body, timeout)
+    if reply.status != 200:
+        raise ValueError(f"HTTP {reply.status}")
+    return reply.json()["usage"]
 
 
 def run_calls(args: argparse.Namespace) -> tuple[TaskUsage, str | None]:
@@ -73,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         detach()
     else:
         die_with_parent(args.gateway_pid)
-    emit({"event": "started", "pid": os.getpid(), "task_id": args.task_id})
     block = memory.allocate_touched(args.mib)  # noqa: F841  (held for the task's life)
+    emit({"event": "started", "pid": os.getpid(), "task_id": args.task_id})  # memory already resident
     usage, error = run_calls(args)
     if not sleep_while_alive(args.until - time.time(), args.gateway_pid):
         return 1

@@ -1,14 +1,20 @@
-"""Every analysis notebook runs top to bottom on a run directory the test suite produces."""
+"""Every analysis notebook runs top to bottom on a run directory the test suite produces.
+
+Notebooks execute in a child interpreter: the test process is gevent-patched by conftest, which breaks
+jupyter_client's channel threads.
+"""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
-from analysis.synthetic import T0, rounds_run, soak_samples, stream_requests, write_run_dir
+from analysis.synthetic import T0, rounds_run, stream_requests, write_run_dir
 
 ROOT = Path(__file__).parents[1]
 NOTEBOOKS = sorted((ROOT / "analysis" / "notebooks").glob("*.ipynb"))
@@ -25,14 +31,30 @@ def test_there_are_four_notebooks():
     assert {p.stem for p in NOTEBOOKS} == {"capacity", "rounds", "soak", "cost"}
 
 
+EXECUTE = """
+import sys, nbformat
+from nbclient import NotebookClient
+nb = nbformat.read(sys.argv[1], as_version=4)
+meta = {"metadata": {"path": sys.argv[3]}}
+client = NotebookClient(nb, timeout=120, kernel_name="python3", resources=meta)
+client.execute()
+nbformat.write(nb, sys.argv[2])
+"""
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_executes_top_to_bottom(notebook, run_dir, monkeypatch):
-    monkeypatch.setenv("RUN_DIR", str(run_dir))
-    monkeypatch.setenv("KIT_ROOT", str(ROOT))
-    nb = nbformat.read(notebook, as_version=4)
-    NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(notebook.parent)}}
-    ).execute()
+def test_notebook_executes_top_to_bottom(notebook, run_dir, tmp_path):
+    env = {**os.environ, "RUN_DIR": str(run_dir), "KIT_ROOT": str(ROOT)}
+    out = tmp_path / notebook.name
+    proc = subprocess.run(
+        [sys.executable, "-c", EXECUTE, str(notebook), str(out), str(notebook.parent)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    nb = nbformat.read(out, as_version=4)
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     assert str(run_dir) in "".join(o.get("text", "") for o in outputs)

@@ -13,7 +13,9 @@ from kit.schema import CAPACITY_COLUMNS, GIB, MIB
 def synthetic_run(base=30.0, first=100.0, per=4.0, budget=GIB, cap_n=None, fail_at=None, noise=0.0, seed=0):
     """Rows as agents/capacity.py writes them, from a linear memory model with optional noise."""
     rng = np.random.default_rng(seed)
-    rows = [dict(ts=0.0, n=0, closed=0, event="baseline", rss_bytes=base * MIB, budget_bytes=budget, metric="rss")]
+    rows = [
+        dict(ts=0.0, n=0, closed=0, event="baseline", rss_bytes=base * MIB, budget_bytes=budget, metric="rss")
+    ]
     n, reason = 0, cap.STOP_CAP
     while True:
         n += 1
@@ -22,8 +24,19 @@ def synthetic_run(base=30.0, first=100.0, per=4.0, budget=GIB, cap_n=None, fail_
             reason = cap.STOP_FAILURE
             break
         mib = base + first + per * n + rng.normal(0, noise)
-        rows.append(dict(ts=n, n=n, closed=0, event="ready", session_id=f"s{n}", ready_ms=40.0 + n % 10,
-                         rss_bytes=mib * MIB, budget_bytes=budget, metric="rss"))
+        rows.append(
+            dict(
+                ts=n,
+                n=n,
+                closed=0,
+                event="ready",
+                session_id=f"s{n}",
+                ready_ms=40.0 + n % 10,
+                rss_bytes=mib * MIB,
+                budget_bytes=budget,
+                metric="rss",
+            )
+        )
         if mib * MIB >= budget:
             reason = cap.STOP_BUDGET
             break

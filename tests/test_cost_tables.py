@@ -246,3 +246,16 @@ def test_cost_section_reads_a_run_directory_with_empty_cells_as_missing(tmp_path
     assert ledger.loc["sim-model", "calls"] == 1 and pd.isna(ledger.loc["sim-model", "tokens_cache_write"])
     assert ledger.loc["sim-model", "usd_billed"] == pytest.approx((800 * 1 + 200 * 0.1 + 100 * 2) / 1e6)
     assert any("1 calls named a model but reported no usage" in note for note in section.notes)
+
+
+def test_task_throughput_of_chat_agents_counts_task_ids_of_successful_requests():
+    calls = requests_frame(
+        [
+            {"ts": 0.0, "ok": 1, "task_id": "t1"},
+            {"ts": 60.0, "ok": 1, "task_id": "t1"},
+            {"ts": 120.0, "ok": 1, "task_id": "t2"},
+            {"ts": 150.0, "ok": 0, "task_id": "t3"},
+        ]
+    )
+    run = RunData(path=Path("x"), meta={"start_ts": 0.0, "end_ts": 360.0}, requests=calls)
+    assert tasks_per_hour(run) == pytest.approx(2 / 0.1)

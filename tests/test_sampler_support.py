@@ -51,8 +51,9 @@ class Children:
         return self.start([sys.executable, "-c", code, *args], **kw)
 
     def sampler(self, *args: str) -> subprocess.Popen:
+        """`python -m sampler` at 10 Hz unless `args` give another --interval (the last one wins)."""
         env = {**os.environ, "PYTHONPATH": str(REPO)}
-        argv = [sys.executable, "-m", "sampler", *args]
+        argv = [sys.executable, "-m", "sampler", "--interval", "0.1", *args]
         return self.start(argv, env=env, stderr=subprocess.PIPE, text=True)
 
     def start(self, argv: list[str], **kw) -> subprocess.Popen:
@@ -93,5 +94,14 @@ print("done", flush=True)
 sys.stdin.readline()
 """
 
-BUSY = "import time\nend = time.time() + 60\nwhile time.time() < end: pass\n"
+# A busy loop reporting `wall cpu_seconds` about every 50 ms.
+BUSY = """
+import time
+end = time.time() + 60
+mark = 0.0
+while time.time() < end:
+    if time.time() >= mark:
+        print(time.time(), time.process_time(), flush=True)
+        mark = time.time() + 0.05
+"""
 SLEEPER = "import sys\nprint('ready', flush=True)\nsys.stdin.readline()\n"

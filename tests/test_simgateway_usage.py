@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from simgateway.knobs import Knobs, parse_knobs
+from simgateway.knobs import Knobs
 from simgateway.usage import TaskUsage, Tokens, cost_usd, count_tokens, estimate_prompt_tokens, usage_body
 
 T = Tokens(prompt=100, cached=40, cache_write=10, completion=25, reasoning=5, content=20)
-
-
-def test_knob_parser_defaults_equal_the_knobs_record_defaults():
-    assert parse_knobs(["--port", "0"]) == Knobs()
 
 
 def test_prompt_estimate_is_ceil_chars_over_4():

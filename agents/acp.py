@@ -1,0 +1,157 @@
+"""ACP (Agent Client Protocol) agent: each simulated agent launches the agent command as its own process
+and speaks JSON-RPC over its stdio (initialize, session/new, session/prompt), as Peri and Hermes do.
+
+Each process runs in its own process group and is stopped with the agent, so none outlives the run; the
+sampler follows them by command pattern. It grants no permissions and serves no files to the agent.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shlex
+import subprocess
+import time
+
+import gevent
+from locust import between, task
+from locust.exception import StopUser
+
+from agents.base import KitAgent, one_line
+from agents.openai_chat import DEFAULT_PROMPT, fill_usage
+from agents.records import AgentRecord, RequestRecord
+from agents.sse import StreamTiming
+from kit.target import Target, stop_target
+
+PROTOCOL_VERSION = 1
+_SESSION_ORDINALS = itertools.count(1)
+
+
+class AcpError(Exception):
+    """The agent process answered with a JSON-RPC error, closed its output, or did not answer in time."""
+
+
+class AcpAgent(KitAgent):
+    """One agent process and one ACP session per simulated agent (`--acp-command`)."""
+
+    weight = 1
+    wait_time = between(0.5, 1.5)
+
+    def on_start(self) -> None:
+        # No HTTP client: the transport is the child's stdio.
+        self.process: subprocess.Popen | None = None
+        self.session_id: str | None = None
+        self.next_id = itertools.count(1)
+        command = self.option("acp_command", None)
+        if not command:
+            raise StopUser("no ACP agent command (--acp-command)")
+        started = time.perf_counter()
+        self.process = subprocess.Popen(
+            shlex.split(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        init = self.call(
+            "acp.initialize", "initialize", {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": {}}
+        )
+        if init is not None:
+            reply = self.call("acp.session_new", "session/new", {"cwd": os.getcwd(), "mcpServers": []})
+            self.session_id = str(reply["sessionId"]) if reply and reply.get("sessionId") else None
+        self.record(
+            AgentRecord(
+                ts=time.time(),
+                agent_id=self.agent_id,
+                n=next(_SESSION_ORDINALS),
+                session_id=self.session_id,
+                event="created" if self.session_id else "failed",
+                ready_ms=(time.perf_counter() - started) * 1000.0 if self.session_id else None,
+                error=None if self.session_id else "ACP start-up failed (see requests.csv)",
+            )
+        )
+
+    def on_stop(self) -> None:
+        if self.process is not None:
+            stop_target(Target(url="", pid=self.process.pid, popen=self.process), timeout_s=3.0)
+            self.record(
+                AgentRecord(
+                    ts=time.time(), agent_id=self.agent_id, session_id=self.session_id, event="closed"
+                )
+            )
+            self.process = None
+        super().on_stop()
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    @task
+    def prompt(self) -> None:
+        if not self.session_id:
+            return
+        text = f"[agent {self.agent_id} run {self.run_id}] {self.option('prompt', DEFAULT_PROMPT)}"
+        params = {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]}
+        self.call("acp.prompt", "session/prompt", params)
+
+    def call(self, operation: str, method: str, params: dict) -> dict | None:
+        """One request; session/update notifications on the way are timed as tokens. Reported as a row."""
+        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation)
+        record.session_id = self.session_id
+        timing = StreamTiming(time.perf_counter(), [])
+        result = None
+        try:
+            with gevent.Timeout(float(self.option("request_timeout", 120.0)), AcpError("no answer in time")):
+                result = self.exchange(method, params, timing)
+            fill_usage(record, result, None)
+        except (AcpError, OSError, ValueError) as exc:
+            record.ok, record.error_kind, record.error = False, acp_error_kind(exc), one_line(exc)
+        record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
+        if timing.token_times:
+            record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
+            record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
+        self.report(record)
+        return result
+
+    def exchange(self, method: str, params: dict, timing: StreamTiming) -> dict:
+        request_id = next(self.next_id)
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise AcpError(f"agent process closed its output (exit code {self.process.poll()})")
+            message = json.loads(line)
+            if message.get("id") == request_id and "method" not in message:
+                if message.get("error"):
+                    raise AcpError(f"{message['error'].get('code')} {message['error'].get('message')}")
+                return message.get("result") or {}
+            if message.get("method") == "session/update" and is_content_chunk(message):
+                timing.mark_token(time.perf_counter())
+            elif "id" in message and "method" in message:
+                self.send(refusal(message))
+
+    def send(self, message: dict) -> None:
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.flush()
+
+
+def is_content_chunk(message: dict) -> bool:
+    update = (message.get("params") or {}).get("update") or {}
+    content = update.get("content") or {}
+    return update.get("sessionUpdate") == "agent_message_chunk" and bool(content.get("text"))
+
+
+def refusal(request: dict) -> dict:
+    """Answer the agent's own requests: cancel permission prompts, refuse everything else."""
+    if request.get("method") == "session/request_permission":
+        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "cancelled"}}}
+    error = {"code": -32601, "message": "the load kit serves no client methods"}
+    return {"jsonrpc": "2.0", "id": request["id"], "error": error}
+
+
+def acp_error_kind(exc: Exception) -> str:
+    text = str(exc)
+    if "in time" in text:
+        return "timeout"
+    return "connection" if "closed" in text or isinstance(exc, OSError) else "protocol"

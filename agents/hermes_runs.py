@@ -1,0 +1,117 @@
+"""Hermes Agent runs API agent: POST /v1/runs, then follow the run by its SSE event stream
+(GET /v1/runs/{id}/events) or by polling GET /v1/runs/{id}; one task row per run.
+
+TTFT is our clock at the first `message.delta` event. On stop it stops only the runs it started.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from locust import between, task
+
+from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line
+from agents.openai_chat import DEFAULT_PROMPT
+from agents.records import RequestRecord, TaskRecord
+from agents.sse import StreamTiming, iter_sse
+from agents.usage import parse_usage
+
+STATUS_OF_RUN = {"completed": "done", "failed": "failed", "cancelled": "cancelled", "stopped": "cancelled"}
+STATUS_OF_EVENT = {"run.completed": "done", "run.failed": "failed", "run.cancelled": "cancelled"}
+DELTA_EVENT = "message.delta"
+
+
+class HermesRunsAgent(KitAgent):
+    """Starts one run at a time on its own session (`--runs-follow events|poll`)."""
+
+    weight = 1
+    wait_time = between(0.5, 1.5)
+
+    def on_start(self) -> None:
+        super().on_start()
+        self.open_runs: set[str] = set()
+
+    def on_stop(self) -> None:
+        if self.option("cleanup", True):
+            for run_id in sorted(self.open_runs):
+                self.json_call("run.stop", "POST", f"/v1/runs/{run_id}/stop", ids={"task_id": run_id})
+        super().on_stop()
+
+    @property
+    def session_key(self) -> str:
+        return f"{self.run_id}-{self.agent_id}"
+
+    @task
+    def run_and_follow(self) -> None:
+        prompt = f"[agent {self.agent_id} run {self.run_id}] {self.option('prompt', DEFAULT_PROMPT)}"
+        submitted = time.time()
+        body, _ = self.json_call(
+            "run.create",
+            "POST",
+            "/v1/runs",
+            ids={"session_id": self.session_key},
+            json={"input": prompt, "session_id": self.session_key},
+        )
+        if not body or not body.get("run_id"):
+            return
+        row = TaskRecord(task_id=str(body["run_id"]), agent_id=self.agent_id, submitted_ts=submitted)
+        self.open_runs.add(row.task_id)
+        if self.option("runs_follow", "events") == "events":
+            self.follow_events(row)
+        if row.status not in TERMINAL_STATUSES:
+            self.poll_task(row, self.poll_once)
+        if row.status in TERMINAL_STATUSES:
+            self.open_runs.discard(row.task_id)
+        row.fill_durations()
+        self.record(row)
+
+    def poll_once(self, row: TaskRecord) -> None:
+        run, _ = self.json_call("run.poll", "GET", f"/v1/runs/{row.task_id}", ids={"task_id": row.task_id})
+        status = STATUS_OF_RUN.get(str((run or {}).get("status")))
+        if run and run.get("status") == "running" and row.started_ts is None:
+            row.started_ts = time.time()
+        if status:
+            row.status, row.finished_ts = status, time.time()
+            row.error = run.get("error") or row.error
+
+    def follow_events(self, row: TaskRecord) -> None:
+        record = RequestRecord(
+            ts=time.time(), agent_id=self.agent_id, operation="run.events", task_id=row.task_id
+        )
+        record.session_id = self.session_key
+        started = time.perf_counter()
+        try:
+            with self.http.stream("GET", f"/v1/runs/{row.task_id}/events") as response:
+                if response.status_code >= 400:
+                    response.read()
+                    http_record(record, response)
+                else:
+                    record.status_code = response.status_code
+                    read_events(response, record, row, StreamTiming(started, []))
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
+            failed_record(record, exc, started)
+        record.latency_ms = (time.perf_counter() - started) * 1000.0
+        self.report(record)
+
+
+def read_events(response, record: RequestRecord, row: TaskRecord, timing: StreamTiming) -> None:
+    """Mark each text delta; the run.* lifecycle event ends the row; usage from whichever event has it."""
+    for event in iter_sse(response.iter_lines()):
+        data = json.loads(event.data)
+        kind = event.event or data.get("event") or data.get("type")
+        if kind == DELTA_EVENT:
+            timing.mark_token(event.arrived)
+            row.started_ts = row.started_ts or time.time()
+        usage = parse_usage(data)
+        for name in ("tokens_in", "tokens_cached", "tokens_out", "model"):
+            value = getattr(usage, name)
+            setattr(row, name, value if value is not None else getattr(row, name))
+        if kind in STATUS_OF_EVENT:
+            row.status, row.finished_ts = STATUS_OF_EVENT[kind], time.time()
+            row.error = one_line(data.get("error")) if data.get("error") else None
+            break
+    record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
+    record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
+    for name in ("tokens_in", "tokens_cached", "tokens_out", "model"):
+        setattr(record, name, getattr(row, name))

@@ -1,0 +1,242 @@
+"""Any REST gateway by a spec file (TOML): request templates for create / prompt / poll / close and JSON
+paths for the id, status, terminal states, timestamps and usage, so users map a gateway without Python.
+
+Loading validates the whole file and fails with one line naming the file and key. The agent closes only
+what it created itself; templates should tag what they create with `{run_id}`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import tomllib
+from locust import constant, task
+
+from agents.base import KitAgent
+from agents.records import TaskRecord
+
+STEPS = ("create", "prompt", "poll", "close")
+KIT_STATUSES = ("done", "failed", "cancelled")
+ROW_FIELDS = (
+    "submitted_ts",
+    "started_ts",
+    "finished_ts",
+    "worker_pid",
+    "model",
+    "error",
+    "llm_calls",
+    "tokens_in",
+    "tokens_cached",
+    "tokens_out",
+    "gateway_cost_usd",
+)
+TIME_FIELDS = ("submitted_ts", "started_ts", "finished_ts")
+_PLACEHOLDER = re.compile(r"\{(run_id|agent_id|session|prompt|model|id)\}")
+
+
+class SpecError(ValueError):
+    """A spec file that cannot be used; the message is one line naming the file and the key."""
+
+
+@dataclass(frozen=True)
+class RequestTemplate:
+    """One HTTP request with `{placeholders}` in path, body and headers."""
+
+    operation: str
+    method: str
+    path: str
+    body: object = None
+    headers: dict[str, str] = field(default_factory=dict)
+    id_path: str | None = None  # where the reply carries the id to poll/close (create; optional on prompt)
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    create: RequestTemplate
+    poll: RequestTemplate
+    status_path: str
+    terminal: dict[str, str]  # gateway status -> kit status (done, failed, cancelled)
+    prompt: RequestTemplate | None = None
+    close: RequestTemplate | None = None
+    fields: dict[str, str] = field(default_factory=dict)  # task row column -> JSON path
+
+
+def json_path(doc: object, dotted: str) -> object:
+    """`usage.prompt_tokens` -> doc["usage"]["prompt_tokens"]; list indices allowed; None when absent."""
+    node = doc
+    for part in dotted.split("."):
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def render(template: object, values: dict[str, str]) -> object:
+    """Fill placeholders in every string of a template (nested dicts and lists too)."""
+    if isinstance(template, str):
+        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+    if isinstance(template, dict):
+        return {key: render(value, values) for key, value in template.items()}
+    if isinstance(template, list):
+        return [render(value, values) for value in template]
+    return template
+
+
+@functools.lru_cache(maxsize=16)
+def load_spec(path: str) -> Spec:
+    """Read and validate a spec file (cached: every simulated agent shares one parse)."""
+    try:
+        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SpecError(f"spec {path}: cannot read ({exc.strerror or exc})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"spec {path}: not valid TOML ({exc})") from exc
+    return parse_spec(doc, path)
+
+
+def parse_spec(doc: dict, origin: str = "<spec>") -> Spec:
+    unknown = set(doc) - {"name", "fields", *STEPS}
+    if unknown:
+        raise SpecError(f"spec {origin}: unknown section(s) {sorted(unknown)}")
+    for required in ("create", "poll"):
+        if not isinstance(doc.get(required), dict):
+            raise SpecError(f"spec {origin}: missing [{required}] section")
+    poll = doc["poll"]
+    if not isinstance(doc["create"].get("id"), str):
+        raise SpecError(f'spec {origin}: [create] needs id = "json.path" to the created thing\'s id')
+    if not isinstance(poll.get("status"), str):
+        raise SpecError(f'spec {origin}: [poll] needs status = "json.path" to the status')
+    fields = doc.get("fields") or {}
+    wrong = set(fields) - set(ROW_FIELDS)
+    if wrong:
+        raise SpecError(f"spec {origin}: [fields] has unknown column(s) {sorted(wrong)}; known: {ROW_FIELDS}")
+    return Spec(
+        name=str(doc.get("name") or Path(origin).stem),
+        create=_template(doc, "create", origin),
+        poll=_template(doc, "poll", origin),
+        status_path=poll["status"],
+        terminal=_terminal(poll.get("terminal"), origin),
+        prompt=_template(doc, "prompt", origin) if "prompt" in doc else None,
+        close=_template(doc, "close", origin) if "close" in doc else None,
+        fields={str(k): str(v) for k, v in fields.items()},
+    )
+
+
+def _template(doc: dict, step: str, origin: str) -> RequestTemplate:
+    entry = doc[step]
+    if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+        raise SpecError(f'spec {origin}: [{step}] needs path = "/..."')
+    return RequestTemplate(
+        operation=str(entry.get("operation") or f"spec.{step}"),
+        method=str(entry.get("method") or ("GET" if step == "poll" else "POST")).upper(),
+        path=entry["path"],
+        body=entry.get("body"),
+        headers={str(k): str(v) for k, v in (entry.get("headers") or {}).items()},
+        id_path=entry.get("id"),
+    )
+
+
+def _terminal(table: object, origin: str) -> dict[str, str]:
+    if not isinstance(table, dict) or not table:
+        raise SpecError(f"spec {origin}: [poll.terminal] needs done = [...] (and failed, cancelled)")
+    mapping = {}
+    for kit_status, values in table.items():
+        if kit_status not in KIT_STATUSES or not isinstance(values, list):
+            raise SpecError(f'spec {origin}: [poll.terminal] {kit_status!r}: use {KIT_STATUSES} = ["..."]')
+        mapping.update({str(value): kit_status for value in values})
+    return mapping
+
+
+def apply_reply(row: TaskRecord, spec: Spec, reply: dict) -> None:
+    """Copy the mapped fields and the status (when terminal) from a gateway reply into the row."""
+    for column, path in spec.fields.items():
+        value = json_path(reply, path)
+        if value is not None:
+            setattr(row, column, epoch(value) if column in TIME_FIELDS else value)
+    status = json_path(reply, spec.status_path)
+    row.status = spec.terminal.get(str(status), row.status)
+
+
+def epoch(value: object) -> float | None:
+    """Epoch seconds as given, or parsed from an ISO 8601 string."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    try:
+        return datetime.fromisoformat(str(value)).timestamp()
+    except ValueError:
+        return None
+
+
+class SpecAgent(KitAgent):
+    """Creates, optionally prompts, and polls one thing at a time, as the spec file (`--spec-file`) says."""
+
+    weight = 1
+    wait_time = constant(0.5)
+
+    def on_start(self) -> None:
+        super().on_start()
+        self.spec = load_spec(str(self.option("spec_file", "")))
+        self.created: list[str] = []
+
+    def on_stop(self) -> None:
+        if self.spec.close is not None and self.option("cleanup", True):
+            for thing_id in self.created:
+                self.send(self.spec.close, thing_id)
+        super().on_stop()
+
+    @task
+    def create_and_wait(self) -> None:
+        self.run_task(round_no=None)
+
+    def run_task(self, round_no: int | None) -> TaskRecord | None:
+        submitted = time.time()
+        reply = self.send(self.spec.create, None)
+        thing_id = json_path(reply, self.spec.create.id_path) if reply is not None else None
+        if thing_id is None:
+            return None
+        thing_id = str(thing_id)
+        self.created.append(thing_id)
+        row = TaskRecord(task_id=thing_id, agent_id=self.agent_id, round=round_no, submitted_ts=submitted)
+        apply_reply(row, self.spec, reply)
+        if self.spec.prompt is not None:
+            answer = self.send(self.spec.prompt, thing_id)
+            new_id = (
+                json_path(answer, self.spec.prompt.id_path) if answer and self.spec.prompt.id_path else None
+            )
+            row.task_id = str(new_id) if new_id is not None else row.task_id
+        self.poll_task(row, self.poll_once)
+        row.fill_durations()
+        self.record(row)
+        return row
+
+    def poll_once(self, row: TaskRecord) -> None:
+        reply = self.send(self.spec.poll, row.task_id)
+        if reply is not None:
+            apply_reply(row, self.spec, reply)
+
+    def send(self, template: RequestTemplate, thing_id: str | None) -> dict | None:
+        values = {
+            "run_id": self.run_id,
+            "agent_id": self.agent_id,
+            "session": f"{self.run_id}-{self.agent_id}",
+            "prompt": str(self.option("prompt", "Do a small task.")),
+            "model": str(self.option("model", "sim-model")),
+            "id": thing_id or "",
+        }
+        kwargs = {"headers": render(template.headers, values)} if template.headers else {}
+        if template.body is not None:
+            kwargs["json"] = render(template.body, values)
+        path = str(render(template.path, values))
+        body, _ = self.json_call(
+            template.operation, template.method, path, ids={"task_id": thing_id}, **kwargs
+        )
+        return body

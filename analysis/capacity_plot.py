@@ -1,0 +1,42 @@
+"""The RSS-vs-N plot of capacity runs: readings as dots, the tail fit as a line, the budget as a rule.
+
+Draws and saves only; the points and fits come from analysis/capacity.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from analysis.capacity import CapacityResult, capacity_points  # noqa: E402
+
+
+def capacity_plot(runs: Mapping[str, tuple[CapacityResult, object]], out: Path) -> Path | None:
+    """One line of readings per run (label -> (result, capacity frame)), each with its fitted tail."""
+    if not runs:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for i, (label, (result, frame)) in enumerate(runs.items()):
+        points = capacity_points(frame, result.metric)
+        ax.plot(points["n"], points["mib"], ".", ms=3, color=f"C{i}", label=f"{label} readings")
+        if result.fit is not None:
+            fit = result.fit
+            x = np.array([1.0, float(points["n"].max())])  # the tail trend, drawn back to N = 1
+            ax.plot(x, fit.intercept + fit.slope * x, "-", lw=1.5, color=f"C{i}",
+                    label=f"{label} fit {fit.slope:.2f} MiB/agent, R² {fit.r2:.3f}")
+    first = next(iter(runs.values()))[0]
+    if first.budget_mib is not None:
+        ax.axhline(first.budget_mib, color="red", ls="--", lw=1, label=f"budget {first.budget_mib:,.0f} MiB")
+    ax.set_xlabel("agents (N)")
+    ax.set_ylabel(f"target {first.metric.upper()} (MiB)")
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
+    return out

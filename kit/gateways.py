@@ -1,0 +1,142 @@
+"""`--gateway NAME` presets: for each kind of gateway, which agent classes speak to it, how to check it is
+healthy, where its queue length is read, its session-stickiness convention and sensible option defaults.
+
+A table of data only: it names agent classes by import path (resolved on demand) and never opens a
+connection. Unknown names fail with one line listing the known ones.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class GatewayError(ValueError):
+    """An unknown preset name or an unusable spec file; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class QueueProbe:
+    """Where the sampler reads the gateway's own queue: a path on the target and two dotted JSON fields."""
+
+    path: str
+    queue_field: str
+    in_progress_field: str | None = None
+
+
+@dataclass(frozen=True)
+class GatewayPreset:
+    name: str
+    agent_classes: tuple[str, ...]  # "module:Class", resolved by agent_classes()
+    health_path: str
+    summary: str
+    queue: QueueProbe | None = None
+    session_header: str | None = None  # header name, or "user" (the body field)
+    api_key_env: str | None = None  # environment variable holding the bearer key
+    defaults: dict[str, object] = field(default_factory=dict)  # kit option name -> value
+
+
+CHAT = "agents.openai_chat:ChatAgent"
+RESPONSES = "agents.responses:ResponsesAgent"
+
+PRESETS: dict[str, GatewayPreset] = {
+    preset.name: preset
+    for preset in (
+        GatewayPreset(
+            name="simulator",
+            agent_classes=(CHAT, "agents.task_board:TaskAgent", "agents.sessions:SessionAgent"),
+            health_path="/health",
+            summary="the kit's simulated gateway (chat, task board, idle sessions)",
+            queue=QueueProbe("/v1/board/inspect", "queue_length", "in_progress"),
+            session_header="user",
+        ),
+        GatewayPreset(
+            name="hermes",
+            agent_classes=(CHAT, "agents.hermes_runs:HermesRunsAgent"),
+            health_path="/health",
+            summary="Hermes Agent API server: chat completions and /v1/runs",
+            session_header="X-Hermes-Session-Id",
+            api_key_env="API_SERVER_KEY",
+            defaults={"model": "hermes-agent"},
+        ),
+        GatewayPreset(
+            name="openclaw",
+            agent_classes=(CHAT, RESPONSES),
+            health_path="/health",
+            summary="OpenClaw gateway's OpenAI-compatible HTTP endpoints",
+            session_header="x-openclaw-session-key",
+            api_key_env="OPENCLAW_GATEWAY_TOKEN",
+            defaults={"model": "openclaw"},
+        ),
+        GatewayPreset(
+            name="litellm",
+            agent_classes=(CHAT,),
+            health_path="/health/liveliness",
+            summary="LiteLLM proxy (cost per request in x-litellm-response-cost)",
+            session_header="user",
+            api_key_env="LITELLM_MASTER_KEY",
+        ),
+        GatewayPreset(
+            name="langgraph",
+            agent_classes=("agents.langgraph:LangGraphAgent",),
+            health_path="/ok",
+            summary="LangGraph server: threads and runs",
+            queue=QueueProbe("/metrics?format=json", "queue.n_pending", "queue.n_running"),
+            api_key_env="LANGGRAPH_API_KEY",
+            defaults={"assistant_id": "agent"},
+        ),
+        GatewayPreset(
+            name="a2a",
+            agent_classes=("agents.a2a:A2AAgent",),
+            health_path="/.well-known/agent-card.json",
+            summary="an A2A agent over JSON-RPC (protocol 1.0, falling back to 0.3)",
+            api_key_env="A2A_API_KEY",
+        ),
+        GatewayPreset(
+            name="acp",
+            agent_classes=("agents.acp:AcpAgent",),
+            health_path="",
+            summary="an ACP agent over stdio: one process per simulated agent (--acp-command)",
+        ),
+    )
+}
+SPEC_PREFIX = "spec:"
+
+
+def preset(name: str) -> GatewayPreset:
+    """The preset called `name`, or `spec:FILE` for a REST gateway described by a spec file."""
+    if name.startswith(SPEC_PREFIX):
+        return spec_preset(name.removeprefix(SPEC_PREFIX))
+    try:
+        return PRESETS[name]
+    except KeyError:
+        known = ", ".join([*PRESETS, "spec:FILE"])
+        raise GatewayError(f"unknown gateway {name!r}; known: {known}") from None
+
+
+def spec_preset(path: str) -> GatewayPreset:
+    from agents.spec import SpecError, load_spec  # imports locust: only when a spec gateway is asked for
+
+    if not path:
+        raise GatewayError("--gateway spec:FILE needs a file name after 'spec:'")
+    try:
+        spec = load_spec(str(Path(path)))
+    except SpecError as exc:
+        raise GatewayError(str(exc)) from None
+    return GatewayPreset(
+        name=f"spec:{path}",
+        agent_classes=("agents.spec:SpecAgent",),
+        health_path="",
+        summary=f"REST gateway described by {path} ({spec.name})",
+        defaults={"spec_file": str(path)},
+    )
+
+
+def agent_classes(chosen: GatewayPreset) -> list[type]:
+    """Import the preset's agent classes (the locustfile hands them to Locust as its user classes)."""
+    classes = []
+    for dotted in chosen.agent_classes:
+        module_name, class_name = dotted.split(":")
+        classes.append(getattr(importlib.import_module(module_name), class_name))
+    return classes

@@ -1,0 +1,69 @@
+"""A tiny ACP agent over stdio (newline-delimited JSON-RPC) for the kit's tests: known memory and timing.
+
+It holds `--mib` MiB of touched memory (the per-agent truth), answers a prompt with `--chunks` message
+chunks, the first after `--first-ms`. It must never read files or reach the network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import uuid
+
+
+def send(message: dict) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def prompt(request: dict, args: argparse.Namespace) -> dict:
+    session_id = request["params"]["sessionId"]
+    time.sleep(args.first_ms / 1000.0)
+    for n in range(args.chunks):
+        if n:
+            time.sleep(args.chunk_ms / 1000.0)
+        update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"w{n} "}}
+        send(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": session_id, "update": update},
+            }
+        )
+    return {"stopReason": "end_turn"}
+
+
+def answer(request: dict, args: argparse.Namespace) -> dict:
+    method = request.get("method")
+    if method == "initialize":
+        return {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+    if method == "session/new":
+        return {"sessionId": uuid.uuid4().hex}
+    if method == "session/prompt":
+        return prompt(request, args)
+    raise LookupError(method)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--mib", type=float, default=0.0)
+    parser.add_argument("--first-ms", type=float, default=50.0)
+    parser.add_argument("--chunks", type=int, default=3)
+    parser.add_argument("--chunk-ms", type=float, default=10.0)
+    args = parser.parse_args()
+    ballast = bytearray(int(args.mib * 1024 * 1024))
+    for offset in range(0, len(ballast), 4096):  # touch every page so it is resident
+        ballast[offset] = 1
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            send({"jsonrpc": "2.0", "id": request["id"], "result": answer(request, args)})
+        except LookupError as exc:
+            error = {"code": -32601, "message": f"method not found: {exc}"}
+            send({"jsonrpc": "2.0", "id": request["id"], "error": error})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Test harness for agent classes: start a real server on a free loopback port, build a Locust user with
+kit options, and read back the rows it recorded. Every process started here is stopped by its caller's
+fixture (process group, SIGTERM then SIGKILL); nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from locust.env import Environment
+
+from kit.recorder import Recorder
+from kit.target import Target, TargetError, free_port, stop_target, wait_healthy
+
+RUN_ID = "gwtest-run"
+
+
+@contextmanager
+def running_server(
+    command: list[str], health_path: str, port: int, timeout_s: float = 30.0, cwd: Path | None = None
+) -> Iterator[str]:
+    """Start `command` (which must listen on `port`), yield its URL once healthy, always stop it."""
+    log = tempfile.TemporaryFile()
+    popen = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+    target = Target(url=f"http://127.0.0.1:{port}", pid=popen.pid, command=command, popen=popen)
+    try:
+        try:
+            wait_healthy(target.url + health_path, timeout_s, target, log)
+        except TargetError as exc:
+            log.seek(0)
+            raise TargetError(f"{exc}\n{log.read().decode(errors='replace')[-2000:]}") from exc
+        yield target.url
+    finally:
+        stop_target(target, timeout_s=5.0)
+
+
+@contextmanager
+def agent_user(user_class, host: str, run_dir: Path, **options) -> Iterator:
+    """A started user of `user_class` with kit options; on exit it is stopped and its rows are flushed."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    environment = Environment(user_classes=[user_class], host=host)
+    environment.parsed_options = argparse.Namespace(run_id=RUN_ID, **options)
+    recorder = Recorder(environment, run_dir)
+    user = user_class(environment)
+    user.on_start()
+    try:
+        yield user
+    finally:
+        user.on_stop()
+        recorder.close()
+
+
+def rows(run_dir: Path, file_name: str) -> list[dict[str, str]]:
+    path = run_dir / file_name
+    if not path.exists():
+        return []
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+__all__ = ["RUN_ID", "agent_user", "free_port", "rows", "running_server"]

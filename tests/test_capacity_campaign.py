@@ -1,0 +1,95 @@
+"""Campaigns: K fresh load-generator processes, each with a fresh target, aggregated; before/after."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from kit import campaign
+
+ROOT = Path(__file__).resolve().parents[1]
+# The kit's own locustfile plus the capacity profile, until the lead wires --profile capacity into it.
+LOCUSTFILE = """
+from locust import events
+from locustfile import *  # noqa: F401,F403 - the kit's options, events and KitShape
+from kit import runtime
+from scenarios import capacity
+
+
+@events.init_command_line_parser.add_listener
+def _capacity_options(parser):
+    capacity.add_arguments(parser)
+
+
+@events.init.add_listener
+def _capacity_profile(environment, **_kwargs):
+    if run := runtime.run_of(environment):
+        run.profile = capacity.build(environment.parsed_options)
+"""
+SIM = "--agent-startup-ms 0 --agent-mib 4 --first-agent-mib 20"
+
+
+def run_campaign(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
+    locustfile = tmp_path / "capacity_locustfile.py"
+    locustfile.write_text(LOCUSTFILE)
+    command = [
+        sys.executable,
+        "-m",
+        "kit.campaign",
+        "--locustfile",
+        str(locustfile),
+        "--timeout",
+        "120",
+        *argv,
+    ]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_campaign_of_3_runs_prints_rows_median_range_each_with_a_distinct_target(tmp_path):
+    out = tmp_path / "c"
+    done = run_campaign(
+        tmp_path, "--runs", "3", "--out", str(out), "--sim-args", SIM, "--", "--memory-budget", "200MiB"
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    header = next(line for line in done.stdout.splitlines() if line.startswith("| measure"))
+    assert all(col in header for col in ("run-1", "run-2", "run-3", "median", "range"))
+    table = pd.read_csv(out / campaign.RUNS_CSV, index_col="measure")
+    assert table.loc["stop reason", "median"] == "budget"
+    assert pd.to_numeric(table.loc["N_max", ["run-1", "run-2", "run-3"]]).notna().all()
+    pids = [r["target_pid"] for r in json.loads((out / campaign.CAMPAIGN_JSON).read_text())["runs"]]
+    assert len(set(pids)) == 3 and all(pids)
+    assert (out / campaign.PLOT_PNG).stat().st_size > 0
+
+
+def test_campaign_compares_two_saved_campaigns_before_after(tmp_path):
+    before, after = tmp_path / "before", tmp_path / "after"
+    for out, mib in ((before, "16"), (after, "4")):
+        done = run_campaign(
+            tmp_path,
+            "--runs",
+            "1",
+            "--out",
+            str(out),
+            "--sim-args",
+            f"--agent-startup-ms 0 --agent-mib {mib} --first-agent-mib 20",
+            "--",
+            "--memory-budget",
+            "200MiB",
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+    table = campaign.compare(before, after, tmp_path)
+    ratio = table.loc["marginal RSS (MiB/agent)", "after / before"]
+    assert ratio == pytest.approx(4 / 16, rel=0.1)
+    assert table.loc["N_max", "after / before"] > 2
+
+
+def test_campaign_with_a_missing_directory_says_one_line(tmp_path):
+    done = run_campaign(tmp_path, "--compare", str(tmp_path / "nope"), str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith("campaign: error: campaign directory not found")
+    assert len(done.stderr.strip().splitlines()) == 1

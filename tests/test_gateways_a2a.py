@@ -1,0 +1,97 @@
+"""A2A against a real a2a-sdk server (JSON-RPC, protocol 1.0 with 0.3 compatibility) on loopback: tasks
+reach completion by the server's task state in both protocol versions, streamed and polled, and cleanup
+cancels only the agent's own unfinished tasks.
+
+Truth: the test server's --work-s (time from submit to the artifact and completion).
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytest.importorskip(
+    "a2a.server.routes", reason="a2a-sdk[http-server] not installed (requirements-gateways.txt)"
+)
+
+from agents.a2a import A2AAgent  # noqa: E402
+from kit import schema  # noqa: E402
+from tests.gateways.harness import agent_user, free_port, rows, running_server  # noqa: E402
+
+pytestmark = pytest.mark.gateways
+SERVER = Path(__file__).parent / "gateways" / "a2a_server.py"
+WORK_S = 0.3
+OPTIONS = {"poll_interval": 0.05, "task_timeout": 10.0, "request_timeout": 10.0}
+
+
+def serve(work_s: float):
+    port = free_port()
+    return running_server(
+        [sys.executable, str(SERVER), "--port", str(port), "--work-s", str(work_s)], "/health", port
+    )
+
+
+@pytest.fixture(scope="module")
+def a2a_url():
+    with serve(WORK_S) as url:
+        yield url
+
+
+def run(url: str, run_dir: Path, tasks: int = 2, **options) -> tuple[A2AAgent, list[dict]]:
+    with agent_user(A2AAgent, url, run_dir, **{**OPTIONS, **options}) as user:
+        for _ in range(tasks):
+            user.send_and_wait()
+    return user, rows(run_dir, schema.TASKS_CSV)
+
+
+@pytest.mark.parametrize("version", ["auto", "1.0", "0.3"])
+def test_polled_tasks_complete_by_task_state_in_each_protocol_version(a2a_url, tmp_path, version):
+    user, tasks = run(a2a_url, tmp_path, a2a_version=version)
+    assert user.version == ("1.0" if version == "auto" else version)
+    assert [t["status"] for t in tasks] == ["done", "done"], tasks
+    for task in tasks:
+        assert WORK_S * 1000 - 20 <= float(task["total_ms"]) < WORK_S * 1000 + 700, task
+    requests = rows(tmp_path, schema.REQUESTS_CSV)
+    assert all(r["ok"] == "1" for r in requests), [r["error"] for r in requests if r["ok"] != "1"]
+    assert {"a2a.send", "a2a.get"} <= {r["operation"] for r in requests}
+
+
+@pytest.mark.parametrize("version", ["1.0", "0.3"])
+def test_streamed_task_ttft_is_the_work_time_within_150ms(a2a_url, tmp_path, version):
+    _, tasks = run(a2a_url, tmp_path, a2a_version=version, a2a_stream=True)
+    assert [t["status"] for t in tasks] == ["done", "done"], tasks
+    streams = [r for r in rows(tmp_path, schema.REQUESTS_CSV) if r["operation"] == "a2a.stream"]
+    assert len(streams) == 2 and all(r["ok"] == "1" for r in streams), streams
+    for row in streams:
+        assert abs(float(row["ttft_ms"]) - WORK_S * 1000) < 150, row
+        assert row["task_id"]
+
+
+def test_cleanup_cancels_only_the_agents_own_unfinished_task(tmp_path):
+    with serve(work_s=30.0) as url:
+        foreign = send_raw(url)
+        _, tasks = run(url, tmp_path, tasks=1, a2a_version="1.0", task_timeout=0.3)
+        assert tasks[0]["status"] == "timeout"
+        assert state_of(url, tasks[0]["task_id"]) == "TASK_STATE_CANCELED"
+        assert state_of(url, foreign) == "TASK_STATE_WORKING"
+
+
+def rpc(url: str, method: str, params: dict) -> dict:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return httpx.post(url + "/", json=body, headers={"A2A-Version": "1.0"}, timeout=10).json()["result"]
+
+
+def send_raw(url: str) -> str:
+    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": "not the kit's"}]}
+    return rpc(url, "SendMessage", {"message": message, "configuration": {"returnImmediately": True}})[
+        "task"
+    ]["id"]
+
+
+def state_of(url: str, task_id: str) -> str:
+    result = rpc(url, "GetTask", {"id": task_id})
+    return (result.get("task") or result)["status"]["state"]

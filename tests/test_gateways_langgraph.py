@@ -1,0 +1,84 @@
+"""LangGraph against a real dev server (langgraph-cli[inmem]) with an LLM-free graph on loopback: runs
+reach success, the sampler's queue probe reads the server's queue through the preset, and cleanup
+deletes only the agent's own thread.
+
+Truth: the graph's work_s input (run time) and the number of runs submitted beyond the worker slots.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytest.importorskip("langgraph_api", reason="langgraph-cli[inmem] not installed (requirements-gateways.txt)")
+
+from agents.langgraph import LangGraphAgent  # noqa: E402
+from kit import schema  # noqa: E402
+from kit.gateways import preset  # noqa: E402
+from sampler.queue_probe import QueueProbe  # noqa: E402
+from tests.gateways.harness import agent_user, free_port, rows, running_server  # noqa: E402
+
+pytestmark = pytest.mark.gateways
+APP = Path(__file__).parent / "gateways" / "langgraph_app"
+SLOTS = 1
+WORK_S = 0.3
+
+
+@pytest.fixture(scope="module")
+def langgraph_url(tmp_path_factory):
+    """A dev server on a copy of the test graph (the server writes its state beside langgraph.json)."""
+    app = tmp_path_factory.mktemp("lg") / "app"
+    shutil.copytree(APP, app)
+    port = free_port()
+    command = [
+        shutil.which("langgraph") or "langgraph", "dev", "--port", str(port), "--no-browser", "--no-reload",
+        "--n-jobs-per-worker", str(SLOTS),
+    ]  # fmt: skip
+    os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
+    with running_server(command, preset("langgraph").health_path, port, timeout_s=60, cwd=app) as url:
+        yield url
+
+
+def test_runs_reach_success_and_take_the_graphs_work_time(langgraph_url, tmp_path):
+    foreign = httpx.post(f"{langgraph_url}/threads", json={"metadata": {"owner": "someone else"}}).json()
+    options = {"langgraph_input": json.dumps({"prompt": "hi", "work_s": WORK_S}), "poll_interval": 0.05}
+    with agent_user(LangGraphAgent, langgraph_url, tmp_path, task_timeout=20.0, **options) as user:
+        for _ in range(2):
+            user.run_and_wait()
+        thread = user.thread_id
+    tasks = rows(tmp_path, schema.TASKS_CSV)
+    assert [t["status"] for t in tasks] == ["done", "done"], tasks
+    for task in tasks:
+        assert WORK_S * 1000 - 20 <= float(task["total_ms"]) < WORK_S * 1000 + 1500, task
+    assert httpx.get(f"{langgraph_url}/threads/{thread}").status_code == 404  # our thread deleted
+    assert httpx.get(f"{langgraph_url}/threads/{foreign['thread_id']}").status_code == 200  # theirs kept
+
+
+def test_queue_probe_reads_runs_waiting_beyond_the_worker_slots(langgraph_url):
+    submitted = 4
+    for _ in range(submitted):
+        thread = httpx.post(f"{langgraph_url}/threads", json={}).json()["thread_id"]
+        body = {"assistant_id": "agent", "input": {"work_s": 3.0}}
+        httpx.post(f"{langgraph_url}/threads/{thread}/runs", json=body).raise_for_status()
+    queue = preset("langgraph").queue
+    probe = QueueProbe(langgraph_url + queue.path, queue.queue_field, queue.in_progress_field, timeout_s=5)
+    try:
+        reading = wait_for(probe, lambda r: r.in_progress == SLOTS, timeout_s=10)
+    finally:
+        probe.close()
+    assert reading.error is None and reading.queue_length == submitted - SLOTS, reading
+
+
+def wait_for(probe: QueueProbe, condition, timeout_s: float):
+    deadline = time.monotonic() + timeout_s
+    reading = probe.read()
+    while not condition(reading) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        reading = probe.read()
+    return reading

@@ -1,0 +1,161 @@
+"""End to end: `locust -f locustfile.py --headless` against the embedded simulator, in a subprocess,
+exactly as a user runs it; the run directory is the thing checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from kit import exit_codes, schema
+
+REPO = Path(__file__).resolve().parent.parent
+LOCUST = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfile.py"), "--headless"]
+
+
+def locust_command(run_dir: Path, *args: str) -> list[str]:
+    return [*LOCUST, "--run-dir", str(run_dir), *args]
+
+
+def run_locust(run_dir: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        locust_command(run_dir, *args), cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def wait_for(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def csv_rows(path: Path) -> int:
+    try:
+        return max(0, len(path.read_text().splitlines()) - 1)
+    except OSError:
+        return 0
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("smoke") / "run"
+    done = run_locust(run_dir, "--load-profile", "smoke", "--duration", "8s", "--sample-interval", "0.5")
+    return run_dir, done
+
+
+def test_smoke_run_writes_a_complete_run_directory(smoke_run):
+    run_dir, done = smoke_run
+    assert done.returncode == 0, done.stderr[-2000:]
+    for name in (
+        schema.RUN_JSON,
+        schema.SAMPLES_CSV,
+        schema.REQUESTS_CSV,
+        schema.TASKS_CSV,
+        schema.AGENTS_CSV,
+        "locust_stats.csv",
+        schema.LOCUST_HTML,
+        schema.REPORT_MD,
+        schema.REPORT_HTML,
+    ):
+        assert (run_dir / name).stat().st_size > 0, name
+    for name in (schema.SAMPLES_CSV, schema.REQUESTS_CSV, schema.TASKS_CSV):
+        assert csv_rows(run_dir / name) > 0, name
+    meta = json.loads((run_dir / schema.RUN_JSON).read_text())
+    assert meta["stop_reason"] == "profile complete" and meta["exit_code"] == 0
+    assert meta["profile"]["name"] == "smoke" and meta["profile"]["phases"]
+    assert meta["target"]["started_by_kit"] and meta["target"]["exit_code"] == 0
+
+
+def test_smoke_summary_agrees_with_the_files(smoke_run):
+    run_dir, done = smoke_run
+    requests = pd.read_csv(run_dir / schema.REQUESTS_CSV)
+    samples = pd.read_csv(run_dir / schema.SAMPLES_CSV)
+    tasks = pd.read_csv(run_dir / schema.TASKS_CSV)
+    peak_mib = samples["target_rss_bytes"].max() / schema.MIB
+    assert f"peak target RSS: {peak_mib:.1f} MiB" in done.stdout
+    assert f"(n={len(requests)})" in done.stdout
+    ttft = requests["ttft_ms"].dropna()
+    assert f"TTFT: p50 {ttft.quantile(0.5):.0f} ms" in done.stdout and f"(n={len(ttft)})" in done.stdout
+    assert f"tasks: {(tasks['status'] == 'done').sum()} done" in done.stdout
+    assert str(run_dir) in done.stdout
+
+
+def test_eight_tasks_with_max_in_progress_six_run_six_and_queue_two(tmp_path):
+    run_dir = tmp_path / "run"
+    done = run_locust(
+        run_dir,
+        "TaskAgent",
+        "--load-profile",
+        "manual",
+        "-u",
+        "8",
+        "-r",
+        "100",
+        "-t",
+        "6s",
+        "--sim-args",
+        "--max-in-progress 6 --task-seconds 3 --dispatch-interval 0.2",
+        "--sample-interval",
+        "0.2",
+        "--poll-interval",
+        "0.2",
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    samples = pd.read_csv(run_dir / schema.SAMPLES_CSV)
+    assert samples["in_progress"].max() == 6
+    assert samples["queue_length"].max() <= 8  # all 8 may sit queued until the first dispatcher tick
+    assert ((samples["in_progress"] == 6) & (samples["queue_length"] == 2)).any()
+    first_eight = pd.read_csv(run_dir / schema.TASKS_CSV).sort_values("submitted_ts").head(8)
+    waits_s = first_eight["queue_wait_ms"] / 1000
+    assert (waits_s < 1.0).sum() == 6, waits_s.tolist()
+    assert (waits_s > 2.5).sum() == 2, waits_s.tolist()
+
+
+def test_killing_the_gateway_mid_run_ends_with_a_reason_and_keeps_every_sample(tmp_path):
+    run_dir = tmp_path / "run"
+    cmd = locust_command(run_dir, "--load-profile", "smoke", "--duration", "60s", "--sample-interval", "0.2")
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: csv_rows(run_dir / schema.SAMPLES_CSV) >= 5, 30, "five samples")
+        target_pid = json.loads((run_dir / schema.RUN_JSON).read_text())["target"]["pid"]
+        rows_before = csv_rows(run_dir / schema.SAMPLES_CSV)
+        os.killpg(target_pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == exit_codes.TARGET_DIED, err[-2000:]
+    meta = json.loads((run_dir / schema.RUN_JSON).read_text())
+    assert "target died" in meta["stop_reason"] and meta["exit_code"] == exit_codes.TARGET_DIED
+    samples = pd.read_csv(run_dir / schema.SAMPLES_CSV)
+    assert len(samples) >= rows_before and samples["ts"].notna().all()
+    assert "run directory:" in out and "target died" in out
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--load-profile", "nope"], "invalid choice: 'nope'"),
+        (["--sample-interval", "-1"], "expected a positive number"),
+        (["--sim-args", "--ttft-ms banana"], "target exited with code 2 during start-up"),
+        (["--host", "http://127.0.0.1:9", "--target-cmd", "false"], "target exited with code 1"),
+        (["--duration", "3 parsecs"], "--duration"),
+    ],
+)
+def test_bad_input_is_one_clear_line_and_exit_2_before_any_load(tmp_path, args, message):
+    done = run_locust(tmp_path / "run", *args, timeout=60)
+    assert done.returncode == exit_codes.BAD_INPUT
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and message in errors[0], done.stderr[-1500:]
+    assert csv_rows(tmp_path / "run" / schema.REQUESTS_CSV) == 0

@@ -1,0 +1,121 @@
+"""The live threshold evaluator on synthetic rows: pass, fail, abort only after grace, bounded memory."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from kit.exit_codes import OK, THRESHOLD_FAILED
+from scenarios.evaluator import ThresholdEvaluator, exit_code
+from scenarios.quantiles import RELATIVE_ERROR, Distribution
+from scenarios.thresholds import parse_threshold
+
+
+def evaluator(*exprs: str, start: float = 0.0) -> ThresholdEvaluator:
+    return ThresholdEvaluator(
+        [parse_threshold(e, f"--threshold #{i}") for i, e in enumerate(exprs, 1)], start
+    )
+
+
+def request(ttft: float | str = "", ok: int = 1) -> dict:
+    return {"ts": 1.0, "operation": "chat.stream", "ok": ok, "ttft_ms": ttft, "latency_ms": 100.0}
+
+
+def test_ttft_p95_below_the_limit_passes_with_its_sample_count():
+    ev = evaluator("ttft_ms p95 < 500")
+    for v in range(1, 101):
+        ev.observe_request(request(ttft=float(v * 4)))  # 4..400 ms
+    [r] = ev.evaluate(10.0)
+    assert (r.passed, r.samples, r.abort_due) == (True, 100, False)
+    assert r.value == pytest.approx(380, rel=RELATIVE_ERROR)
+
+
+def test_a_failing_abort_threshold_is_due_only_after_its_grace_period():
+    ev = evaluator("ttft_ms p95 < 500 abort grace=10s", start=1000.0)
+    for _ in range(20):
+        ev.observe_request(request(ttft=600.0))
+    early, late = ev.evaluate(1005.0)[0], ev.evaluate(1010.0)[0]
+    assert (early.passed, early.abort_due, early.failed_ts) == (False, False, 1005.0)
+    assert (late.passed, late.abort_due, late.failed_ts) == (False, True, 1005.0)
+    assert late.value == pytest.approx(600, rel=RELATIVE_ERROR)
+    assert exit_code([late]) == THRESHOLD_FAILED
+
+
+def test_a_failing_threshold_without_abort_never_asks_to_stop_but_fails_the_exit_code():
+    ev = evaluator("error_rate < 0.1")
+    for ok in (1, 0, 0, 1):
+        ev.observe_request(request(ok=ok))
+    [r] = ev.evaluate(100.0)
+    assert (r.passed, r.value, r.samples, r.abort_due) == (False, 0.5, 4, False)
+    assert exit_code([r]) == THRESHOLD_FAILED
+
+
+def test_thresholds_without_data_are_not_judged_and_do_not_fail():
+    ev = evaluator("ttft_ms p95 < 500 abort", "queue_length max <= 10")
+    ev.observe_request(request(ttft=""))  # a non-streaming request: "not measured"
+    results = ev.evaluate(50.0)
+    assert [(r.passed, r.value, r.samples) for r in results] == [(None, None, 0), (None, None, 0)]
+    assert exit_code(results) == OK
+
+
+def test_sampler_rows_feed_memory_cpu_and_queue_thresholds():
+    ev = evaluator("host_available_bytes min >= 1GiB", "target_cpu_pct max <= 75", "queue_length max <= 1")
+    for avail, cpu, queue in ((3e9, 20.0, 0), (2e9, 80.0, 1), (1.5e9, "", 2)):
+        ev.observe_sample(
+            {"ts": 1.0, "host_available_bytes": avail, "target_cpu_pct": cpu, "queue_length": queue}
+        )
+    results = ev.evaluate(5.0)
+    assert [(r.passed, r.value, r.samples) for r in results] == [
+        (True, 1.5e9, 3),
+        (False, 80.0, 2),
+        (False, 2.0, 3),
+    ]
+
+
+def test_csv_text_cells_are_read_as_numbers():
+    ev = evaluator("error_rate < 0.5", "task_total_ms p50 < 1000", "task_failure_rate < 0.5")
+    ev.observe_request({"ok": "0"})
+    ev.observe_request({"ok": "1"})
+    ev.observe_request({"ok": "1"})
+    ev.observe_task({"status": "done", "total_ms": "900"})
+    ev.observe_task({"status": "failed", "total_ms": "1200"})
+    ev.observe_task({"status": "done", "total_ms": "800"})
+    assert [r.passed for r in ev.evaluate(1.0)] == [True, True, True]
+
+
+def test_dropped_arrivals_come_from_the_pacer_counter():
+    ev = evaluator("dropped_arrivals count == 0 abort")
+    ev.observe_counter("dropped_arrivals", 0)
+    assert ev.evaluate(1.0)[0].passed is True
+    ev.observe_counter("dropped_arrivals", 3)
+    r = ev.evaluate(2.0)[0]
+    assert (r.passed, r.value, r.abort_due) == (False, 3, True)
+
+
+def test_result_json_has_the_value_that_broke_it():
+    ev = evaluator("latency_ms max < 50 abort grace=1s")
+    ev.observe_request(request())
+    assert ev.evaluate(2.0)[0].as_json() == {
+        "expr": "latency_ms max < 50",
+        "abort": True,
+        "grace_s": 1.0,
+        "passed": False,
+        "value": 100.0,
+        "samples": 1,
+        "failed_ts": 2.0,
+    }
+
+
+def test_streaming_quantiles_stay_within_one_percent_with_bounded_memory():
+    rng = random.Random(7)
+    values = [rng.lognormvariate(6, 1.5) for _ in range(100_000)] + [0.0] * 100
+    d = Distribution()
+    for v in values:
+        d.add(v)
+    ordered = sorted(values)
+    for q in (0.5, 0.9, 0.95, 0.99, 0.999):
+        exact = ordered[max(1, math.ceil(q * len(values))) - 1]
+        assert d.quantile(q) == pytest.approx(exact, rel=RELATIVE_ERROR)
+    assert d.buckets < 2_100 and d.count == len(values) and d.min == 0.0
