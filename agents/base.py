@@ -22,8 +22,10 @@ from kit import (
     gevent_compat,  # noqa: F401 - before any httpx client exists
     recorder,
 )
+from kit.pacing import Ticket, pacing_of
 
 _AGENT_IDS = itertools.count(1)
+IDLE_POLL_S = 0.2
 TERMINAL_STATUSES = frozenset({"done", "failed", "cancelled"})
 
 
@@ -43,6 +45,8 @@ class KitAgent(User):
         self.backoff_until = 0.0
 
     def on_start(self) -> None:
+        if pacing_of(self.environment) is not None:
+            self.wait_time = lambda: 0  # paced runs: the schedule, not a think time, spaces the work
         base_url = self.environment.host or self.host
         if not base_url:
             raise StopUser("no target URL (--host)")
@@ -133,6 +137,25 @@ class KitAgent(User):
                 return
             time.sleep(float(self.option("poll_interval", 0.5)))
         row.status, row.error = "timeout", f"not terminal after {timeout:g} s"
+
+    def take_ticket(self) -> Ticket | None:
+        """Under an open model or rounds, wait for this agent's next permitted start (None: no work
+        now, come back later). Closed-model runs always get a ticket at once."""
+        pacing = pacing_of(self.environment)
+        if pacing is None:
+            return Ticket()
+        ticket = pacing.take(time.time())
+        if ticket is None:
+            time.sleep(IDLE_POLL_S)
+            return None
+        if ticket.start_ts is not None:
+            time.sleep(max(0.0, ticket.start_ts - time.time()))
+        return ticket
+
+    def finish_ticket(self, ticket: Ticket) -> None:
+        pacing = pacing_of(self.environment)
+        if pacing is not None:
+            pacing.finished(ticket, time.time())
 
     def honour_backoff(self) -> None:
         """Wait out a Retry-After the gateway asked for before sending again."""

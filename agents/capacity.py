@@ -21,8 +21,7 @@ from agents.records import AgentRecord
 from kit import exit_codes, runtime, schema
 from kit.schema import STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE, STOP_TARGET_DIED
 from kit.csv_append import CsvAppender
-from sampler.selectors import CgroupSelector, PatternSelector, TargetNotFound, TreeSelector
-from sampler.targets import Target
+from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFound, TreeSelector
 from scenarios.units import parse_size
 
 READINGS_PER_STEP = 3  # seeds/000: the median of 3 readings after each agent

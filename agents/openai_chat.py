@@ -29,20 +29,26 @@ class ChatAgent(KitAgent):
 
     @task
     def chat_stream(self) -> None:
+        """One chat request, streamed unless `--no-chat-stream` (then usage and cost come from the body)."""
         self.honour_backoff()
-        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation="chat.stream")
+        stream = bool(self.option("chat_stream", True))
+        operation = "chat.stream" if stream else "chat"
+        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation)
         record.session_id = self.session_key
         started = time.perf_counter()
         try:
             with self.http.stream(
-                "POST", "/v1/chat/completions", json=self.chat_body(), headers=self.session_headers()
+                "POST", "/v1/chat/completions", json=self.chat_body(stream), headers=self.session_headers()
             ) as response:
                 if response.status_code >= 400:
                     response.read()
                     http_record(record, response)
-                else:
+                elif stream:
                     record.status_code = response.status_code
                     self.read_stream(response, record, StreamTiming(started, []))
+                else:
+                    record.status_code = response.status_code
+                    read_body(json.loads(response.read()), response.headers, record)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
         if record.latency_ms is None:
@@ -58,17 +64,19 @@ class ChatAgent(KitAgent):
         """The gateway's stickiness header (X-Hermes-Session-Id, x-openclaw-session-key...), if any."""
         return session_headers(self.option("session_header", None), self.session_key)
 
-    def chat_body(self) -> dict:
+    def chat_body(self, stream: bool = True) -> dict:
         prompt = self.option("prompt", DEFAULT_PROMPT)
-        return {
+        body = {
             "model": self.option("model", "sim-model"),
             # A per-agent first message: gateways like Hermes derive the session from it.
             "messages": [{"role": "user", "content": f"[agent {self.agent_id} run {self.run_id}] {prompt}"}],
-            "stream": True,
-            "stream_options": {"include_usage": True},
+            "stream": stream,
             "max_tokens": self.option("max_tokens", 64),
             "user": self.session_key,
         }
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        return body
 
     def read_stream(self, response, record: RequestRecord, timing: StreamTiming) -> None:
         """Consume the SSE stream, marking each content chunk's arrival; fill timing and usage."""
@@ -93,6 +101,15 @@ class ChatAgent(KitAgent):
         fill_usage(record, usage_chunk, response.headers)
         if not timing.token_times:
             record.ok, record.error_kind, record.error = False, "protocol", "stream carried no content token"
+
+
+def read_body(body: dict, headers, record: RequestRecord) -> None:
+    """A non-streamed completion: usage from the body, cost from the gateway's header when it sends one."""
+    record.request_id = body.get("id")
+    record.model = body.get("model")
+    fill_usage(record, body, headers)
+    if not any((c.get("message") or {}).get("content") for c in body.get("choices") or ()):
+        record.ok, record.error_kind, record.error = False, "protocol", "completion carried no content"
 
 
 def fill_usage(record: RequestRecord, body: dict | None, headers) -> None:

@@ -21,6 +21,7 @@ class TaskAgent(KitAgent):
 
     weight = 1
     wait_time = constant(0.5)
+    task_agent = True  # rounds run only agents that work tasks
 
     def on_start(self) -> None:
         super().on_start()
@@ -34,7 +35,11 @@ class TaskAgent(KitAgent):
 
     @task
     def submit_and_wait(self) -> None:
-        self.run_task(round_no=None)
+        ticket = self.take_ticket()
+        if ticket is None:
+            return
+        self.run_task(round_no=ticket.round)
+        self.finish_ticket(ticket)
 
     def run_task(self, round_no: int | None) -> TaskRecord | None:
         """Submit, poll to a terminal state (or the task timeout), record the task row."""

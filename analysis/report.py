@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import plots, render
+from analysis import cost, plots, prices, render
 from analysis.errors import error_table
 from analysis.knee import knees, little_check, load_levels, time_bins
 from analysis.latency import latency_table
@@ -43,15 +43,14 @@ def capacity_report_section(run: RunData) -> Section | None:
 
 
 def cost_report_section(run: RunData) -> Section | None:
-    """Cost at the shipped price table; a rejected price file still shows tokens and names the error."""
-    cost, prices = _optional("analysis.cost"), _optional("analysis.prices")
-    if not (cost and prices):
-        return None
+    """Cost at the run's price table (--prices, recorded in run.json; else the shipped one) and host
+    price; a rejected price file still shows tokens and names the error."""
+    settings = run.meta.get("cost") or {}
     try:
-        table = prices.load_prices()
+        table = prices.load_prices(settings.get("prices") or prices.DEFAULT_PRICES_PATH)
     except prices.PriceTableError as exc:
         table = exc
-    return cost.cost_section(run, table)
+    return cost.cost_section(run, table, host_price_month=settings.get("host_price_month"))
 
 
 # REGISTRY of sections other modules contribute, each a function RunData -> Section | None. The lead

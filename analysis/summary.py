@@ -85,9 +85,25 @@ def console_summary(run: RunData) -> str:
         lines.append(
             f"tokens in/out: {_total(run.requests, 'tokens_in')} / {_total(run.requests, 'tokens_out')}"
         )
+    lines += _verdict_lines(run.meta)
     lines += [f"missing: {m}" for m in run.missing]
-    lines.append(f"run directory: {run.path}")
+    lines.append(f"exit code: {run.meta.get('exit_code', NOT_RECORDED)}   run directory: {run.path}")
     return "\n".join(lines)
+
+
+def _verdict_lines(meta: dict) -> list[str]:
+    """Failed thresholds with the value that broke them, and a load generator that was the bottleneck."""
+    lines = []
+    for t in meta.get("thresholds") or []:
+        if t.get("passed") is False:
+            value, n = t.get("value"), t.get("samples")
+            lines.append(f"THRESHOLD FAILED: {t.get('expr')} (value {value:.4g}, n={n})")
+        elif t.get("passed") is None:
+            lines.append(f"threshold not judged (no data): {t.get('expr')}")
+    validity = meta.get("validity") or {}
+    if validity.get("valid") is False:
+        lines.append(f"RUN INVALID: {validity.get('rule')} (p90 {validity.get('loadgen_cpu_p90')} %)")
+    return lines
 
 
 def _memory_lines(run: RunData) -> list[str]:

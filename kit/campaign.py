@@ -51,10 +51,24 @@ class RunOutcome:
     stop_reason: str | None
 
 
-def locust_command(args: argparse.Namespace, run_dir: Path, target_cmd: str | None, extra: list[str]) -> list[str]:
+def locust_command(
+    args: argparse.Namespace, run_dir: Path, target_cmd: str | None, extra: list[str]
+) -> list[str]:
     """One fresh load-generator process; it starts its own fresh target (kit/runtime.py) and stops it."""
-    command = [sys.executable, "-m", "locust", "-f", args.locustfile, "--headless", PROFILE_FLAG, args.profile,
-               "--run-dir", str(run_dir), "--run-id", run_dir.name]
+    command = [
+        sys.executable,
+        "-m",
+        "locust",
+        "-f",
+        args.locustfile,
+        "--headless",
+        PROFILE_FLAG,
+        args.profile,
+        "--run-dir",
+        str(run_dir),
+        "--run-id",
+        run_dir.name,
+    ]
     if target_cmd:
         command += ["--target-cmd", target_cmd]
     if args.sim_args:
@@ -77,7 +91,9 @@ def run_one(command: list[str], run_dir: Path, timeout_s: float) -> RunOutcome:
     target_pid = (meta.get("target") or {}).get("pid")
     if target_pid and popen.returncode != 0:
         _kill_group(target_pid)  # a killed run cannot stop the target it started
-    return RunOutcome(str(run_dir), code, round(time.monotonic() - started, 2), target_pid, meta.get("stop_reason"))
+    return RunOutcome(
+        str(run_dir), code, round(time.monotonic() - started, 2), target_pid, meta.get("stop_reason")
+    )
 
 
 def _kill_group(pid: int) -> None:
@@ -95,16 +111,25 @@ def _read_json(path: Path) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def run_campaign(args: argparse.Namespace, out: Path, target_cmd: str | None, extra: list[str]) -> list[RunOutcome]:
+def run_campaign(
+    args: argparse.Namespace, out: Path, target_cmd: str | None, extra: list[str]
+) -> list[RunOutcome]:
     outcomes = []
     for k in range(1, args.runs + 1):
         run_dir = out / f"run-{k}"
         outcome = run_one(locust_command(args, run_dir, target_cmd, extra), run_dir, args.timeout)
-        print(f"campaign: {run_dir} exit {outcome.exit_code}, {outcome.wall_s:.1f} s, target pid "
-              f"{outcome.target_pid}, {outcome.stop_reason}", flush=True)
+        print(
+            f"campaign: {run_dir} exit {outcome.exit_code}, {outcome.wall_s:.1f} s, target pid "
+            f"{outcome.target_pid}, {outcome.stop_reason}",
+            flush=True,
+        )
         outcomes.append(outcome)
-    record = {"target_cmd": target_cmd, "sim_args": args.sim_args, "extra": extra,
-              "runs": [asdict(o) for o in outcomes]}
+    record = {
+        "target_cmd": target_cmd,
+        "sim_args": args.sim_args,
+        "extra": extra,
+        "runs": [asdict(o) for o in outcomes],
+    }
     (out / CAMPAIGN_JSON).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return outcomes
 
@@ -150,9 +175,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sim-args", default="", help="simulator knobs when no --target-cmd is given")
     p.add_argument("--profile", default="capacity", help="kit profile each run uses (default capacity)")
     p.add_argument("--locustfile", default="locustfile.py")
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds one run may take before it is killed")
-    p.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
-                   help="only compare two saved campaign directories")
+    p.add_argument(
+        "--timeout", type=float, default=900.0, help="seconds one run may take before it is killed"
+    )
+    p.add_argument(
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("BEFORE", "AFTER"),
+        help="only compare two saved campaign directories",
+    )
     return p
 
 
@@ -174,8 +206,11 @@ def _main(args: argparse.Namespace, extra: list[str]) -> int:
     if args.runs < 1:
         raise CampaignError(f"--runs must be at least 1, got {args.runs}")
     out = args.out or Path("campaigns") / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    plan = [("before", args.before_target_cmd), ("after", args.target_cmd)] if args.before_target_cmd else [
-        ("", args.target_cmd)]
+    plan = (
+        [("before", args.before_target_cmd), ("after", args.target_cmd)]
+        if args.before_target_cmd
+        else [("", args.target_cmd)]
+    )
     codes = []
     for name, target_cmd in plan:
         where = out / name if name else out

@@ -165,3 +165,18 @@ def add_arguments(parser) -> None:
         default=False,
         help="leave what the run created on the gateway (default: remove it; only ours)",
     )
+
+    cost = parser.add_argument_group("loadkit: cost")
+    add(
+        cost,
+        "--prices",
+        default=None,
+        help="price table (TOML) to cost the run with (default: prices.toml shipped with the kit)",
+    )
+    add(
+        cost,
+        "--host-price",
+        type=positive_float,
+        default=None,
+        help="$ per month of the machine under test, for $ per agent-hour and per task",
+    )

@@ -37,6 +37,7 @@ class Recorder:
         self._buffer: dict[str, list[dict]] = {}
         self._files: dict[str, CsvAppender] = {}
         self._flusher = None
+        self.listeners: list = []  # callables (file_name, row) told of every row written here
         _RECORDERS[environment] = self
         events = environment.events
         events.request.add_listener(self._on_request)
@@ -72,7 +73,12 @@ class Recorder:
         if self.is_buffering:
             self._buffer.setdefault(file_name, []).append(row)
         else:
-            self._appender(file_name).write(row)
+            self._write(file_name, row)
+
+    def _write(self, file_name: str, row: dict) -> None:
+        self._appender(file_name).write(row)
+        for listener in self.listeners:
+            listener(file_name, row)
 
     def _appender(self, file_name: str) -> CsvAppender:
         if file_name not in self._files:
@@ -92,7 +98,7 @@ class Recorder:
         for file_name, rows in (data.get("kit_rows") or {}).items():
             if file_name in schema.FILES_COLUMNS:
                 for row in rows:
-                    self._appender(file_name).write(row)
+                    self._write(file_name, row)
 
     def _flush_forever(self) -> None:
         while True:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import logging
-import os
 import subprocess
 import sys
 import time
@@ -23,7 +22,10 @@ from locust.env import Environment
 from locust.runners import WorkerRunner
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
+from analysis.prices import PriceTableError, load_prices
 from kit import exit_codes, rundir, schema
+from kit.judge import LiveJudge
+from kit.pacing import OpenModelPacing, RoundsPacing, set_pacing
 from kit.recorder import Recorder
 from kit.target import (
     Target,
@@ -34,11 +36,17 @@ from kit.target import (
     stop_target,
     target_command,
 )
+from sampler.launch import start_sampler, stop_sampler
+from sampler.options import SamplerOptions, UsageError
 from scenarios import registry
+from scenarios.breakpoint import stop_point as breakpoint_stop_point
 from scenarios.errors import ProfileConfigError, ThresholdConfigError
+from scenarios.evaluator import exit_code as exit_code_of
 
 log = logging.getLogger("loadkit")
+logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown Locust's
 WATCH_EVERY_S = 0.5
+JUDGE_EVERY_S = 1.0
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -64,6 +72,8 @@ class KitRun:
     phases: list[dict] = field(default_factory=list)
     profile: object | None = None  # a scenarios Profile, built at the first tick from the (UI) options
     closing: bool = False  # set at quitting: from then on a stopped sampler or target is expected
+    pacing: OpenModelPacing | RoundsPacing | None = None
+    judge: LiveJudge | None = None
 
     # ---- life cycle -------------------------------------------------------------------------------
     def save(self) -> None:
@@ -86,7 +96,7 @@ class KitRun:
             gevent.spawn(self.environment.runner.quit)
 
     def on_quitting(self) -> None:
-        """Stop what we started, flush every row, write Locust's CSVs, settle the exit code."""
+        """Stop what we started, flush every row, write Locust's CSVs, judge, settle the exit code."""
         self.closing = True
         self.stop_sampler()
         code = stop_target(self.target)
@@ -94,12 +104,22 @@ class KitRun:
             self.meta["target"]["exit_code"] = code
         self.recorder.close()
         write_locust_csvs(self.environment, self.run_dir)
+        self.record_outcome(time.time())
+        self.environment.process_exit_code = self.exit_code()
+
+    def exit_code(self) -> int:
+        """A stop's own code (target died...), then failed thresholds (99), request errors, a saturated
+        load generator, else 0."""
+        if self.stop and self.stop.exit_code is not None:
+            return self.stop.exit_code
+        if self.judge and exit_code_of(self.judge.results) != exit_codes.OK:
+            return exit_codes.THRESHOLD_FAILED
         runner = self.environment.runner
-        errors = bool(runner and (runner.errors or runner.exceptions))
-        code = self.stop.exit_code if self.stop and self.stop.exit_code is not None else None
-        if code is None:
-            code = self.environment.parsed_options.exit_code_on_error if errors else exit_codes.OK
-        self.environment.process_exit_code = code
+        if runner and (runner.errors or runner.exceptions):
+            return self.environment.parsed_options.exit_code_on_error
+        if self.meta.get("validity", {}).get("valid") is False:
+            return exit_codes.INVALID_RUN
+        return exit_codes.OK
 
     def on_quit(self, exit_code: int) -> None:
         """Final run.json, report and the console summary, after Locust's own tables."""
@@ -115,24 +135,75 @@ class KitRun:
         if self.stop is not None:
             return None
         if self.profile is None:
-            self.profile = self.build_profile()
+            self.start_profile()
         tick = self.profile.tick(elapsed_s)
         if tick is None:
             return None
         self.note_phase(tick.phase, time.time())
+        if isinstance(self.pacing, RoundsPacing):
+            task_agents = [c for c in self.environment.user_classes if getattr(c, "task_agent", False)]
+            return (*tick.as_locust(), task_agents or None)
         return tick.as_locust()
 
-    def build_profile(self):
-        profile = registry.build_profile(
-            self.environment.parsed_options.profile, self.environment.parsed_options
+    def start_profile(self) -> None:
+        """Build the profile and thresholds from the options as they are at start (the web UI form may
+        have changed them), and the pacing and live judge they need."""
+        options = self.environment.parsed_options
+        now = time.time()
+        self.profile = registry.build_profile(profile_name(options), options)
+        if hasattr(self.profile, "pacer"):
+            self.pacing = OpenModelPacing(self.profile.pacer(now))
+        elif hasattr(self.profile, "plan"):
+            self.pacing = RoundsPacing(self.profile.plan)
+        set_pacing(self.environment, self.pacing)
+        dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
+        self.judge = LiveJudge(
+            registry.build_thresholds(options), now, self.run_dir / schema.SAMPLES_CSV, dropped
         )
+        self.recorder.listeners.append(self.judge.on_row)
         self.meta["profile"] = {
-            "name": profile.name,
-            "params": _params(profile.params),
+            "name": self.profile.name,
+            "params": _params(self.profile.params),
             "phases": self.phases,
         }
         self.save()
-        return profile
+        gevent.spawn(self.judge_forever)
+
+    def judge_forever(self) -> None:
+        while not self.closing:
+            gevent.sleep(JUDGE_EVERY_S)
+            now = time.time()
+            due = [r for r in self.judge.judge(now) if r.abort_due]
+            if due and self.stop is None:
+                self.note_breakpoint(due[0], now)
+                self.request_stop(
+                    f"threshold failed: {due[0].expr} (value {due[0].value})", exit_codes.THRESHOLD_FAILED
+                )
+
+    def note_breakpoint(self, result, now: float) -> None:
+        if self.profile.name == "breakpoint":
+            elapsed = now - self.meta.get("start_ts", now)
+            point = breakpoint_stop_point(
+                self.profile, elapsed, now, result.expr, self.environment.runner.user_count
+            )
+            self.meta["breakpoint"] = dataclasses.asdict(point)
+
+    def record_outcome(self, now: float) -> None:
+        """Thresholds' final verdicts, rounds, dropped arrivals and the run's validity, into run.json."""
+        if self.judge is None:
+            return
+        self.judge.judge(now)
+        self.meta["thresholds"] = [r.as_json() for r in self.judge.results]
+        self.meta["validity"] = self.judge.validity()
+        if isinstance(self.pacing, RoundsPacing):
+            self.pacing.plan.stop(now)
+            self.meta["profile"]["rounds"] = self.pacing.plan.boundaries()
+        if isinstance(self.pacing, OpenModelPacing):
+            self.meta["open_model"] = {
+                "issued_arrivals": self.pacing.pacer.issued,
+                "dropped_arrivals": self.pacing.dropped(now),
+            }
+        self.save()
 
     # ---- phases (profiles tag the time axis) -------------------------------------------------------
     def note_phase(self, name: str, now: float) -> None:
@@ -149,12 +220,8 @@ class KitRun:
 
     # ---- sampler and watch ------------------------------------------------------------------------
     def stop_sampler(self) -> None:
-        if self.sampler is not None and self.sampler.poll() is None:
-            self.sampler.terminate()
-            try:
-                self.sampler.wait(10)
-            except subprocess.TimeoutExpired:
-                self.sampler.kill()
+        if self.sampler is not None:
+            stop_sampler(self.sampler)
 
     def watch(self) -> None:
         """End the run when the target dies (ours: its process; any: the sampler saw it go)."""
@@ -211,7 +278,9 @@ def setup(environment: Environment) -> KitRun | None:
     try:  # every config error surfaces here, before any load or process starts
         registry.build_profile(profile_name(options), options)
         registry.build_thresholds(options)
-    except (ProfileConfigError, ThresholdConfigError) as exc:
+        if options.prices:
+            load_prices(options.prices)
+    except (ProfileConfigError, ThresholdConfigError, PriceTableError) as exc:
         fail_input(str(exc))
     options.run_id = options.run_id or rundir.new_run_id()
     run_dir = rundir.create_run_dir(options.run_dir, options.run_id)
@@ -227,7 +296,7 @@ def setup(environment: Environment) -> KitRun | None:
     run = KitRun(environment, run_dir, meta, target, Recorder(environment, run_dir))
     _RUNS[environment] = run
     try:
-        run.sampler = start_sampler(options, target, run_dir)
+        run.sampler = start_side_sampler(options, target, run_dir)
     except KitInputError as exc:
         stop_target(target)
         fail_input(str(exc))
@@ -261,32 +330,25 @@ def resolve_target(options) -> Target:
     return start_target(command, url, options.health_path, options.start_timeout)
 
 
-def sampler_argv(options, target: Target, run_dir: Path) -> list[str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "sampler",
-        "--out",
-        str(run_dir / schema.SAMPLES_CSV),
-        "--interval",
-        str(options.sample_interval),
-        "--loadgen-pid",
-        str(os.getpid()),
-    ]
+def sampler_options(options, target: Target, run_dir: Path) -> SamplerOptions | None:
+    """What the side sampler watches; None when nothing names a target process (remote gateway)."""
     pids = ([target.pid] if target.pid else []) + list(options.target_pid or [])
-    argv += [a for pid in pids for a in ("--pid", str(pid))]
-    argv += [a for m in options.target_match or [] for a in ("--match", m)]
-    argv += [a for c in options.target_cgroup or [] for a in ("--cgroup", c)]
-    argv += [a for pid in options.sidecar_pid or [] for a in ("--sidecar-pid", str(pid))]
-    argv += [a for m in options.sidecar_match or [] for a in ("--sidecar-match", m)]
-    if options.pss_every:
-        argv += ["--pss-every", str(options.pss_every)]
+    if not (pids or options.target_match or options.target_cgroup):
+        return None
     queue_url, queue_field, inflight_field = queue_probe(options, target)
-    if queue_url and queue_field:
-        argv += ["--queue-url", queue_url, "--queue-field", queue_field]
-        if inflight_field:
-            argv += ["--inflight-field", inflight_field]
-    return argv
+    return SamplerOptions(
+        out=str(run_dir / schema.SAMPLES_CSV),
+        pids=pids,
+        matches=list(options.target_match or []),
+        cgroups=list(options.target_cgroup or []),
+        interval=options.sample_interval,
+        pss_every=options.pss_every,
+        queue_url=queue_url if queue_field else None,
+        queue_field=queue_field if queue_url else None,
+        inflight_field=inflight_field if queue_url else None,
+        sidecar_pids=list(options.sidecar_pid or []),
+        sidecar_matches=list(options.sidecar_match or []),
+    )
 
 
 def queue_probe(options, target: Target) -> tuple[str | None, str | None, str | None]:
@@ -297,23 +359,29 @@ def queue_probe(options, target: Target) -> tuple[str | None, str | None, str | 
     return None, None, None
 
 
-def start_sampler(options, target: Target, run_dir: Path) -> subprocess.Popen:
-    """Start the side sampler; fail with one line if it refuses its arguments."""
-    argv = sampler_argv(options, target, run_dir)
-    popen = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+def start_side_sampler(options, target: Target, run_dir: Path) -> subprocess.Popen | None:
+    """Start the side sampler and wait for its first row; fail with one line if it refuses to run."""
+    sampler_opts = sampler_options(options, target, run_dir)
+    if sampler_opts is None:
+        log.warning("loadkit: no --target-pid/--target-match/--target-cgroup: target resources not sampled")
+        return None
+    try:
+        popen = start_sampler(sampler_opts, stderr=subprocess.PIPE)
+    except UsageError as exc:
+        raise KitInputError(f"sampler: {exc}") from None
     deadline = time.monotonic() + 10
-    while (
-        time.monotonic() < deadline and popen.poll() is None and not (run_dir / schema.SAMPLES_CSV).exists()
-    ):
+    while time.monotonic() < deadline and popen.poll() is None and not Path(sampler_opts.out).exists():
         time.sleep(0.05)
     if popen.poll() is not None and popen.returncode != 0:
-        raise KitInputError(f"sampler: {(popen.stderr.read() or 'exited').strip().splitlines()[-1]}")
+        lines = popen.stderr.read().decode(errors="replace").strip().splitlines() or ["exited"]
+        raise KitInputError(f"sampler: {lines[-1]}")
     gevent.spawn(_relay_stderr, popen)
     return popen
 
 
 def _relay_stderr(popen: subprocess.Popen) -> None:
-    for line in popen.stderr:
+    for raw in popen.stderr:
+        line = raw.decode(errors="replace")
         sys.stderr.write(line if line.startswith("sampler") else f"sampler: {line}")
 
 
@@ -334,6 +402,10 @@ def initial_meta(options, target: Target) -> dict:
         },
         "profile": {},
         "thresholds": [],
+        "cost": {
+            "prices": str(Path(options.prices).resolve()) if options.prices else None,
+            "host_price_month": options.host_price,
+        },
     }
 
 

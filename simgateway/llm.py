@@ -164,10 +164,12 @@ class MockLLM:
             choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
             return b"data: " + json.dumps({**head, "choices": [choice]}).encode() + b"\n\n"
 
+        # token chunks differ only in their text: split one rendered chunk around a marker, once
+        before, after = chunk({"content": "\x00"}).split(b'"\\u0000"')
         resp = await start_sse(request, self.cost_headers(tokens))
         await resp.write(chunk({"role": "assistant", "content": ""}))
         async for i in self._token_ticks(t0, tokens):
-            await resp.write(chunk({"content": token_text(i)}))
+            await resp.write(before + json.dumps(token_text(i)).encode() + after)
         capped = tokens.content < self.knobs.output_tokens
         await resp.write(chunk({}, "length" if capped else "stop"))
         if include_usage:

@@ -13,23 +13,11 @@ import pytest
 from kit import campaign
 
 ROOT = Path(__file__).resolve().parents[1]
-# The kit's own locustfile plus the capacity profile, until the lead wires --profile capacity into it.
+# The kit's own locustfile plus the driver classes (Locust spawns only classes the locustfile exposes),
+# until the lead imports them in locustfile.py; then this can be the real locustfile.
 LOCUSTFILE = """
-from locust import events
-from locustfile import *  # noqa: F401,F403 - the kit's options, events and KitShape
-from kit import runtime
-from scenarios import capacity
-
-
-@events.init_command_line_parser.add_listener
-def _capacity_options(parser):
-    capacity.add_arguments(parser)
-
-
-@events.init.add_listener
-def _capacity_profile(environment, **_kwargs):
-    if run := runtime.run_of(environment):
-        run.profile = capacity.build(environment.parsed_options)
+from locustfile import *  # noqa: F401,F403 - the kit's options, events, profiles and KitShape
+from agents.capacity import CapacityAgent, ChurnAgent  # noqa: F401
 """
 SIM = "--agent-startup-ms 0 --agent-mib 4 --first-agent-mib 20"
 

@@ -18,11 +18,16 @@ pytest.importorskip(
     "a2a.server.routes", reason="a2a-sdk[http-server] not installed (requirements-gateways.txt)"
 )
 
-from agents.a2a import A2AAgent  # noqa: E402
-from kit import schema  # noqa: E402
-from tests.gateways.harness import agent_user, free_port, rows, running_server  # noqa: E402
+from agents.a2a import A2AAgent
+from kit import schema
+from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
 
-pytestmark = pytest.mark.gateways
+pytestmark = [
+    pytest.mark.gateways,
+    pytest.mark.skipif(
+        not installed("a2a"), reason="a2a-sdk[http-server] not installed (requirements-gateways.txt)"
+    ),
+]
 SERVER = Path(__file__).parent / "gateways" / "a2a_server.py"
 WORK_S = 0.3
 OPTIONS = {"poll_interval": 0.05, "task_timeout": 10.0, "request_timeout": 10.0}

@@ -16,15 +16,19 @@ from pathlib import Path
 import httpx
 import pytest
 
-pytest.importorskip("langgraph_api", reason="langgraph-cli[inmem] not installed (requirements-gateways.txt)")
+from agents.langgraph import LangGraphAgent
+from kit import schema
+from kit.gateways import preset
+from sampler.queue_probe import QueueProbe
+from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
 
-from agents.langgraph import LangGraphAgent  # noqa: E402
-from kit import schema  # noqa: E402
-from kit.gateways import preset  # noqa: E402
-from sampler.queue_probe import QueueProbe  # noqa: E402
-from tests.gateways.harness import agent_user, free_port, rows, running_server  # noqa: E402
-
-pytestmark = pytest.mark.gateways
+pytestmark = [
+    pytest.mark.gateways,
+    pytest.mark.skipif(
+        not installed("langgraph_api"),
+        reason="langgraph-cli[inmem] not installed (requirements-gateways.txt)",
+    ),
+]
 APP = Path(__file__).parent / "gateways" / "langgraph_app"
 SLOTS = 1
 WORK_S = 0.3

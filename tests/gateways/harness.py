@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -56,6 +57,11 @@ def agent_user(user_class, host: str, run_dir: Path, **options) -> Iterator:
         recorder.close()
 
 
+def installed(module: str) -> bool:
+    """Whether a gateway package is installed, found without importing it (some break under gevent)."""
+    return importlib.util.find_spec(module) is not None
+
+
 def rows(run_dir: Path, file_name: str) -> list[dict[str, str]]:
     path = run_dir / file_name
     if not path.exists():
@@ -64,4 +70,4 @@ def rows(run_dir: Path, file_name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-__all__ = ["RUN_ID", "agent_user", "free_port", "rows", "running_server"]
+__all__ = ["RUN_ID", "agent_user", "free_port", "installed", "rows", "running_server"]

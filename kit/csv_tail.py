@@ -1,0 +1,32 @@
+"""Read the rows another process appends to a CSV file, complete lines only, as they arrive.
+
+Used to feed live thresholds from samples.csv while the sampler writes it; never writes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+
+class CsvTail:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.offset = 0
+        self.header: list[str] | None = None
+
+    def new_rows(self) -> list[dict[str, str]]:
+        """Rows completed since the last call (a line still being written waits for the next call)."""
+        try:
+            with open(self.path, "rb") as file:
+                file.seek(self.offset)
+                chunk = file.read()
+        except OSError:
+            return []
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        lines = complete.decode("utf-8", errors="replace").splitlines()
+        if self.header is None and lines:
+            self.header, lines = next(csv.reader([lines[0]])), lines[1:]
+        return list(csv.DictReader(io.StringIO("\n".join(lines)), fieldnames=self.header)) if lines else []

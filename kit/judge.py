@@ -1,0 +1,72 @@
+"""Thresholds judged live: every written row feeds the evaluator, which is asked once a second; an
+abort that is due stops the run. Also the load generator's own health (a saturated generator makes
+the run's numbers untrustworthy).
+
+Judging rules live in scenarios/evaluator.py; this module only feeds and asks.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+
+from kit import schema
+from kit.csv_tail import CsvTail
+from scenarios.evaluator import ThresholdEvaluator, ThresholdResult
+from scenarios.thresholds import Threshold
+
+SATURATED_CPU_PCT = 90.0
+SATURATION_RULE = f"load generator CPU p90 >= {SATURATED_CPU_PCT:.0f} % of one core"
+
+
+class LiveJudge:
+    def __init__(
+        self, thresholds: list[Threshold], start_ts: float, samples_csv: Path, dropped: Callable[[float], int]
+    ):
+        self.evaluator = ThresholdEvaluator(thresholds, start_ts) if thresholds else None
+        self.samples = CsvTail(samples_csv)
+        self.dropped = dropped
+        self.loadgen_cpu: list[float] = []
+        self.results: list[ThresholdResult] = []
+
+    def on_row(self, file_name: str, row: dict) -> None:
+        if self.evaluator is None:
+            return
+        if file_name == schema.REQUESTS_CSV:
+            self.evaluator.observe_request(row)
+        elif file_name == schema.TASKS_CSV:
+            self.evaluator.observe_task(row)
+
+    def judge(self, now: float) -> list[ThresholdResult]:
+        """Take in new sampler rows and the dropped-arrival count, then evaluate every threshold."""
+        for row in self.samples.new_rows():
+            cpu = _float(row.get("loadgen_cpu_pct"))
+            if cpu is not None:
+                self.loadgen_cpu.append(cpu)
+            if self.evaluator is not None:
+                self.evaluator.observe_sample(row)
+        if self.evaluator is None:
+            return []
+        self.evaluator.observe_counter("dropped_arrivals", self.dropped(now))
+        self.results = self.evaluator.evaluate(now)
+        return self.results
+
+    def validity(self) -> dict:
+        """Was the load generator itself the bottleneck? Judged on its CPU as the sampler saw it."""
+        if len(self.loadgen_cpu) < 5:
+            return {"valid": None, "rule": SATURATION_RULE, "note": "too few load-generator readings"}
+        p90 = statistics.quantiles(self.loadgen_cpu, n=10)[-1]
+        return {
+            "valid": p90 < SATURATED_CPU_PCT,
+            "rule": SATURATION_RULE,
+            "loadgen_cpu_p90": round(p90, 1),
+            "samples": len(self.loadgen_cpu),
+        }
+
+
+def _float(text) -> float | None:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,82 @@
+"""LiteLLM proxy (mock responses, no provider, no network) on loopback: the chat agent authenticates
+from an environment variable, reads usage streamed and not, and the kit's computed cost agrees with the
+cost LiteLLM itself reports (x-litellm-response-cost header, or usage.cost on a stream) within 1 %.
+
+Truth: gpt-4o-mini's list price in LiteLLM's bundled cost map ($0.15/M in, $0.60/M out), which the mock
+deployment `mock-gpt` is billed at.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from agents.openai_chat import ChatAgent
+from analysis.cost import gateway_comparison, price_rows
+from analysis.prices import parse_prices
+from kit import schema
+from kit.gateways import preset
+from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
+
+pytestmark = [
+    pytest.mark.gateways,
+    pytest.mark.skipif(
+        not installed("litellm"), reason="litellm[proxy] not installed (requirements-gateways.txt)"
+    ),
+]
+CONFIG = Path(__file__).parent / "gateways" / "litellm_config.yaml"
+KEY_ENV = "LOADKIT_TEST_LITELLM_KEY"
+MASTER_KEY = "sk-loadkit-test-key"  # the test config's master_key
+PRICES = """
+[models."mock-gpt"]
+input = 0.15
+cached_input = 0.075
+cache_write = 0.15
+output = 0.60
+currency = "USD"
+as_of = "2026-11"
+source = "LiteLLM's bundled cost map for gpt-4o-mini"
+fictional = true
+"""
+
+
+@pytest.fixture(scope="module")
+def litellm_url():
+    os.environ[KEY_ENV] = MASTER_KEY
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # never fetch the cost map from the internet
+    port = free_port()
+    litellm = shutil.which("litellm") or "litellm"
+    command = [litellm, "--config", str(CONFIG), "--host", "127.0.0.1", "--port", str(port)]
+    with running_server(command, preset("litellm").health_path, port, timeout_s=90) as url:
+        yield url
+
+
+def chat_rows(url: str, run_dir: Path, **options) -> list[dict]:
+    options = {"model": "mock-gpt", "api_key_env": KEY_ENV, "session_header": "user", **options}
+    with agent_user(ChatAgent, url, run_dir, **options) as user:
+        for _ in range(3):
+            user.chat_stream()
+    return rows(run_dir, schema.REQUESTS_CSV)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_computed_cost_matches_litellms_reported_cost_within_1_percent(litellm_url, tmp_path, stream):
+    requests = chat_rows(litellm_url, tmp_path, chat_stream=stream)
+    assert len(requests) == 3 and all(r["ok"] == "1" for r in requests), requests
+    frame = pd.read_csv(tmp_path / schema.REQUESTS_CSV)
+    assert frame["gateway_cost_usd"].gt(0).all() and frame["tokens_out"].gt(0).all(), frame
+    priced, warnings = price_rows(frame, parse_prices(PRICES))
+    comparison = gateway_comparison(priced)
+    assert list(comparison.index) == ["mock-gpt"] and comparison.loc["mock-gpt", "calls"] == 3, warnings
+    assert abs(comparison.loc["mock-gpt", "diff_pct"]) < 1.0, comparison
+
+
+def test_missing_key_gives_failed_rows_not_a_crash(litellm_url, tmp_path):
+    # LiteLLM 1.106.12 without a database answers an unauthenticated call with 500, not 401
+    requests = chat_rows(litellm_url, tmp_path, api_key_env="LOADKIT_TEST_UNSET_KEY")
+    assert [r["ok"] for r in requests] == ["0"] * 3, requests
+    assert all(int(r["status_code"]) >= 400 and not r["gateway_cost_usd"] for r in requests), requests
