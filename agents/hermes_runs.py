@@ -1,7 +1,8 @@
 """Hermes Agent runs API agent: POST /v1/runs, then follow the run by its SSE event stream
 (GET /v1/runs/{id}/events) or by polling GET /v1/runs/{id}; one task row per run.
 
-TTFT is our clock at the first `message.delta` event. On stop it stops only the runs it started.
+TTFT is our clock at the first `message.delta` event, counted from POST /v1/runs. On stop it stops only
+the runs it started.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class HermesRunsAgent(KitAgent):
     @task
     def run_and_follow(self) -> None:
         prompt = f"[agent {self.agent_id} run {self.run_id}] {self.option('prompt', DEFAULT_PROMPT)}"
-        submitted = time.time()
+        submitted, sent = time.time(), time.perf_counter()
         body, _ = self.json_call(
             "run.create",
             "POST",
@@ -58,7 +59,7 @@ class HermesRunsAgent(KitAgent):
         row = TaskRecord(task_id=str(body["run_id"]), agent_id=self.agent_id, submitted_ts=submitted)
         self.open_runs.add(row.task_id)
         if self.option("runs_follow", "events") == "events":
-            self.follow_events(row)
+            self.follow_events(row, sent)
         if row.status not in TERMINAL_STATUSES:
             self.poll_task(row, self.poll_once)
         if row.status in TERMINAL_STATUSES:
@@ -75,7 +76,8 @@ class HermesRunsAgent(KitAgent):
             row.status, row.finished_ts = status, time.time()
             row.error = run.get("error") or row.error
 
-    def follow_events(self, row: TaskRecord) -> None:
+    def follow_events(self, row: TaskRecord, sent: float) -> None:
+        """Subscribe to the run's events; TTFT counts from the run's submission, not the subscription."""
         record = RequestRecord(
             ts=time.time(), agent_id=self.agent_id, operation="run.events", task_id=row.task_id
         )
@@ -88,7 +90,7 @@ class HermesRunsAgent(KitAgent):
                     http_record(record, response)
                 else:
                     record.status_code = response.status_code
-                    read_events(response, record, row, StreamTiming(started, []))
+                    read_events(response, record, row, StreamTiming(sent, []))
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
         record.latency_ms = (time.perf_counter() - started) * 1000.0

@@ -28,6 +28,7 @@ TEXT_COLUMNS = frozenset(
         "task_id",
         "event",
         "status",
+        "phase",
     }
 )
 
@@ -51,6 +52,7 @@ def load_run(path: str | Path) -> RunData:
         tasks=frames[schema.TASKS_CSV],
         agents=frames[schema.AGENTS_CSV],
         capacity=capacity,
+        users=frames[schema.USERS_CSV],
         missing=missing,
     )
 

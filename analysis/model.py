@@ -23,6 +23,7 @@ class RunData:
     tasks: pd.DataFrame | None = None
     agents: pd.DataFrame | None = None
     capacity: pd.DataFrame | None = None
+    users: pd.DataFrame | None = None  # users.csv: running agents and profile phase, once a tick
     missing: list[str] = field(default_factory=list)  # one human sentence per missing/damaged file
 
 

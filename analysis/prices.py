@@ -9,10 +9,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-
-import tomllib
 
 DEFAULT_PRICES_PATH = Path(__file__).resolve().parents[1] / "prices.toml"
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")

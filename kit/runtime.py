@@ -24,6 +24,7 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
 from analysis.prices import PriceTableError, load_prices
 from kit import exit_codes, rundir, schema
+from kit.csv_append import CsvAppender
 from kit.judge import LiveJudge
 from kit.pacing import OpenModelPacing, RoundsPacing, set_pacing
 from kit.recorder import Recorder
@@ -74,6 +75,7 @@ class KitRun:
     closing: bool = False  # set at quitting: from then on a stopped sampler or target is expected
     pacing: OpenModelPacing | RoundsPacing | None = None
     judge: LiveJudge | None = None
+    users_csv: CsvAppender | None = None
 
     # ---- life cycle -------------------------------------------------------------------------------
     def save(self) -> None:
@@ -103,6 +105,7 @@ class KitRun:
         if code is not None:
             self.meta["target"]["exit_code"] = code
         self.recorder.close()
+        self.users_csv.close()
         write_locust_csvs(self.environment, self.run_dir)
         self.record_outcome(time.time())
         self.environment.process_exit_code = self.exit_code()
@@ -139,7 +142,17 @@ class KitRun:
         tick = self.profile.tick(elapsed_s)
         if tick is None:
             return None
-        self.note_phase(tick.phase, time.time())
+        now = time.time()
+        self.note_phase(tick.phase, now)
+        self.users_csv.write(
+            {
+                "ts": now,
+                "users": self.environment.runner.user_count,
+                "target_users": tick.users,
+                "phase": tick.phase,
+            }
+        )
+        self.users_csv.flush()
         if isinstance(self.pacing, RoundsPacing):
             task_agents = [c for c in self.environment.user_classes if getattr(c, "task_agent", False)]
             return (*tick.as_locust(), task_agents or None)
@@ -294,6 +307,7 @@ def setup(environment: Environment) -> KitRun | None:
     environment.host = target.url
     meta = initial_meta(options, target)
     run = KitRun(environment, run_dir, meta, target, Recorder(environment, run_dir))
+    run.users_csv = CsvAppender(run_dir / schema.USERS_CSV, schema.USER_COLUMNS)
     _RUNS[environment] = run
     try:
         run.sampler = start_side_sampler(options, target, run_dir)

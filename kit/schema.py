@@ -13,6 +13,7 @@ REQUESTS_CSV = "requests.csv"
 TASKS_CSV = "tasks.csv"
 AGENTS_CSV = "agents.csv"
 CAPACITY_CSV = "capacity.csv"
+USERS_CSV = "users.csv"
 LOCUST_CSV_PREFIX = "locust"  # locust_stats.csv, locust_failures.csv, locust_exceptions.csv
 LOCUST_HTML = "locust_report.html"
 REPORT_MD = "report.md"
@@ -132,11 +133,20 @@ STOP_FAILURE = "failure"  # an agent failed to start: recorded, no capacity valu
 STOP_TARGET_DIED = "target_died"
 STOP_CHURN_DONE = "cycles_done"  # churn finished its cycles
 
+# The load generator's side of the time axis: one row per profile tick (about once a second).
+USER_COLUMNS: tuple[str, ...] = (
+    "ts",
+    "users",  # simulated agents (Locust users) running
+    "target_users",  # what the profile asked for
+    "phase",  # the profile's phase name (ramp-up, plateau, spike, round-2, ...)
+)
+
 FILES_COLUMNS: dict[str, tuple[str, ...]] = {
     SAMPLES_CSV: SAMPLE_COLUMNS,
     REQUESTS_CSV: REQUEST_COLUMNS,
     AGENTS_CSV: AGENT_COLUMNS,
     TASKS_CSV: TASK_COLUMNS,
+    USERS_CSV: USER_COLUMNS,
 }
 
 MIB = 1024 * 1024

@@ -7,11 +7,10 @@ Every problem raises ThresholdConfigError with one line: where, which column, wh
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from scenarios.errors import ThresholdConfigError
 from scenarios.metrics import DISTRIBUTION_AGGS, METRICS, Metric

@@ -8,43 +8,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from kit import exit_codes, schema
-
-REPO = Path(__file__).resolve().parent.parent
-LOCUST = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfile.py"), "--headless"]
-
-
-def locust_command(run_dir: Path, *args: str) -> list[str]:
-    return [*LOCUST, "--run-dir", str(run_dir), *args]
-
-
-def run_locust(run_dir: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        locust_command(run_dir, *args), cwd=REPO, capture_output=True, text=True, timeout=timeout
-    )
-
-
-def wait_for(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def csv_rows(path: Path) -> int:
-    try:
-        return max(0, len(path.read_text().splitlines()) - 1)
-    except OSError:
-        return 0
+from tests.locust_runs import REPO, csv_rows, locust_command, run_locust, wait_for
 
 
 @pytest.fixture(scope="module")

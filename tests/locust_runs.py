@@ -1,0 +1,38 @@
+"""Run the kit as a user does, `locust -f locustfile.py --headless ...`, in a subprocess, and wait on
+what it writes. Shared by the end-to-end tests; not a test module itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+LOCUST = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfile.py"), "--headless"]
+
+
+def locust_command(run_dir: Path, *args: str) -> list[str]:
+    return [*LOCUST, "--run-dir", str(run_dir), *args]
+
+
+def run_locust(run_dir: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        locust_command(run_dir, *args), cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def wait_for(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def csv_rows(path: Path) -> int:
+    try:
+        return max(0, len(path.read_text().splitlines()) - 1)
+    except OSError:
+        return 0

@@ -1,0 +1,76 @@
+"""Hermes Agent's API server (hermes-agent 0.19 from PyPI, in its own virtualenv) pointed at the
+simulator's mock LLM on loopback: runs reach completion by their SSE events and by polling, usage is read
+from run.completed, and chat completions carry the bearer key and the X-Hermes-Session-Id header.
+
+Truth: the simulator's --output-tokens (tokens out per LLM call) and --ttft-ms (a lower bound on TTFT).
+Skipped unless a `hermes` executable is found (LOADKIT_HERMES_BIN, or on PATH).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from agents.hermes_runs import HermesRunsAgent
+from agents.openai_chat import ChatAgent
+from kit import schema
+from kit.gateways import preset
+from tests.gateways.harness import agent_user, free_port, rows, running_server
+
+HERMES = os.environ.get("LOADKIT_HERMES_BIN") or shutil.which("hermes")
+pytestmark = [
+    pytest.mark.gateways,
+    pytest.mark.skipif(
+        not HERMES, reason="no hermes executable (set LOADKIT_HERMES_BIN; see docs/gateways.md)"
+    ),
+]
+KEY = "loadkit-test-key-0123456789"  # Hermes wants >= 16 characters
+OUTPUT_TOKENS = 8
+TTFT_MS = 50
+
+
+@pytest.fixture
+def hermes_url(simulator, tmp_path, monkeypatch):
+    gateway = simulator("--ttft-ms", str(TTFT_MS), "--itl-ms", "5", "--output-tokens", str(OUTPUT_TOKENS))
+    home = tmp_path / "hermes-home"
+    home.mkdir()
+    model = f"  default: sim-model\n  provider: custom\n  base_url: {gateway.url}/v1\n  api_key: sk-sim\n"
+    (home / "config.yaml").write_text(f"model:\n{model}toolsets: []\n")
+    port = free_port()
+    env = {"HERMES_HOME": str(home), "API_SERVER_ENABLED": "true", "API_SERVER_KEY": KEY}
+    env |= {"API_SERVER_PORT": str(port), "API_SERVER_HOST": "127.0.0.1", "LOADKIT_TEST_HERMES_KEY": KEY}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with running_server([HERMES, "gateway", "run", "--replace"], preset("hermes").health_path, port) as url:
+        yield url
+
+
+@pytest.mark.parametrize("follow", ["events", "poll"])
+def test_hermes_runs_complete_with_usage(hermes_url, tmp_path, follow):
+    options = {"api_key_env": "LOADKIT_TEST_HERMES_KEY", "runs_follow": follow, "poll_interval": 0.1}
+    with agent_user(HermesRunsAgent, hermes_url, tmp_path, task_timeout=30.0, **options) as user:
+        for _ in range(2):
+            user.run_and_follow()
+    tasks = rows(tmp_path, schema.TASKS_CSV)
+    assert [t["status"] for t in tasks] == ["done", "done"], tasks
+    if follow == "events":
+        assert all(t["tokens_out"] == str(OUTPUT_TOKENS) for t in tasks), tasks
+        streams = [r for r in rows(tmp_path, schema.REQUESTS_CSV) if r["operation"] == "run.events"]
+        assert all(r["ok"] == "1" and float(r["ttft_ms"]) >= TTFT_MS for r in streams), streams
+
+
+def test_hermes_chat_with_session_header_and_bearer_key(hermes_url, tmp_path):
+    options = {"api_key_env": "LOADKIT_TEST_HERMES_KEY", "session_header": "X-Hermes-Session-Id"}
+    with agent_user(ChatAgent, hermes_url, tmp_path, model="hermes-agent", **options) as user:
+        user.chat_stream()
+    (row,) = rows(tmp_path, schema.REQUESTS_CSV)
+    assert row["ok"] == "1" and float(row["ttft_ms"]) >= TTFT_MS, row
+
+
+def test_hermes_refuses_a_request_without_the_key(hermes_url, tmp_path):
+    with agent_user(HermesRunsAgent, hermes_url, tmp_path, task_timeout=5.0) as user:
+        user.run_and_follow()
+    (row,) = rows(tmp_path, schema.REQUESTS_CSV)
+    assert row["operation"] == "run.create" and row["error_kind"] == "http_4xx", row
