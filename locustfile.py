@@ -3,13 +3,22 @@
 Thin by design: it registers the kit's options, exposes the agents and the one load shape, and
 forwards Locust's events to kit.runtime. With no --host it starts the simulated gateway itself.
     locust -f locustfile.py --headless                      # smoke run against the simulator
-    locust -f locustfile.py --headless --profile stress     # a k6-style profile
+    locust -f locustfile.py --headless --load-profile stress    # a k6-style profile
 """
 
 from locust import LoadTestShape, events
 
-from agents.openai_chat import ChatAgent  # noqa: F401 - Locust collects User classes from this module
+# Every agent class, so any can be named on the command line (`locust -f locustfile.py TaskAgent`);
+# without names, the --gateway preset decides which run (kit.runtime.apply_gateway_preset).
+from agents.a2a import A2AAgent  # noqa: F401
+from agents.acp import AcpAgent  # noqa: F401
+from agents.capacity import CapacityAgent, ChurnAgent  # noqa: F401 - run by --load-profile capacity/churn
+from agents.hermes_runs import HermesRunsAgent  # noqa: F401
+from agents.langgraph import LangGraphAgent  # noqa: F401
+from agents.openai_chat import ChatAgent  # noqa: F401
+from agents.responses import ResponsesAgent  # noqa: F401
 from agents.sessions import SessionAgent  # noqa: F401
+from agents.spec import SpecAgent  # noqa: F401
 from agents.task_board import TaskAgent  # noqa: F401
 from kit import options, runtime
 from scenarios import registry

@@ -19,8 +19,8 @@ from locust.exception import StopUser
 from agents.base import KitAgent
 from agents.records import AgentRecord
 from kit import exit_codes, runtime, schema
-from kit.schema import STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE, STOP_TARGET_DIED
 from kit.csv_append import CsvAppender
+from kit.schema import STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE, STOP_TARGET_DIED
 from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFound, TreeSelector
 from scenarios.units import parse_size
 
@@ -34,7 +34,7 @@ class ProbeError(Exception):
 
 @dataclass(frozen=True)
 class MemoryReading:
-    """Medians of one step's readings, in bytes; None where not read."""
+    """One step's memory in bytes: RSS and procs are medians of n readings, PSS/USS one reading."""
 
     rss_bytes: int
     pss_bytes: int | None
@@ -54,7 +54,8 @@ class MemoryProbe:
 
     def read(self, with_pss: bool) -> MemoryReading:
         self.target.refresh()  # new worker processes appear only at a refresh
-        got = [self.target.read(with_pss=with_pss) for _ in range(self.readings)]
+        # PSS costs ~1 ms per process (smaps_rollup), so it is read once per step; RSS n times
+        got = [self.target.read(with_pss=with_pss and i == 0) for i in range(self.readings)]
         return MemoryReading(
             rss_bytes=int(statistics.median(r.rss_bytes for r in got)),
             pss_bytes=_median([r.pss_bytes for r in got]),

@@ -29,6 +29,13 @@ class ChatAgent(KitAgent):
 
     @task
     def chat_stream(self) -> None:
+        ticket = self.take_ticket()  # open model: the arrival schedule says when
+        if ticket is None:
+            return
+        self.chat_once()
+        self.finish_ticket(ticket)
+
+    def chat_once(self) -> None:
         """One chat request, streamed unless `--no-chat-stream` (then usage and cost come from the body)."""
         self.honour_backoff()
         stream = bool(self.option("chat_stream", True))

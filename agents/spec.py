@@ -10,11 +10,11 @@ from __future__ import annotations
 import functools
 import re
 import time
+import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-import tomllib
 from locust import constant, task
 
 from agents.base import KitAgent

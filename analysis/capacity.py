@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ from scipy import stats as sstats
 
 from analysis.model import RunData, Section
 from analysis.stats import aggregate, describe
-from kit.schema import GIB, MIB, STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE  # noqa: F401
+from kit.schema import GIB, MIB, STOP_BUDGET, STOP_CAP, STOP_FAILURE
 
 TAIL_POINTS = 8  # seeds/000: the marginal is the OLS slope over the last 8 sampled points
 MIN_R2 = 0.95  # below this the fit is "not stable" and no capacity is published
@@ -57,8 +58,16 @@ def ols(x: np.ndarray, y: np.ndarray, confidence: float = CONFIDENCE) -> Fit | N
     res = sstats.linregress(x, y)
     half = sstats.t.ppf(0.5 + confidence / 2, x.size - 2) * res.stderr
     r2 = float(res.rvalue**2) if np.ptp(y) > 0 else 1.0
-    return Fit(float(res.slope), float(res.intercept), r2, int(x.size), float(res.slope - half),
-               float(res.slope + half), float(x.mean()), float(y.mean()))
+    return Fit(
+        float(res.slope),
+        float(res.intercept),
+        r2,
+        int(x.size),
+        float(res.slope - half),
+        float(res.slope + half),
+        float(x.mean()),
+        float(y.mean()),
+    )
 
 
 @dataclass
@@ -188,8 +197,9 @@ def _last_mib(frame: pd.DataFrame, column: str) -> float | None:
     return float(value) / MIB if value is not None else None
 
 
-def _capacity_notes(reason: str, failures: int, fit: Fit | None, stable: bool, n_stop: int | None,
-                    min_r2: float) -> list[str]:
+def _capacity_notes(
+    reason: str, failures: int, fit: Fit | None, stable: bool, n_stop: int | None, min_r2: float
+) -> list[str]:
     """Why a run publishes no capacity, in the user's terms."""
     notes = []
     if failures:
@@ -218,8 +228,14 @@ def projection_table(fit: Fit | None, budgets_gib: tuple[float, ...] = PROJECTIO
     for gib in budgets_gib:
         budget_mib = gib * GIB / MIB
         low, high = fit.x_at(budget_mib, fit.slope_high), fit.x_at(budget_mib, fit.slope_low)
-        rows.append({"budget_gib": gib, "projected_agents": math.floor(fit.x_at(budget_mib)),
-                     "low": math.floor(low), "high": math.floor(high) if math.isfinite(high) else None})
+        rows.append(
+            {
+                "budget_gib": gib,
+                "projected_agents": math.floor(fit.x_at(budget_mib)),
+                "low": math.floor(low),
+                "high": math.floor(high) if math.isfinite(high) else None,
+            }
+        )
     return pd.DataFrame(rows).set_index("budget_gib")
 
 
@@ -255,14 +271,15 @@ def run_table(results: Mapping[str, CapacityResult]) -> pd.DataFrame:
     table.index.name = "measure"
     if len(results) > 1:
         summary = [_summary(table.loc[m]) for m in table.index]
-        table["median"], table["range"], table["cv %"] = zip(*summary)
+        table["median"], table["range"], table["cv %"] = zip(*summary, strict=True)
     return table
 
 
 def _summary(values: pd.Series) -> tuple[object, object, object]:
     """Median, "min–max" and CV of numeric measures; text measures summarised when all runs agree."""
-    numeric = pd.to_numeric(values.where(values.map(lambda v: not isinstance(v, (bool, str)))),
-                             errors="coerce")
+    numeric = pd.to_numeric(
+        values.where(values.map(lambda v: not isinstance(v, (bool, str)))), errors="coerce"
+    )
     if numeric.notna().any():
         agg = aggregate(numeric)
         return agg["median"], f"{_short(agg['min'])}–{_short(agg['max'])}", agg["cv_pct"]
@@ -274,8 +291,14 @@ def _short(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:.4g}"
 
 
-BEFORE_AFTER_MEASURES = ("N_max", "marginal RSS (MiB/agent)", "marginal PSS (MiB/agent)",
-                         "first-agent increment (MiB)", "start-up p50 (ms)", "peak (MiB)")
+BEFORE_AFTER_MEASURES = (
+    "N_max",
+    "marginal RSS (MiB/agent)",
+    "marginal PSS (MiB/agent)",
+    "first-agent increment (MiB)",
+    "start-up p50 (ms)",
+    "peak (MiB)",
+)
 
 
 def before_after_table(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
@@ -299,19 +322,24 @@ def _cell_of(table: pd.DataFrame, measure: str) -> tuple[float | None, str | Non
     if med is None or pd.isna(med):
         return None, None
     rng = row.get("range")
-    text = _short(float(med)) + (f" ({rng})" if isinstance(rng, str) and rng.split("–")[0] != rng.split("–")[-1]
-                                 else "")
+    text = _short(float(med)) + (
+        f" ({rng})" if isinstance(rng, str) and rng.split("–")[0] != rng.split("–")[-1] else ""
+    )
     return float(med), text
 
 
-def capacity_section(run: RunData, at_n: int = DEFAULT_AT_N, plot=None) -> Section | None:
-    """The report's capacity section; None when the run has no capacity.csv (or it is a churn run)."""
+def capacity_section(run: RunData, plot: Path | None = None) -> Section | None:
+    """The report's capacity (or churn) section; None when the run has no capacity.csv.
+
+    `plot` is the PNG analysis/capacity_plot.py drew for this run, if the caller drew one.
+    """
     frame = run.capacity
     if frame is None or frame.empty or "event" not in frame:
         return None
     if frame["event"].isin(["opened", "closed"]).any():
         return churn_section(frame)
-    result = capacity_result(frame, at_n=at_n)
+    params = (run.meta.get("profile") or {}).get("params") or {}
+    result = capacity_result(frame, at_n=int(params.get("capacity_at_n") or DEFAULT_AT_N))
     section = Section(title="Capacity")
     section.tables.append(("Capacity (seeds/000 protocol)", run_table({run.path.name: result})))
     proj = projection_table(result.fit)
@@ -349,8 +377,13 @@ class ChurnResult:
     verdict: str
 
 
-def churn_result(frame: pd.DataFrame, metric: str | None = None, warmup_cycles: int = 1,
-                 min_retained_mib: float = CHURN_MIN_RETAINED_MIB, min_r2: float = CHURN_MIN_R2) -> ChurnResult:
+def churn_result(
+    frame: pd.DataFrame,
+    metric: str | None = None,
+    warmup_cycles: int = 1,
+    min_retained_mib: float = CHURN_MIN_RETAINED_MIB,
+    min_r2: float = CHURN_MIN_R2,
+) -> ChurnResult:
     """Slope of memory after each close batch vs sessions closed (first cycles skipped as warm-up)."""
     metric = metric or str(_column_value(frame, "metric") or "rss")
     mib = memory_column(frame, metric)
@@ -363,8 +396,16 @@ def churn_result(frame: pd.DataFrame, metric: str | None = None, warmup_cycles: 
     returned = _mean_per_session(open_mib[:pairs] - close_mib[:pairs], batch[:pairs])
     before = np.concatenate([mib[frame["event"] == "baseline"].to_numpy()[:1], close_mib])[: len(open_mib)]
     grown = _mean_per_session(open_mib[1 : len(before)] - before[1:], batch[1 : len(before)])
-    return ChurnResult(metric, len(closed), int(after["closed"].max()) if len(after) else 0, fit,
-                       fit.slope if fit else None, returned, grown, _churn_verdict(fit, min_retained_mib, min_r2))
+    return ChurnResult(
+        metric,
+        len(closed),
+        int(after["closed"].max()) if len(after) else 0,
+        fit,
+        fit.slope if fit else None,
+        returned,
+        grown,
+        _churn_verdict(fit, min_retained_mib, min_r2),
+    )
 
 
 def _mean_per_session(deltas: np.ndarray, batch: np.ndarray) -> float | None:

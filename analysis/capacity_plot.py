@@ -28,8 +28,14 @@ def capacity_plot(runs: Mapping[str, tuple[CapacityResult, object]], out: Path) 
         if result.fit is not None:
             fit = result.fit
             x = np.array([1.0, float(points["n"].max())])  # the tail trend, drawn back to N = 1
-            ax.plot(x, fit.intercept + fit.slope * x, "-", lw=1.5, color=f"C{i}",
-                    label=f"{label} fit {fit.slope:.2f} MiB/agent, R² {fit.r2:.3f}")
+            ax.plot(
+                x,
+                fit.intercept + fit.slope * x,
+                "-",
+                lw=1.5,
+                color=f"C{i}",
+                label=f"{label} fit {fit.slope:.2f} MiB/agent, R² {fit.r2:.3f}",
+            )
     first = next(iter(runs.values()))[0]
     if first.budget_mib is not None:
         ax.axhline(first.budget_mib, color="red", ls="--", lw=1, label=f"budget {first.budget_mib:,.0f} MiB")

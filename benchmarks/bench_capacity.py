@@ -26,12 +26,35 @@ BUDGET_S = 120.0
 
 def run(run_dir: Path, startup_ms: float, mode: str, locustfile: str) -> float:
     sim = f"--agent-startup-ms {startup_ms} --agent-mib 4 --first-agent-mib 100 --agent-mode {mode}"
-    command = [sys.executable, "-m", "locust", "-f", locustfile, "--headless", "--profile", "capacity",
-               "--run-dir", str(run_dir), "--sim-args", sim, "--memory-budget", "8GiB",
-               "--max-agents", str(AGENTS), "--capacity-metric", "pss" if mode == "process" else "rss"]
+    command = [
+        sys.executable,
+        "-m",
+        "locust",
+        "-f",
+        locustfile,
+        "--headless",
+        "--profile",
+        "capacity",
+        "--run-dir",
+        str(run_dir),
+        "--sim-args",
+        sim,
+        "--memory-budget",
+        "8GiB",
+        "--max-agents",
+        str(AGENTS),
+        "--capacity-metric",
+        "pss" if mode == "process" else "rss",
+    ]
     started = time.monotonic()
-    subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   timeout=BUDGET_S * 3, check=False)
+    subprocess.run(
+        command,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=BUDGET_S * 3,
+        check=False,
+    )
     return time.monotonic() - started
 
 
@@ -49,9 +72,11 @@ def main() -> int:
     agents = result.agents_ready if result else 0
     ready = frame.loc[frame["event"] == "ready", "ts"] if frame is not None else []
     loop_s = float(ready.iloc[-1] - ready.iloc[0]) if len(ready) > 1 else float("nan")
-    print(f"capacity benchmark: {agents} agents ({args.mode}, start-up knob {args.startup_ms:g} ms) in "
-          f"{wall:.1f} s wall (serial loop {loop_s:.1f} s, {1000 * loop_s / max(agents - 1, 1):.1f} ms/agent; "
-          f"start-up p50 {result.startup['p50'] if result else float('nan'):.1f} ms); budget {BUDGET_S:.0f} s")
+    print(
+        f"capacity benchmark: {agents} agents ({args.mode}, start-up knob {args.startup_ms:g} ms) in "
+        f"{wall:.1f} s wall (serial loop {loop_s:.1f} s, {1000 * loop_s / max(agents - 1, 1):.1f} ms/agent; "
+        f"start-up p50 {result.startup['p50'] if result else float('nan'):.1f} ms); budget {BUDGET_S:.0f} s"
+    )
     return 0 if agents >= AGENTS and wall <= BUDGET_S else 1
 
 

@@ -33,7 +33,7 @@ RUNS_CSV = "capacity_runs.csv"
 RUNS_MD = "capacity_runs.md"
 PLOT_PNG = "capacity.png"
 BEFORE_AFTER_MD = "before_after.md"
-PROFILE_FLAG = "--profile"
+PROFILE_FLAG = "--load-profile"
 
 
 class CampaignError(Exception):

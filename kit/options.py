@@ -52,8 +52,8 @@ def add_arguments(parser) -> None:
     add(
         target,
         "--health-path",
-        default="/health",
-        help="path answered 2xx when the target is up (default /health)",
+        default=None,
+        help="path answered 2xx when the target is up (default: the preset's, /health for the simulator)",
     )
     add(
         target,
@@ -139,7 +139,13 @@ def add_arguments(parser) -> None:
         default=120.0,
         help="seconds before a request counts as timed out",
     )
-    add(agents, "--model", web_ui=True, default="sim-model", help="model name sent to the gateway")
+    add(
+        agents,
+        "--model",
+        web_ui=True,
+        default=None,
+        help="model name sent to the gateway (default: the preset's)",
+    )
     add(agents, "--prompt", web_ui=True, default=None, help="prompt text agents send")
     add(agents, "--max-tokens", web_ui=True, type=int, default=64, help="max_tokens asked per chat call")
     add(
@@ -161,10 +167,80 @@ def add_arguments(parser) -> None:
     add(
         agents,
         "--no-cleanup",
+        dest="cleanup",
+        action="store_false",
+        default=True,
+        help="leave what the run created on the gateway (default: remove it; only what carries our run id)",
+    )
+    add(
+        agents,
+        "--session-header",
+        default=None,
+        help="session stickiness: a header name (X-Hermes-Session-Id...) or 'user' (default: the preset's)",
+    )
+    add(
+        agents,
+        "--backpressure-ok",
         action="store_true",
         default=False,
-        help="leave what the run created on the gateway (default: remove it; only ours)",
+        help="count HTTP 429 as a success in Locust's stats (it stays a backpressure row in requests.csv)",
     )
+
+    protocols = parser.add_argument_group("loadkit: protocols", "options of particular gateway protocols")
+    add(
+        protocols,
+        "--no-chat-stream",
+        dest="chat_stream",
+        action="store_false",
+        default=True,
+        help="chat completions without streaming (usage and cost from the body)",
+    )
+    add(
+        protocols,
+        "--no-responses-stream",
+        dest="responses_stream",
+        action="store_false",
+        default=True,
+        help="Responses API without streaming",
+    )
+    add(
+        protocols,
+        "--runs-follow",
+        choices=("events", "poll"),
+        default="events",
+        help="Hermes /v1/runs: follow a run by its SSE events or by polling",
+    )
+    add(protocols, "--assistant-id", default=None, help="LangGraph assistant (graph) id (default: agent)")
+    add(protocols, "--langgraph-input", default=None, help="LangGraph run input as JSON")
+    add(
+        protocols,
+        "--langgraph-join",
+        action="store_true",
+        default=False,
+        help="LangGraph: wait with /join instead of polling the run",
+    )
+    add(
+        protocols,
+        "--a2a-version",
+        choices=("auto", "1.0", "0.3"),
+        default="auto",
+        help="A2A protocol version (auto: 1.0, falling back to 0.3)",
+    )
+    add(protocols, "--a2a-path", default="/", help="A2A JSON-RPC path")
+    add(
+        protocols,
+        "--a2a-stream",
+        action="store_true",
+        default=False,
+        help="A2A: SendStreamingMessage instead of SendMessage",
+    )
+    add(
+        protocols,
+        "--acp-command",
+        default=None,
+        help="ACP: the agent command each simulated agent launches (JSON-RPC over its stdio)",
+    )
+    add(protocols, "--spec-file", default=None, help="REST gateway spec (TOML); also --gateway spec:FILE")
 
     cost = parser.add_argument_group("loadkit: cost")
     add(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import dataclasses
 import logging
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -23,7 +25,7 @@ from locust.runners import WorkerRunner
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
 from analysis.prices import PriceTableError, load_prices
-from kit import exit_codes, rundir, schema
+from kit import exit_codes, gateways, rundir, schema
 from kit.csv_append import CsvAppender
 from kit.judge import LiveJudge
 from kit.pacing import OpenModelPacing, RoundsPacing, set_pacing
@@ -266,12 +268,17 @@ def run_of(environment: Environment) -> KitRun | None:
     return _RUNS.get(environment)
 
 
-def profile_name(options) -> str | None:
-    """--load-profile, or Locust's own --profile label when it names one of ours (so both spell it)."""
+def profile_name(options) -> str:
+    """--load-profile; else Locust's own --profile label when it names one of ours; else Locust's
+    -u/-r/-t (the web UI form sets them) drive the manual profile; else a bounded smoke run."""
     if getattr(options, "load_profile", None):
         return options.load_profile
     label = getattr(options, "profile", None)
-    return label if label in registry.PROFILE_NAMES else None
+    if label in registry.PROFILE_NAMES:
+        return label
+    if options.num_users or options.run_time:
+        return "manual"
+    return "smoke"
 
 
 def all_runs() -> list[KitRun]:
@@ -285,9 +292,12 @@ def _params(params) -> dict:
 def setup(environment: Environment) -> KitRun | None:
     """Locust `init`: on a worker only a row buffer; on master/local the whole run. Bad input exits 2."""
     options = environment.parsed_options
+    apply_gateway_preset(environment, options)
     if isinstance(environment.runner, WorkerRunner):
         Recorder(environment, None)
         return None
+    if options.headless:  # decide now: Locust fills in -u/-r defaults before the first tick
+        options.load_profile = profile_name(options)
     try:  # every config error surfaces here, before any load or process starts
         registry.build_profile(profile_name(options), options)
         registry.build_thresholds(options)
@@ -324,13 +334,40 @@ def setup(environment: Environment) -> KitRun | None:
     return run
 
 
+def apply_gateway_preset(environment: Environment, options) -> gateways.GatewayPreset:
+    """Fill unset options from the --gateway preset and run its agent classes, unless the command line
+    named classes itself (Locust's positional user classes win)."""
+    try:
+        chosen = gateways.preset(options.gateway)
+        classes = gateways.agent_classes(chosen)
+    except gateways.GatewayError as exc:
+        fail_input(str(exc))
+    if options.health_path is None:
+        options.health_path = chosen.health_path
+    options.session_header = options.session_header or chosen.session_header
+    options.api_key_env = options.api_key_env or chosen.api_key_env
+    for name, value in chosen.defaults.items():
+        if getattr(options, name, None) is None:
+            setattr(options, name, value)
+    if not options.user_classes:
+        environment.user_classes[:] = classes
+    return chosen
+
+
 def fail_input(message: str) -> None:
     sys.stderr.write(f"loadkit: error: {message}\n")
     sys.exit(exit_codes.BAD_INPUT)
 
 
 def resolve_target(options) -> Target:
-    """--host alone: a running gateway; --target-cmd: start one; neither: start the simulator."""
+    """--host alone: a running gateway; --target-cmd: start one; neither: start the simulator. ACP
+    agents are processes the agents launch themselves: no URL."""
+    if options.gateway == "acp":
+        if not options.acp_command:
+            raise KitInputError(
+                '--gateway acp needs --acp-command "COMMAND" (the agent each simulated agent runs)'
+            )
+        return Target(url="")
     if options.host and not options.target_cmd:
         return Target(url=options.host.rstrip("/"))
     port = free_port()
@@ -347,13 +384,16 @@ def resolve_target(options) -> Target:
 def sampler_options(options, target: Target, run_dir: Path) -> SamplerOptions | None:
     """What the side sampler watches; None when nothing names a target process (remote gateway)."""
     pids = ([target.pid] if target.pid else []) + list(options.target_pid or [])
-    if not (pids or options.target_match or options.target_cgroup):
+    matches = list(options.target_match or [])
+    if options.gateway == "acp" and not matches:
+        matches = [acp_pattern(options.acp_command)]  # the agents' own child processes
+    if not (pids or matches or options.target_cgroup):
         return None
     queue_url, queue_field, inflight_field = queue_probe(options, target)
     return SamplerOptions(
         out=str(run_dir / schema.SAMPLES_CSV),
         pids=pids,
-        matches=list(options.target_match or []),
+        matches=matches,
         cgroups=list(options.target_cgroup or []),
         interval=options.sample_interval,
         pss_every=options.pss_every,
@@ -362,15 +402,25 @@ def sampler_options(options, target: Target, run_dir: Path) -> SamplerOptions | 
         inflight_field=inflight_field if queue_url else None,
         sidecar_pids=list(options.sidecar_pid or []),
         sidecar_matches=list(options.sidecar_match or []),
+        wait_for_target=not pids and options.gateway == "acp",
     )
 
 
 def queue_probe(options, target: Target) -> tuple[str | None, str | None, str | None]:
+    """--queue-url and fields as given, else the preset's probe on the target."""
     if options.queue_url:
         return options.queue_url, options.queue_field, options.inflight_field
-    if options.gateway == "simulator" and not options.target_cmd:
-        return f"{target.url}/v1/board/inspect", "queue_length", "in_progress"
-    return None, None, None
+    probe = gateways.preset(options.gateway).queue
+    if probe is None or not target.url:
+        return None, None, None
+    return f"{target.url}{probe.path}", probe.queue_field, probe.in_progress_field
+
+
+def acp_pattern(command: str) -> str:
+    """A regex for the ACP agent processes: their arguments (an interpreter path may be rewritten by
+    shims), or the program's name when it has none."""
+    words = shlex.split(command)
+    return re.escape(" ".join(words[1:])) if len(words) > 1 else re.escape(Path(words[0]).name)
 
 
 def start_side_sampler(options, target: Target, run_dir: Path) -> subprocess.Popen | None:

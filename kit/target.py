@@ -6,6 +6,7 @@ its own process group so stopping it takes its workers too. Knows nothing of Loc
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shlex
 import signal
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 import httpx
 
 from kit import gevent_compat  # noqa: F401 - before any httpx client exists
+
+_PR_SET_PDEATHSIG = 1
 
 
 class TargetError(Exception):
@@ -62,12 +65,18 @@ def start_target(
     """Start `command`, wait until `url + health_path` answers 2xx; raise TargetError otherwise."""
     stderr = tempfile.TemporaryFile()
     try:
-        popen = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+        popen = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+            preexec_fn=_terminate_with_parent,
+        )
     except OSError as exc:
         raise TargetError(f"cannot start target {command[0]!r}: {exc.strerror or exc}") from exc
     target = Target(url=url, pid=popen.pid, command=command, popen=popen)
     try:
-        wait_healthy(url + health_path, timeout_s, target, stderr)
+        wait_healthy(url + (health_path or ""), timeout_s, target, stderr)
     except TargetError:
         stop_target(target)
         raise
@@ -75,7 +84,8 @@ def start_target(
 
 
 def wait_healthy(health_url: str, timeout_s: float, target: Target | None = None, stderr=None) -> None:
-    """Poll the health URL until 2xx; fail fast if the process we started exits meanwhile."""
+    """Poll the health URL until 2xx (any HTTP answer when no health path was given, the URL then being
+    the bare target); fail fast if the process we started exits meanwhile."""
     deadline = time.monotonic() + timeout_s
     last = "no answer"
     while time.monotonic() < deadline:
@@ -84,7 +94,7 @@ def wait_healthy(health_url: str, timeout_s: float, target: Target | None = None
             raise TargetError(f"target exited with code {code} during start-up: {_last_line(stderr)}")
         try:
             response = httpx.get(health_url, timeout=2.0)
-            if response.status_code < 300:
+            if response.status_code < 300 or health_url == (target.url if target else None):
                 return
             last = f"HTTP {response.status_code}"
         except httpx.HTTPError as exc:
@@ -107,6 +117,15 @@ def stop_target(target: Target, timeout_s: float = 10.0) -> int | None:
             popen.wait(5)
     _signal_group(popen.pid, signal.SIGKILL)  # stragglers left in the group
     return popen.returncode
+
+
+def _terminate_with_parent() -> None:
+    """In the child before exec: the kernel SIGTERMs the target if the kit dies without stopping it
+    (killed, crashed), so no target outlives its run (Linux; elsewhere stop_target still does)."""
+    try:
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _signal_group(pid: int, sig: int) -> None:

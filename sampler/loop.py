@@ -55,7 +55,9 @@ class Sampler:
         loadgen = {opts.loadgen_pid} if opts.loadgen_pid else set()
         self.sidecars = sidecars = _sidecar_target(opts, loadgen, clock)
         sidecar_pids = (lambda: sidecars.pids) if sidecars else set
-        self.target = Target(_target_selectors(opts, loadgen), opts.tree_refresh_s, sidecar_pids, clock)
+        self.target = Target(
+            _target_selectors(opts, loadgen), opts.tree_refresh_s, sidecar_pids, clock, opts.wait_for_target
+        )
         self.host = HostProbe()
         self.queue = _queue_probe(opts)
         self.loadgen = ProcessWatch(opts.loadgen_pid, clock) if opts.loadgen_pid else None

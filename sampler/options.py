@@ -33,6 +33,7 @@ class SamplerOptions:
     sidecar_matches: list[str] = field(default_factory=list)
     loadgen_pid: int | None = None
     duration: float | None = None
+    wait_for_target: bool = False  # processes that appear later (agents launched by the load generator)
 
     def to_argv(self) -> list[str]:
         """Command-line arguments that parse back to these options."""
@@ -41,6 +42,8 @@ class SamplerOptions:
         for flag, values in _REPEATED.items():
             for value in getattr(self, values):
                 argv += [flag, str(value)]
+        if self.wait_for_target:
+            argv.append("--wait-for-target")
         for flag, name in _SINGLE.items():
             value = getattr(self, name)
             if value is not None:
@@ -85,6 +88,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sidecar-match", dest="sidecar_matches", action="append", default=[])
     p.add_argument("--loadgen-pid", type=int, help="exit (after a last row) when this pid is gone")
     p.add_argument("--duration", type=float, help="stop after this many seconds")
+    p.add_argument(
+        "--wait-for-target",
+        action="store_true",
+        help="start even if no process matches yet (--match/--cgroup targets that appear later)",
+    )
     return p
 
 

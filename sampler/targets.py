@@ -37,6 +37,7 @@ class Target:
         tree_refresh_s: float = 2.0,
         exclude: Callable[[], set[int]] = set,
         clock: Callable[[], float] = time.time,
+        allow_empty: bool = False,
     ) -> None:
         self.selectors = list(selectors)
         self.tree_refresh_s = tree_refresh_s
@@ -48,7 +49,7 @@ class Target:
         self._pids: set[int] = set()
         self._refreshed_at = self._prev_refresh = clock()
         self.refresh()
-        if not self._pids:
+        if not self._pids and not allow_empty:
             raise TargetNotFound("nothing matches the target: " + ", ".join(s.label for s in self.selectors))
         self.alive = True
 

@@ -7,3 +7,5 @@ langsmith do), or ssl's context setup recurses forever. anyio's plugin is disabl
 from gevent import monkey
 
 monkey.patch_all()
+
+from kit import gevent_compat  # noqa: E402,F401 - hides trio from httpcore, as in the Locust process

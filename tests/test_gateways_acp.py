@@ -1,12 +1,13 @@
-"""ACP over stdio: each simulated agent launches its own agent process; N agents give N processes whose
-summed memory reflects the per-process truth, prompts are timed to the first message chunk, and every
-process is gone after the run.
+"""ACP over stdio: each simulated agent launches its own agent process; N agents give N processes (the
+sampler's command-line selector finds exactly them) whose summed memory reflects the per-process truth,
+prompts are timed to the first message chunk, and every process is gone after the run.
 
 Truth: the test agent's --mib (resident ballast per process) and --first-ms (delay to the first chunk).
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 import time
@@ -17,6 +18,7 @@ import psutil
 
 from agents.acp import AcpAgent
 from kit import schema
+from sampler.selection import PatternSelector
 from tests.gateways.harness import agent_user, rows
 
 AGENT_SCRIPT = Path(__file__).parent / "gateways" / "acp_agent.py"
@@ -59,6 +61,9 @@ def test_n_acp_agents_are_n_processes_holding_their_memory_and_all_are_gone_afte
         procs = agent_processes()
         pids = sorted(u.pid for u in users)
         assert sorted(p.pid for p in procs) == pids
+        assert (
+            sorted(PatternSelector(re.escape(str(AGENT_SCRIPT))).pids()) == pids
+        )  # what --target-match finds
         rss_mib = sum(p.memory_info().rss for p in procs) / schema.MIB
         assert rss_mib >= AGENTS * MIB * 0.9, rss_mib  # each process holds its ballast resident
         users[0].prompt()
