@@ -103,8 +103,8 @@ def latency_vs_users_plot(levels: pd.DataFrame | None, out: Path) -> Path | None
 
 
 def rss_vs_agents_plot(points: pd.DataFrame | None, out: Path) -> Path | None:
-    """Target RSS read after each agent was created, against the agent count N."""
-    if points is None or points.empty:
+    """Target RSS read after each agent was created, against the agent count N (3 counts at least)."""
+    if points is None or points["n"].nunique() < 3:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(points["n"], points["target_rss_bytes"] / MIB, marker=".", lw=1)

@@ -4,13 +4,14 @@ written into the run directory. The only module that both computes (via the tabl
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from analysis import cost, plots, prices, render
+from analysis.capacity import capacity_result, capacity_section
+from analysis.capacity_plot import capacity_plot
 from analysis.errors import error_table
 from analysis.knee import knees, little_check, load_levels, time_bins
 from analysis.latency import latency_table
@@ -27,19 +28,15 @@ from analysis.tasks import task_outcome_table, task_timing_table
 from kit.schema import MIB, REPORT_HTML, REPORT_MD
 
 
-def _optional(module_name: str):
-    """A sibling analysis module, or None while it does not exist yet."""
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
-        return None
-
-
 def capacity_report_section(run: RunData) -> Section | None:
-    capacity = _optional("analysis.capacity")
-    return capacity.capacity_section(run) if capacity else None
+    """Capacity (or churn) tables, with the RSS-vs-N plot and its fitted tail for a capacity run."""
+    frame = run.capacity
+    if frame is None or frame.empty or "event" not in frame:
+        return None
+    plot = None
+    if not frame["event"].isin(["opened", "closed"]).any():
+        plot = capacity_plot({run.path.name: (capacity_result(frame), frame)}, run.path / "capacity.png")
+    return capacity_section(run, plot=plot)
 
 
 def cost_report_section(run: RunData) -> Section | None:

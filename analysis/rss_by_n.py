@@ -1,7 +1,7 @@
-"""Target RSS against the number of agents alive, for the RSS-vs-N plot of capacity runs.
+"""Target RSS against the number of agent sessions opened, for runs that open sessions under load.
 
-Pure join (no fit: capacity math lives in analysis/capacity.py): capacity.csv when it carries `n` and
-`target_rss_bytes`, else each agents.csv `created` event joined to the first sample at or after it.
+Pure join (no fit): each agents.csv `created` event joined to the first sample at or after it. Capacity
+runs have their own, exact readings and fitted plot (analysis/capacity.py, analysis/capacity_plot.py).
 """
 
 from __future__ import annotations
@@ -13,9 +13,6 @@ from analysis.model import RunData
 
 def rss_by_agent_count(run: RunData) -> pd.DataFrame | None:
     """Columns n and target_rss_bytes, one row per agent count; None when the run created no agents."""
-    cap = run.capacity
-    if cap is not None and {"n", "target_rss_bytes"} <= set(cap.columns):
-        return cap[["n", "target_rss_bytes"]].dropna()
     agents, samples = run.agents, run.samples
     if agents is None or samples is None or agents.empty or samples.empty:
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.capacity import capacity_result, churn_result
 from analysis.model import RunData
 from analysis.stats import describe
 from analysis.tasks import task_counts
@@ -85,10 +86,41 @@ def console_summary(run: RunData) -> str:
         lines.append(
             f"tokens in/out: {_total(run.requests, 'tokens_in')} / {_total(run.requests, 'tokens_out')}"
         )
+    lines += _capacity_lines(run)
     lines += _verdict_lines(run.meta)
     lines += [f"missing: {m}" for m in run.missing]
     lines.append(f"exit code: {run.meta.get('exit_code', NOT_RECORDED)}   run directory: {run.path}")
     return "\n".join(lines)
+
+
+def _capacity_lines(run: RunData) -> list[str]:
+    """seeds/000's headline: N_max with the fit behind it, or why no capacity is published."""
+    frame = run.capacity
+    if frame is None or frame.empty or "event" not in frame:
+        return []
+    if frame["event"].isin(["opened", "closed"]).any():
+        churn = churn_result(frame)
+        fit = churn.fit
+        detail = f" (R² {fit.r2:.3f}, {fit.points} points)" if fit else ""
+        return [
+            f"churn: {churn.verdict}; retained {_num(churn.retained_mib_per_session)} MiB per closed "
+            f"session{detail}, {churn.sessions_closed} sessions closed"
+        ]
+    r = capacity_result(frame)
+    fit = (
+        f"{r.fit.slope:.3f} MiB/agent (R² {r.fit.r2:.4f}, last {r.fit.points} points)" if r.fit else "no fit"
+    )
+    n_max = r.n_max if r.n_max is not None else "not published"
+    return [
+        f"capacity ({r.metric}, budget {_num(r.budget_mib)} MiB): N_max {n_max}, N_stop {r.n_stop}, "
+        f"marginal {fit}",
+        f"first agent +{_num(r.first_agent_mib)} MiB over a baseline of "
+        f"{_num(r.baseline_mib)} MiB; start-up p50 {_num(r.startup.get('p50'))} ms; stop: {r.stop_reason}",
+    ]
+
+
+def _num(value) -> str:
+    return NOT_RECORDED if value is None or pd.isna(value) else f"{value:,.1f}"
 
 
 def _verdict_lines(meta: dict) -> list[str]:

@@ -25,7 +25,7 @@ from locust.runners import WorkerRunner
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
 from analysis.prices import PriceTableError, load_prices
-from kit import exit_codes, gateways, rundir, schema
+from kit import exit_codes, gateways, rundir, schema, webui
 from kit.csv_append import CsvAppender
 from kit.judge import LiveJudge
 from kit.pacing import OpenModelPacing, RoundsPacing, set_pacing
@@ -158,7 +158,11 @@ class KitRun:
         if isinstance(self.pacing, RoundsPacing):
             task_agents = [c for c in self.environment.user_classes if getattr(c, "task_agent", False)]
             return (*tick.as_locust(), task_agents or None)
-        return tick.as_locust()
+        target = tick.as_locust()
+        for user_class in target[2] if len(target) == 3 else ():  # a profile's own driver (capacity)
+            if user_class not in self.environment.user_classes:
+                self.environment.user_classes.append(user_class)
+        return target
 
     def start_profile(self) -> None:
         """Build the profile and thresholds from the options as they are at start (the web UI form may
@@ -330,6 +334,8 @@ def setup(environment: Environment) -> KitRun | None:
         "argv": run.sampler.args if run.sampler else None,
     }
     run.save()
+    if environment.web_ui is not None:
+        webui.install(environment.web_ui, run_dir / schema.SAMPLES_CSV)
     gevent.spawn(run.watch)
     return run
 

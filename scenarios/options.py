@@ -71,7 +71,7 @@ def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
         choices=list(profile_names),
         default=None,
         include_in_web_ui=True,
-        help="load profile (default manual: follows -u/-r/-t). Locust's own --profile only labels runs.",
+        help="load profile; default: smoke when headless without -u/-t, else manual (follows -u/-r/-t)",
     )
     for flag, text in _TEXT_OPTIONS:
         parser.add_argument(flag, type=str, default=None, include_in_web_ui=True, help=text)

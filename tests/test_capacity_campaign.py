@@ -13,24 +13,16 @@ import pytest
 from kit import campaign
 
 ROOT = Path(__file__).resolve().parents[1]
-# The kit's own locustfile plus the driver classes (Locust spawns only classes the locustfile exposes),
-# until the lead imports them in locustfile.py; then this can be the real locustfile.
-LOCUSTFILE = """
-from locustfile import *  # noqa: F401,F403 - the kit's options, events, profiles and KitShape
-from agents.capacity import CapacityAgent, ChurnAgent  # noqa: F401
-"""
 SIM = "--agent-startup-ms 0 --agent-mib 4 --first-agent-mib 20"
 
 
 def run_campaign(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
-    locustfile = tmp_path / "capacity_locustfile.py"
-    locustfile.write_text(LOCUSTFILE)
     command = [
         sys.executable,
         "-m",
         "kit.campaign",
         "--locustfile",
-        str(locustfile),
+        str(ROOT / "locustfile.py"),
         "--timeout",
         "120",
         *argv,
