@@ -23,16 +23,20 @@ NO_MODEL = "(no model)"
 
 
 def usage_rows(run: RunData) -> tuple[pd.DataFrame, str]:
-    """The rows that carry LLM usage and where they came from ("requests", "tasks" or "none").
+    """The rows that carry LLM usage and where they came from ("requests.csv", "tasks.csv", both, "none").
 
-    Per-call rows (requests.csv) are preferred; task rows are used when the gateway reports usage only per
-    task (task boards, whose LLM calls happen inside the gateway). Never both: that would count twice.
+    Per-call rows (requests.csv) first; task rows (tasks.csv) add the usage of tasks whose LLM calls
+    happened inside the gateway (task boards), unless a call row already carries that task's usage: a task
+    is never counted twice. Each call row is one call; a task row counts its llm_calls.
     """
-    for source, frame in (("requests", run.requests), ("tasks", run.tasks)):
-        rows = _with_usage(frame)
-        if not rows.empty:
-            return rows, source
-    return _with_usage(None), "none"
+    calls = _with_usage(run.requests).assign(llm_calls=1.0)
+    tasks = _with_usage(run.tasks)
+    tasks = tasks[~tasks["task_id"].isin(calls["task_id"].dropna())]
+    found = (("requests.csv", calls), ("tasks.csv", tasks))
+    parts = {name: frame for name, frame in found if not frame.empty}
+    if not parts:
+        return _with_usage(None), "none"
+    return pd.concat(parts.values(), ignore_index=True), " and ".join(parts)
 
 
 def price_rows(rows: pd.DataFrame, prices: PriceTable) -> tuple[pd.DataFrame, list[str]]:
@@ -60,11 +64,11 @@ def price_rows(rows: pd.DataFrame, prices: PriceTable) -> tuple[pd.DataFrame, li
     return priced, _pricing_warnings(priced, table, prices)
 
 
-def cost_by_model(priced: pd.DataFrame, source: str) -> pd.DataFrame:
+def cost_by_model(priced: pd.DataFrame) -> pd.DataFrame:
     """Calls, tokens and dollars per model plus a total row; dollars are NaN if any row in them is."""
     named = priced.assign(model=priced["model"].fillna(NO_MODEL))
-    rows = [_ledger_row(str(model), group, source) for model, group in named.groupby("model", sort=True)]
-    rows.append(_ledger_row("total", named, source))
+    rows = [_ledger_row(str(model), group) for model, group in named.groupby("model", sort=True)]
+    rows.append(_ledger_row("total", named))
     return pd.DataFrame(rows).set_index("model")
 
 
@@ -180,7 +184,7 @@ def cost_section(
     priced, warnings = price_rows(rows, prices)
     per_task = per_task_summary(task_costs(run, prices))
     if source != "none":
-        section.tables.append(("LLM cost by model (USD)", cost_by_model(priced, source)))
+        section.tables.append(("LLM cost by model (USD)", cost_by_model(priced)))
         section.tables.append(("LLM cost per task (USD)", per_task))
         _add_gateway_table(section, priced)
     if host_price_month is not None:
@@ -230,9 +234,8 @@ def _pricing_warnings(priced: pd.DataFrame, table: dict, prices: PriceTable) -> 
     return lines
 
 
-def _ledger_row(model: str, group: pd.DataFrame, source: str) -> dict:
-    calls = group["llm_calls"].sum(min_count=1) if source == "tasks" else len(group)
-    row: dict = {"model": model, "calls": calls if pd.notna(calls) else len(group)}
+def _ledger_row(model: str, group: pd.DataFrame) -> dict:
+    row: dict = {"model": model, "calls": int(group["llm_calls"].fillna(1).sum())}
     row.update({c: group[c].sum(min_count=1) for c in TOKEN_COLUMNS})
     row.update({c: _strict_sum(group[c]) for c in DOLLAR_COLUMNS})
     row["usd_gateway"] = group["gateway_cost_usd"].sum(min_count=1)
@@ -288,7 +291,7 @@ def _source_notes(source: str, priced: pd.DataFrame, prices: PriceTable) -> list
     notes = [f"Price table: {prices.origin}" + (f"; {dated}." if dated else ".")]
     if source != "none":
         notes.append(
-            f"Usage from {source}.csv. List price = every input token at the input price; as billed = cache "
+            f"Usage from {source}. List price = every input token at the input price; as billed = cache "
             "reads at the cached price and cache writes at the cache-write price; floor = every input token "
             "a cache hit."
         )
@@ -298,7 +301,7 @@ def _source_notes(source: str, priced: pd.DataFrame, prices: PriceTable) -> list
 def _unreported(run: RunData, source: str) -> list[str]:
     """Calls that named a model but reported no usage: their cost is unknown, not zero."""
     frame = run.requests
-    if source != "requests" or frame is None or "model" not in frame:
+    if "requests" not in source or frame is None or "model" not in frame:
         return []
     named = frame["model"].notna()
     silent = int((named & frame[["tokens_in", "tokens_out", "gateway_cost_usd"]].isna().all(axis=1)).sum())

@@ -4,10 +4,14 @@ prints at the end of every run. Pure: RunData in, DataFrame or text out.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from analysis.capacity import capacity_result, churn_result
+from analysis.cost import cost_by_model, price_rows, usage_rows
 from analysis.model import RunData
+from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.stats import describe
 from analysis.tasks import task_counts
 from kit.schema import MIB
@@ -86,11 +90,33 @@ def console_summary(run: RunData) -> str:
         lines.append(
             f"tokens in/out: {_total(run.requests, 'tokens_in')} / {_total(run.requests, 'tokens_out')}"
         )
+    lines += _cost_lines(run)
     lines += _capacity_lines(run)
     lines += _verdict_lines(run.meta)
     lines += [f"missing: {m}" for m in run.missing]
     lines.append(f"exit code: {run.meta.get('exit_code', NOT_RECORDED)}   run directory: {run.path}")
     return "\n".join(lines)
+
+
+def _cost_lines(run: RunData) -> list[str]:
+    """LLM dollars as billed and at list price, at the run's price table; n/a rather than a guess."""
+    rows, source = usage_rows(run)
+    if source == "none":
+        return []
+    settings = run.meta.get("cost") or {}
+    try:
+        table = load_prices(settings.get("prices") or DEFAULT_PRICES_PATH)
+    except PriceTableError as exc:
+        return [f"LLM cost: n/a ({exc})"]
+    total = cost_by_model(price_rows(rows, table)[0]).loc["total"]
+    return [
+        f"LLM cost: ${_usd(total['usd_billed'])} as billed, ${_usd(total['usd_list'])} at list price "
+        f"over {int(total['calls'])} calls (usage from {source}; prices {Path(table.origin).name})"
+    ]
+
+
+def _usd(value) -> str:
+    return "n/a" if pd.isna(value) else f"{value:,.6f}"
 
 
 def _capacity_lines(run: RunData) -> list[str]:

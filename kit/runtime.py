@@ -50,6 +50,8 @@ log = logging.getLogger("loadkit")
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown Locust's
 WATCH_EVERY_S = 0.5
 JUDGE_EVERY_S = 1.0
+TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (FIELD-NOTES)
+LOCUST_HISTORY_KEEP = 3600  # entries, one a second
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -191,6 +193,7 @@ class KitRun:
     def judge_forever(self) -> None:
         while not self.closing:
             gevent.sleep(JUDGE_EVERY_S)
+            bound_locust_history(self.environment)
             now = time.time()
             due = [r for r in self.judge.judge(now) if r.abort_due]
             if due and self.stop is None:
@@ -266,6 +269,14 @@ class KitRun:
                         "loadkit: sampler stopped (%s); the run goes on without it", event or "no reason"
                     )
                     self.sampler = None
+
+
+def bound_locust_history(environment: Environment) -> None:
+    """Keep Locust's per-second chart history to its last hour: it grows without bound otherwise
+    (locust #2045), which an 8-hour soak would feel. Our own rows are on disk, complete."""
+    history = environment.runner.stats.history if environment.runner else []
+    if len(history) > LOCUST_HISTORY_KEEP:
+        del history[: len(history) - LOCUST_HISTORY_KEEP]
 
 
 def run_of(environment: Environment) -> KitRun | None:
@@ -403,6 +414,7 @@ def sampler_options(options, target: Target, run_dir: Path) -> SamplerOptions | 
         cgroups=list(options.target_cgroup or []),
         interval=options.sample_interval,
         pss_every=options.pss_every,
+        tree_refresh_s=max(options.sample_interval, TREE_REFRESH_MIN_S),
         queue_url=queue_url if queue_field else None,
         queue_field=queue_field if queue_url else None,
         inflight_field=inflight_field if queue_url else None,

@@ -6,31 +6,14 @@ Truth: the simulator's --ttft-ms knob. Tolerance: median within 10 ms at 10 conc
 from __future__ import annotations
 
 import statistics
-import time
 
-import gevent
 from locust import HttpUser, constant, task
-from locust.env import Environment
 
 from agents.openai_chat import ChatAgent
+from tests.locust_users import collect
 
 TTFT_MS = 300
 STREAMS = 10
-
-
-def collect(user_class, host: str, count: int, timeout_s: float = 30.0) -> list[dict]:
-    """Start STREAMS users at once; gather `count` request events (name, response_time, context)."""
-    env = Environment(user_classes=[user_class], host=host)
-    seen: list[dict] = []
-    env.events.request.add_listener(lambda **kw: seen.append(kw))
-    runner = env.create_local_runner()
-    runner.start(STREAMS, spawn_rate=STREAMS)
-    deadline = time.monotonic() + timeout_s
-    while len(seen) < count and time.monotonic() < deadline:
-        gevent.sleep(0.05)
-    runner.quit()
-    assert len(seen) >= count, f"only {len(seen)} requests in {timeout_s} s"
-    return seen
 
 
 class QuickChatAgent(ChatAgent):
@@ -52,7 +35,7 @@ class StockLocustStreamUser(HttpUser):
 
 def test_chat_agent_ttft_matches_the_knob_within_10ms_at_10_concurrent_streams(simulator):
     gateway = simulator("--ttft-ms", str(TTFT_MS), "--itl-ms", "20", "--output-tokens", "10")
-    events = collect(QuickChatAgent, gateway.url, count=3 * STREAMS)
+    events = collect(QuickChatAgent, gateway.url, STREAMS, count=3 * STREAMS)
     records = [e["context"]["kit_record"] for e in events]
     assert all(r.ok for r in records), [r.error for r in records if not r.ok]
     ttft = statistics.median(r.ttft_ms for r in records)
@@ -64,6 +47,6 @@ def test_chat_agent_ttft_matches_the_knob_within_10ms_at_10_concurrent_streams(s
 
 def test_stock_locust_reports_time_to_headers_not_to_first_token(simulator):
     gateway = simulator("--ttft-ms", str(TTFT_MS), "--itl-ms", "20", "--output-tokens", "10")
-    events = collect(StockLocustStreamUser, gateway.url, count=STREAMS)
+    events = collect(StockLocustStreamUser, gateway.url, STREAMS, count=STREAMS)
     stock = statistics.median(e["response_time"] for e in events)
     assert stock < TTFT_MS / 3, f"stock Locust median {stock:.1f} ms: expected time to headers"

@@ -75,9 +75,9 @@ def seed_004_run() -> RunData:
 
 
 def test_seed_004_ledger_is_151_at_list_and_about_016_if_every_input_token_hit_the_cache():
-    rows, source = usage_rows(seed_004_run())
+    rows, _ = usage_rows(seed_004_run())
     priced, warnings = price_rows(rows, SEED_004_PRICES)
-    total = cost_by_model(priced, source).loc["total"]
+    total = cost_by_model(priced).loc["total"]
     assert (total["calls"], total["tokens_in"], total["tokens_out"]) == (48, 10_800_000, 21_000)
     assert total["usd_list"] == pytest.approx(1.51, abs=0.01)  # 1.512 input + 0.006 output
     assert total["usd_floor"] == pytest.approx(0.16, abs=0.005)  # 0.1512 + 0.006
@@ -94,8 +94,8 @@ def test_seed_004_per_task_cost_and_per_1000_tasks():
 
 
 def test_shipped_table_prices_seed_004_the_same_as_its_own_figures():
-    rows, source = usage_rows(seed_004_run())
-    shipped = cost_by_model(price_rows(rows, load_prices())[0], source).loc["total", "usd_list"]
+    rows, _ = usage_rows(seed_004_run())
+    shipped = cost_by_model(price_rows(rows, load_prices())[0]).loc["total", "usd_list"]
     assert shipped == pytest.approx(1.51788, rel=1e-6)
 
 
@@ -123,9 +123,9 @@ def test_unknown_model_gives_one_warning_and_na_dollars_not_zero():
         {"tokens_in": 500, "tokens_out": 5, "model": "sim-model"},
     ]
     run = RunData(path=Path("x"), meta={}, requests=requests_frame(rows))
-    rows_, source = usage_rows(run)
+    rows_, _ = usage_rows(run)
     priced, warnings = price_rows(rows_, SIM)
-    table = cost_by_model(priced, source)
+    table = cost_by_model(priced)
     assert warnings == [f"warning: model 'mystery-model' is not in price table {SIM.origin}: its cost is n/a"]
     assert table.loc["mystery-model", ["usd_list", "usd_billed", "usd_floor"]].isna().all()
     assert table.loc["total", "tokens_in"] == 1000
@@ -176,9 +176,9 @@ def test_task_board_usage_comes_from_tasks_when_requests_carry_none():
     polls = requests_frame([{"agent_id": "a1", "operation": "task.poll", "task_id": "t1"}])
     run = RunData(path=Path("x"), meta={}, requests=polls, tasks=tasks)
     rows, source = usage_rows(run)
-    ledger = cost_by_model(price_rows(rows, SIM)[0], source)
+    ledger = cost_by_model(price_rows(rows, SIM)[0])
     assert (
-        source == "tasks" and ledger.loc["total", "calls"] == 5 and ledger.loc["total", "tokens_in"] == 4000
+        source == "tasks.csv" and ledger.loc["total", "calls"] == 5 and ledger.loc["total", "tokens_in"] == 4000
     )
     per_task = task_costs(run, SIM)
     assert per_task.loc["t2", "usd_billed"] == pytest.approx((2000 * 1 + 1000 * 0.1 + 30 * 2) / 1e6)

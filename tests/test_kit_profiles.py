@@ -9,6 +9,7 @@ import json
 import math
 
 import pandas as pd
+import pytest
 
 from analysis.breaking import breaking_level
 from analysis.load import load_run
@@ -144,9 +145,16 @@ def test_spike_at_an_arrival_rate_too_few_agents_can_serve_reports_dropped_arriv
     assert meta["thresholds"][0]["passed"] is False
 
 
-def test_breakpoint_with_a_memory_budget_stops_itself_near_the_level_the_knobs_predict(tmp_path):
+@pytest.mark.parametrize(
+    "mode, metric, agent_mib, budget_mib",
+    [("inprocess", "target_rss_bytes", 32, 420), ("process", "target_pss_bytes", 128, 1400)],
+)
+def test_breakpoint_with_a_memory_budget_stops_itself_near_the_level_the_knobs_predict(
+    tmp_path, mode, metric, agent_mib, budget_mib
+):
+    """Process mode is judged on PSS: summed RSS counts each worker's copy of the parent's pages."""
     run_dir = tmp_path / "run"
-    agent_mib, budget_mib = 32, 420
+    sim = f"--agent-mode {mode} --agent-mib {agent_mib} --first-agent-mib 0 --agent-startup-ms 0"
     done = run_locust(
         run_dir,
         "SessionAgent",
@@ -160,22 +168,24 @@ def test_breakpoint_with_a_memory_budget_stops_itself_near_the_level_the_knobs_p
         "60",
         "--sample-interval",
         "0.2",
+        "--pss-every",
+        "1",
         "--sim-args",
-        f"--agent-mib {agent_mib} --first-agent-mib 0 --agent-startup-ms 0",
+        sim,
         "--threshold",
-        f"target_rss_bytes max < {budget_mib}MiB abort",
+        f"{metric} max < {budget_mib}MiB abort",
         timeout=120,
     )
     assert done.returncode == exit_codes.THRESHOLD_FAILED, done.stderr[-1500:]
     meta = meta_of(run_dir)
-    assert meta["breakpoint"]["threshold"].startswith("target_rss_bytes max")
+    assert meta["breakpoint"]["threshold"].startswith(f"{metric} max")
     run = load_run(run_dir)
     # Baseline: the gateway warmed up by its first request, less that first agent's knob-set memory.
     first_agent_ts = run.agents.loc[run.agents.event == "created", "ts"].min()
-    warm = run.samples[run.samples.ts > first_agent_ts + 0.1]["target_rss_bytes"].iloc[0]
+    warm = run.samples[run.samples.ts > first_agent_ts + 0.5][metric].dropna().iloc[0]
     baseline_mib = warm / schema.MIB - agent_mib
     predicted = math.ceil((budget_mib - baseline_mib) / agent_mib)
-    broke = breaking_level(run, "target_rss_bytes", budget_mib * schema.MIB)
+    broke = breaking_level(run, metric, budget_mib * schema.MIB)
     assert broke is not None and broke.users is not None
     assert abs(broke.users - predicted) <= max(1, 0.1 * predicted), (broke, predicted, baseline_mib)
     assert meta["breakpoint"]["running_users"] >= broke.users  # the stop comes after the break
