@@ -65,17 +65,12 @@ class TaskAgent(KitAgent):
         return row
 
     def poll_until_terminal(self, row: TaskRecord) -> None:
-        deadline = time.monotonic() + self.option("task_timeout", 600.0)
-        interval = self.option("poll_interval", 0.5)
-        while time.monotonic() < deadline:
-            state = self.request("task.poll", "GET", f"/v1/tasks/{row.task_id}", task_id=row.task_id)
-            row.polls += 1
-            if state is not None:
-                apply_task_state(row, state)
-                if row.status in TERMINAL.values():
-                    return
-            time.sleep(interval)
-        row.status, row.error = "timeout", f"not terminal after {self.option('task_timeout', 600.0)} s"
+        self.poll_task(row, self.poll_once)
+
+    def poll_once(self, row: TaskRecord) -> None:
+        state = self.request("task.poll", "GET", f"/v1/tasks/{row.task_id}", task_id=row.task_id)
+        if state is not None:
+            apply_task_state(row, state)
 
     def request(self, operation: str, method: str, path: str, task_id: str | None = None, **kwargs):
         body, _ = self.json_call(operation, method, path, ids={"task_id": task_id}, **kwargs)

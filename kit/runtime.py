@@ -99,6 +99,7 @@ class KitRun:
             self.stop = StopRequest(reason, exit_code)
             log.warning("loadkit: stopping: %s", reason)
         if now and self.environment.runner is not None:
+            self.environment.stop_timeout = 0  # nothing left to finish against: stop without grace
             gevent.spawn(self.environment.runner.quit)
 
     def on_quitting(self) -> None:

@@ -128,3 +128,33 @@ def test_bad_input_is_one_clear_line_and_exit_2_before_any_load(tmp_path, args, 
     errors = [line for line in done.stderr.splitlines() if "error:" in line]
     assert len(errors) == 1 and message in errors[0], done.stderr[-1500:]
     assert csv_rows(tmp_path / "run" / schema.REQUESTS_CSV) == 0
+
+
+def test_the_api_key_never_reaches_a_file_a_log_or_a_report(tmp_path):
+    run_dir = tmp_path / "run"
+    secret = "sk-loadkit-test-0123456789abcdef"
+    env = {**os.environ, "LOADKIT_TEST_KEY": secret}
+    done = subprocess.run(
+        locust_command(
+            run_dir,
+            "ChatAgent",
+            "--load-profile",
+            "smoke",
+            "--duration",
+            "3s",
+            "--api-key-env",
+            "LOADKIT_TEST_KEY",
+            "--sim-args",
+            "--ttft-ms 20",
+        ),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert csv_rows(run_dir / schema.REQUESTS_CSV) > 0
+    leaks = [p.name for p in run_dir.iterdir() if secret.encode() in p.read_bytes()]
+    assert leaks == [] and secret not in done.stdout + done.stderr
+    assert "LOADKIT_TEST_KEY" in (run_dir / schema.RUN_JSON).read_text()  # the variable's name only
