@@ -110,10 +110,17 @@ class MockLLM:
         return reply_text(tokens.content), tokens
 
     async def chat_completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._admitted(request, "messages", None, self._chat)
+
+    async def _admitted(
+        self, request: web.Request, texts_key: str, texts_default, handle
+    ) -> web.StreamResponse:
+        """Parse the body, refuse beyond the concurrency gate (429), count the call in flight while
+        `handle(request, body, texts, stream, t0)` answers it. Timing starts at arrival."""
         t0 = asyncio.get_running_loop().time()
         try:
             body = await read_json(request)
-            texts = message_texts(body.get("messages"))
+            texts = message_texts(body.get(texts_key, texts_default))
         except ValueError as e:
             return bad_request(str(e))
         stream = bool(body.get("stream"))
@@ -122,14 +129,17 @@ class MockLLM:
             return refused
         self.gate.in_flight += 1
         try:
-            max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
-            tokens = count_tokens(self.knobs, texts, max_tokens)
-            if stream:
-                return await self._chat_stream(request, body, tokens, t0)
-            await sleep_until(done_at(t0, self.knobs, tokens))
-            return web.json_response(self._chat_body(body, tokens), headers=self.cost_headers(tokens))
+            return await handle(request, body, texts, stream, t0)
         finally:
             self.gate.in_flight -= 1
+
+    async def _chat(self, request: web.Request, body: dict, texts: list[str], stream: bool, t0: float):
+        max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+        tokens = count_tokens(self.knobs, texts, max_tokens)
+        if stream:
+            return await self._chat_stream(request, body, tokens, t0)
+        await sleep_until(done_at(t0, self.knobs, tokens))
+        return web.json_response(self._chat_body(body, tokens), headers=self.cost_headers(tokens))
 
     def _chat_body(self, body: dict, tokens: Tokens) -> dict:
         capped = tokens.content < self.knobs.output_tokens
@@ -189,28 +199,17 @@ class MockLLM:
 
     async def responses(self, request: web.Request) -> web.StreamResponse:
         """OpenAI Responses API; its usage is always the Responses shape, whatever --usage-dialect says."""
-        t0 = asyncio.get_running_loop().time()
-        try:
-            body = await read_json(request)
-            texts = message_texts(body.get("input", ""))
-        except ValueError as e:
-            return bad_request(str(e))
-        stream = bool(body.get("stream"))
-        refused = self.gate.refuse("text/event-stream" if stream else "application/json")
-        if refused is not None:
-            return refused
-        self.gate.in_flight += 1
-        try:
-            tokens = count_tokens(self.knobs, texts, body.get("max_output_tokens"))
-            rid = f"resp_sim{next(_ids)}"
-            if stream:
-                return await self._responses_stream(request, body, tokens, t0, rid)
-            await sleep_until(done_at(t0, self.knobs, tokens))
-            return web.json_response(
-                self._response_obj(body, tokens, rid, "completed"), headers=self.cost_headers(tokens)
-            )
-        finally:
-            self.gate.in_flight -= 1
+        return await self._admitted(request, "input", "", self._respond)
+
+    async def _respond(self, request: web.Request, body: dict, texts: list[str], stream: bool, t0: float):
+        tokens = count_tokens(self.knobs, texts, body.get("max_output_tokens"))
+        rid = f"resp_sim{next(_ids)}"
+        if stream:
+            return await self._responses_stream(request, body, tokens, t0, rid)
+        await sleep_until(done_at(t0, self.knobs, tokens))
+        return web.json_response(
+            self._response_obj(body, tokens, rid, "completed"), headers=self.cost_headers(tokens)
+        )
 
     def _response_obj(self, body: dict, tokens: Tokens, rid: str, status: str) -> dict:
         done = status == "completed"

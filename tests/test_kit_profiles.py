@@ -23,9 +23,9 @@ def meta_of(run_dir) -> dict:
     return json.loads((run_dir / schema.RUN_JSON).read_text())
 
 
-def test_ttft_threshold_below_the_knob_aborts_after_its_grace_with_exit_99(tmp_path):
-    run_dir = tmp_path / "run"
-    done = run_locust(
+def chat_run_with_threshold(run_dir, threshold: str, duration: str):
+    """Four chat agents against a simulator whose TTFT knob is 300 ms, judged by one threshold."""
+    return run_locust(
         run_dir,
         "ChatAgent",
         "--load-profile",
@@ -33,12 +33,17 @@ def test_ttft_threshold_below_the_knob_aborts_after_its_grace_with_exit_99(tmp_p
         "--peak-users",
         "4",
         "--duration",
-        "40s",
+        duration,
         "--sim-args",
         SIM_TTFT,
         "--threshold",
-        "ttft_ms p95 < 150 abort grace=4s",
+        threshold,
     )
+
+
+def test_ttft_threshold_below_the_knob_aborts_after_its_grace_with_exit_99(tmp_path):
+    run_dir = tmp_path / "run"
+    done = chat_run_with_threshold(run_dir, "ttft_ms p95 < 150 abort grace=4s", "40s")
     assert done.returncode == exit_codes.THRESHOLD_FAILED, done.stderr[-1500:]
     meta = meta_of(run_dir)
     [threshold] = meta["thresholds"]
@@ -52,20 +57,7 @@ def test_ttft_threshold_below_the_knob_aborts_after_its_grace_with_exit_99(tmp_p
 
 def test_ttft_threshold_above_the_knob_passes_with_exit_0(tmp_path):
     run_dir = tmp_path / "run"
-    done = run_locust(
-        run_dir,
-        "ChatAgent",
-        "--load-profile",
-        "smoke",
-        "--peak-users",
-        "4",
-        "--duration",
-        "6s",
-        "--sim-args",
-        SIM_TTFT,
-        "--threshold",
-        "ttft_ms p95 < 1000 abort grace=2s",
-    )
+    done = chat_run_with_threshold(run_dir, "ttft_ms p95 < 1000 abort grace=2s", "6s")
     assert done.returncode == exit_codes.OK, done.stderr[-1500:]
     [threshold] = meta_of(run_dir)["thresholds"]
     assert threshold["passed"] is True and threshold["samples"] > 0
