@@ -94,6 +94,13 @@ PRESETS: dict[str, GatewayPreset] = {
             api_key_env="A2A_API_KEY",
         ),
         GatewayPreset(
+            name="hermes-kanban",
+            agent_classes=("agents.hermes_kanban:HermesKanbanAgent",),
+            health_path="/health",
+            summary="Hermes Kanban board via the `hermes kanban` CLI; --host is the board-stats sidecar",
+            queue=QueueProbe("/stats", "queue_length", "in_progress"),
+        ),
+        GatewayPreset(
             name="acp",
             agent_classes=("agents.acp:AcpAgent",),
             health_path="",

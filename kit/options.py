@@ -241,6 +241,19 @@ def add_arguments(parser) -> None:
         help="ACP: the agent command each simulated agent launches (JSON-RPC over its stdio)",
     )
     add(protocols, "--spec-file", default=None, help="REST gateway spec (TOML); also --gateway spec:FILE")
+    add(
+        protocols,
+        "--hermes-command",
+        default="hermes",
+        help="Hermes Kanban: the Hermes CLI to run (`hermes kanban ...`), e.g. a venv's bin/hermes",
+    )
+    add(protocols, "--kanban-board", default=None, help="Hermes Kanban: board slug (default: current)")
+    add(
+        protocols,
+        "--kanban-assignee",
+        default="default",
+        help='Hermes Kanban: profile assigned to created tasks, which the dispatcher needs ("" for none)',
+    )
 
     cost = parser.add_argument_group("loadkit: cost")
     add(

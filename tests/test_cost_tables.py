@@ -177,9 +177,8 @@ def test_task_board_usage_comes_from_tasks_when_requests_carry_none():
     run = RunData(path=Path("x"), meta={}, requests=polls, tasks=tasks)
     rows, source = usage_rows(run)
     ledger = cost_by_model(price_rows(rows, SIM)[0])
-    assert (
-        source == "tasks.csv" and ledger.loc["total", "calls"] == 5 and ledger.loc["total", "tokens_in"] == 4000
-    )
+    assert source == "tasks.csv"
+    assert ledger.loc["total", "calls"] == 5 and ledger.loc["total", "tokens_in"] == 4000
     per_task = task_costs(run, SIM)
     assert per_task.loc["t2", "usd_billed"] == pytest.approx((2000 * 1 + 1000 * 0.1 + 30 * 2) / 1e6)
 
