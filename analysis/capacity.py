@@ -284,6 +284,8 @@ def _summary(values: pd.Series) -> tuple[object, object, object]:
         agg = aggregate(numeric)
         return agg["median"], f"{_short(agg['min'])}–{_short(agg['max'])}", agg["cv_pct"]
     distinct = {str(v) for v in values if v is not None and not pd.isna(v)}
+    if not distinct:
+        return None, None, None  # measured in no run: shown as "—", never as a value
     return (distinct.pop() if len(distinct) == 1 else "mixed"), None, None
 
 
