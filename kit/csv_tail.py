@@ -1,6 +1,7 @@
 """Read the rows another process appends to a CSV file, complete lines only, as they arrive.
 
-Used to feed live thresholds from samples.csv while the sampler writes it; never writes.
+Used to feed live thresholds from samples.csv while the sampler writes it, and to read why the sampler
+stopped (the `event` of its last row); never writes.
 """
 
 from __future__ import annotations
@@ -30,3 +31,13 @@ class CsvTail:
         if self.header is None and lines:
             self.header, lines = next(csv.reader([lines[0]])), lines[1:]
         return list(csv.DictReader(io.StringIO("\n".join(lines)), fieldnames=self.header)) if lines else []
+
+
+def last_sample_event(path: Path) -> str | None:
+    """The `event` cell of the last complete row of samples.csv, if any."""
+    try:
+        with open(path, newline="", encoding="utf-8") as file:
+            rows = list(csv.DictReader(file))
+    except OSError:
+        return None
+    return (rows[-1].get("event") or None) if rows else None

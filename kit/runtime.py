@@ -7,13 +7,9 @@ tables in analysis/; this module wires them and owns no measurement math.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import logging
-import re
-import shlex
 import subprocess
-import sys
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -22,28 +18,32 @@ from pathlib import Path
 import gevent
 from locust.env import Environment
 from locust.runners import WorkerRunner
-from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
-from analysis.prices import PriceTableError, load_prices
-from kit import exit_codes, gateways, rundir, schema, webui
+from kit import exit_codes, rundir, schema, webui
 from kit.csv_append import CsvAppender
+from kit.csv_tail import last_sample_event
+from kit.finish import print_report_and_summary, write_locust_csvs
 from kit.judge import LiveJudge
 from kit.pacing import OpenModelPacing, RoundsPacing, set_pacing
 from kit.recorder import Recorder
+from kit.startup import (
+    KitInputError,
+    apply_gateway_preset,
+    check_config,
+    fail_input,
+    initial_meta,
+    profile_name,
+    resolve_target,
+    start_side_sampler,
+)
 from kit.target import (
     Target,
     TargetError,
-    free_port,
-    simulator_command,
-    start_target,
     stop_target,
-    target_command,
 )
-from sampler.launch import start_sampler, stop_sampler
-from sampler.options import SamplerOptions, UsageError
+from sampler.launch import stop_sampler
 from scenarios import registry
 from scenarios.breakpoint import stop_point as breakpoint_stop_point
-from scenarios.errors import ProfileConfigError, ThresholdConfigError
 from scenarios.evaluator import exit_code as exit_code_of
 
 log = logging.getLogger("loadkit")
@@ -53,10 +53,6 @@ JUDGE_EVERY_S = 1.0
 TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (FIELD-NOTES)
 LOCUST_HISTORY_KEEP = 3600  # entries, one a second
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-class KitInputError(Exception):
-    """Bad input found before any load started; the message is one line for the user."""
 
 
 @dataclass
@@ -284,19 +280,6 @@ def run_of(environment: Environment) -> KitRun | None:
     return _RUNS.get(environment)
 
 
-def profile_name(options) -> str:
-    """--load-profile; else Locust's own --profile label when it names one of ours; else Locust's
-    -u/-r/-t (the web UI form sets them) drive the manual profile; else a bounded smoke run."""
-    if getattr(options, "load_profile", None):
-        return options.load_profile
-    label = getattr(options, "profile", None)
-    if label in registry.PROFILE_NAMES:
-        return label
-    if options.num_users or options.run_time:
-        return "manual"
-    return "smoke"
-
-
 def all_runs() -> list[KitRun]:
     return list(_RUNS.values())
 
@@ -314,13 +297,7 @@ def setup(environment: Environment) -> KitRun | None:
         return None
     if options.headless:  # decide now: Locust fills in -u/-r defaults before the first tick
         options.load_profile = profile_name(options)
-    try:  # every config error surfaces here, before any load or process starts
-        registry.build_profile(profile_name(options), options)
-        registry.build_thresholds(options)
-        if options.prices:
-            load_prices(options.prices)
-    except (ProfileConfigError, ThresholdConfigError, PriceTableError) as exc:
-        fail_input(str(exc))
+    check_config(options)
     options.run_id = options.run_id or rundir.new_run_id()
     run_dir = rundir.create_run_dir(options.run_dir, options.run_id)
     options.run_dir = str(run_dir)
@@ -350,178 +327,3 @@ def setup(environment: Environment) -> KitRun | None:
         webui.install(environment.web_ui, run_dir / schema.SAMPLES_CSV)
     gevent.spawn(run.watch)
     return run
-
-
-def apply_gateway_preset(environment: Environment, options) -> gateways.GatewayPreset:
-    """Fill unset options from the --gateway preset and run its agent classes, unless the command line
-    named classes itself (Locust's positional user classes win)."""
-    try:
-        chosen = gateways.preset(options.gateway)
-        classes = gateways.agent_classes(chosen)
-    except gateways.GatewayError as exc:
-        fail_input(str(exc))
-    if options.health_path is None:
-        options.health_path = chosen.health_path
-    options.session_header = options.session_header or chosen.session_header
-    options.api_key_env = options.api_key_env or chosen.api_key_env
-    for name, value in chosen.defaults.items():
-        if getattr(options, name, None) is None:
-            setattr(options, name, value)
-    if not options.user_classes:
-        environment.user_classes[:] = classes
-    return chosen
-
-
-def fail_input(message: str) -> None:
-    sys.stderr.write(f"loadkit: error: {message}\n")
-    sys.exit(exit_codes.BAD_INPUT)
-
-
-def resolve_target(options) -> Target:
-    """--host alone: a running gateway; --target-cmd: start one; neither: start the simulator. ACP
-    agents are processes the agents launch themselves: no URL."""
-    if options.gateway == "acp":
-        if not options.acp_command:
-            raise KitInputError(
-                '--gateway acp needs --acp-command "COMMAND" (the agent each simulated agent runs)'
-            )
-        return Target(url="")
-    if options.host and not options.target_cmd:
-        return Target(url=options.host.rstrip("/"))
-    port = free_port()
-    url = (options.host or "http://127.0.0.1:{port}").replace("{port}", str(port)).rstrip("/")
-    if options.target_cmd:
-        command = target_command(options.target_cmd, port)
-    elif options.gateway == "simulator":
-        command = simulator_command(port, options.sim_args)
-    else:
-        raise KitInputError(f"--gateway {options.gateway} needs --host URL or --target-cmd")
-    return start_target(command, url, options.health_path, options.start_timeout)
-
-
-def sampler_options(options, target: Target, run_dir: Path) -> SamplerOptions | None:
-    """What the side sampler watches; None when nothing names a target process (remote gateway)."""
-    pids = ([target.pid] if target.pid else []) + list(options.target_pid or [])
-    matches = list(options.target_match or [])
-    if options.gateway == "acp" and not matches:
-        matches = [acp_pattern(options.acp_command)]  # the agents' own child processes
-    if not (pids or matches or options.target_cgroup):
-        return None
-    queue_url, queue_field, inflight_field = queue_probe(options, target)
-    return SamplerOptions(
-        out=str(run_dir / schema.SAMPLES_CSV),
-        pids=pids,
-        matches=matches,
-        cgroups=list(options.target_cgroup or []),
-        interval=options.sample_interval,
-        pss_every=options.pss_every,
-        tree_refresh_s=max(options.sample_interval, TREE_REFRESH_MIN_S),
-        queue_url=queue_url if queue_field else None,
-        queue_field=queue_field if queue_url else None,
-        inflight_field=inflight_field if queue_url else None,
-        sidecar_pids=list(options.sidecar_pid or []),
-        sidecar_matches=list(options.sidecar_match or []),
-        wait_for_target=not pids and options.gateway == "acp",
-    )
-
-
-def queue_probe(options, target: Target) -> tuple[str | None, str | None, str | None]:
-    """--queue-url and fields as given, else the preset's probe on the target."""
-    if options.queue_url:
-        return options.queue_url, options.queue_field, options.inflight_field
-    probe = gateways.preset(options.gateway).queue
-    if probe is None or not target.url:
-        return None, None, None
-    return f"{target.url}{probe.path}", probe.queue_field, probe.in_progress_field
-
-
-def acp_pattern(command: str) -> str:
-    """A regex for the ACP agent processes: their arguments (an interpreter path may be rewritten by
-    shims), or the program's name when it has none."""
-    words = shlex.split(command)
-    return re.escape(" ".join(words[1:])) if len(words) > 1 else re.escape(Path(words[0]).name)
-
-
-def start_side_sampler(options, target: Target, run_dir: Path) -> subprocess.Popen | None:
-    """Start the side sampler and wait for its first row; fail with one line if it refuses to run."""
-    sampler_opts = sampler_options(options, target, run_dir)
-    if sampler_opts is None:
-        log.warning("loadkit: no --target-pid/--target-match/--target-cgroup: target resources not sampled")
-        return None
-    try:
-        popen = start_sampler(sampler_opts, stderr=subprocess.PIPE)
-    except UsageError as exc:
-        raise KitInputError(f"sampler: {exc}") from None
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and popen.poll() is None and not Path(sampler_opts.out).exists():
-        time.sleep(0.05)
-    if popen.poll() is not None and popen.returncode != 0:
-        lines = popen.stderr.read().decode(errors="replace").strip().splitlines() or ["exited"]
-        raise KitInputError(f"sampler: {lines[-1]}")
-    gevent.spawn(_relay_stderr, popen)
-    return popen
-
-
-def _relay_stderr(popen: subprocess.Popen) -> None:
-    for raw in popen.stderr:
-        line = raw.decode(errors="replace")
-        sys.stderr.write(line if line.startswith("sampler") else f"sampler: {line}")
-
-
-def initial_meta(options, target: Target) -> dict:
-    return {
-        "run_id": options.run_id,
-        "kit_version": rundir.KIT_VERSION,
-        "created_ts": time.time(),
-        "command": rundir.command_line(),
-        "versions": rundir.versions(),
-        "host": rundir.host_facts(),
-        "target": {
-            "url": target.url,
-            "gateway": options.gateway,
-            "started_by_kit": target.started_by_kit,
-            "command": target.command,
-            "pid": target.pid,
-        },
-        "profile": {},
-        "thresholds": [],
-        "cost": {
-            "prices": str(Path(options.prices).resolve()) if options.prices else None,
-            "host_price_month": options.host_price,
-        },
-    }
-
-
-def last_sample_event(path: Path) -> str | None:
-    """The `event` cell of the last complete row of samples.csv, if any."""
-    try:
-        with open(path, newline="", encoding="utf-8") as file:
-            rows = list(csv.DictReader(file))
-    except OSError:
-        return None
-    return (rows[-1].get("event") or None) if rows else None
-
-
-def write_locust_csvs(environment: Environment, run_dir: Path) -> None:
-    """Locust's own stats, failures and exceptions tables, as Locust writes them with --csv."""
-    writer = StatsCSV(environment, PERCENTILES_TO_REPORT)
-    for name, method in (
-        ("stats", writer.requests_csv),
-        ("failures", writer.failures_csv),
-        ("exceptions", writer.exceptions_csv),
-    ):
-        with open(run_dir / f"{schema.LOCUST_CSV_PREFIX}_{name}.csv", "w", newline="", encoding="utf-8") as f:
-            method(csv.writer(f))
-
-
-def print_report_and_summary(run_dir: Path) -> None:
-    # late imports: analysis is heavy (pandas, matplotlib) and only needed at the end
-    from analysis.load import load_run
-    from analysis.report import write_report
-    from analysis.summary import console_summary
-
-    try:
-        write_report(run_dir)
-    except Exception as exc:  # noqa: BLE001 - a failed report must not hide the summary or the rows
-        sys.stderr.write(f"loadkit: report not written: {type(exc).__name__}: {exc}\n")
-    print(console_summary(load_run(run_dir)), flush=True)

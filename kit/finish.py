@@ -1,0 +1,38 @@
+"""The end of a run: Locust's own CSV tables into the run directory, then the report and the console
+summary (analysis/ is imported only here, late: pandas and matplotlib are not needed before).
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+from locust.env import Environment
+from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
+
+from kit import schema
+
+
+def write_locust_csvs(environment: Environment, run_dir: Path) -> None:
+    """Locust's own stats, failures and exceptions tables, as Locust writes them with --csv."""
+    writer = StatsCSV(environment, PERCENTILES_TO_REPORT)
+    for name, method in (
+        ("stats", writer.requests_csv),
+        ("failures", writer.failures_csv),
+        ("exceptions", writer.exceptions_csv),
+    ):
+        with open(run_dir / f"{schema.LOCUST_CSV_PREFIX}_{name}.csv", "w", newline="", encoding="utf-8") as f:
+            method(csv.writer(f))
+
+
+def print_report_and_summary(run_dir: Path) -> None:
+    from analysis.load import load_run
+    from analysis.report import write_report
+    from analysis.summary import console_summary
+
+    try:
+        write_report(run_dir)
+    except Exception as exc:  # noqa: BLE001 - a failed report must not hide the summary or the rows
+        sys.stderr.write(f"loadkit: report not written: {type(exc).__name__}: {exc}\n")
+    print(console_summary(load_run(run_dir)), flush=True)
