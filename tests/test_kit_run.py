@@ -158,3 +158,39 @@ def test_the_api_key_never_reaches_a_file_a_log_or_a_report(tmp_path):
     leaks = [p.name for p in run_dir.iterdir() if secret.encode() in p.read_bytes()]
     assert leaks == [] and secret not in done.stdout + done.stderr
     assert "LOADKIT_TEST_KEY" in (run_dir / schema.RUN_JSON).read_text()  # the variable's name only
+
+
+@pytest.mark.parametrize(
+    "sim, timeout, kinds",
+    [
+        (
+            "--ttft-ms 50 --error-rate 0.3 --garbage-rate 0.3 --max-concurrent-chats 2",
+            "30",
+            {"http_5xx", "protocol", "backpressure"},
+        ),
+        ("--ttft-ms 400", "0.2", {"timeout"}),
+    ],
+)
+def test_a_misbehaving_gateway_gives_classified_failed_rows_and_still_a_report(tmp_path, sim, timeout, kinds):
+    run_dir = tmp_path / "run"
+    done = run_locust(
+        run_dir,
+        "ChatAgent",
+        "--load-profile",
+        "smoke",
+        "--peak-users",
+        "4",
+        "--duration",
+        "5s",
+        "--sim-args",
+        sim,
+        "--request-timeout",
+        timeout,
+    )
+    assert done.returncode == exit_codes.REQUEST_ERRORS, done.stderr[-1500:]
+    requests = pd.read_csv(run_dir / schema.REQUESTS_CSV)
+    failed = requests[requests.ok == 0]
+    assert kinds <= set(failed.error_kind), failed.error_kind.value_counts()
+    assert failed.error.notna().all() and (failed.error.str.len() <= 200).all()  # one line each
+    assert failed.tokens_in.isna().all()  # no usage invented for a failed call
+    assert (run_dir / schema.REPORT_HTML).exists() and "run directory:" in done.stdout
