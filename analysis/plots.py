@@ -32,7 +32,9 @@ def _panels(run: RunData, bins: pd.DataFrame | None) -> list[tuple[str, pd.DataF
         }
     )
     panels = []
-    if bins is not None:
+    if run.users is not None and not run.users.empty:  # Locust's own count, once a tick (users.csv)
+        panels.append(("users", run.users, ["users", "target_users"]))
+    elif bins is not None:  # older runs: agents active in each time bin, from requests.csv
         panels.append(("users", bins.rename(columns={"start_ts": "ts"}), ["users"]))
     for label, cols in (
         ("target RSS (MiB)", ["target_rss_bytes_mib"]),
