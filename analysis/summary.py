@@ -178,15 +178,22 @@ def _mib(value: float) -> str:
     return NOT_RECORDED if pd.isna(value) else f"{value / MIB:,.1f} MiB"
 
 
-def _latency_lines(run: RunData) -> list[str]:
+def _latency_lines(run: RunData, top: int = 4) -> list[str]:
+    """Latency per operation (the most frequent few: a poll and a stream do not share a percentile),
+    then TTFT over all streams; each with its sample count and small-sample flag."""
     req = run.requests
     if req is None or req.empty:
         return ["latency: no requests recorded"]
     ok = req[req["ok"] == 1]
-    lines = []
-    for col, label in (("latency_ms", "latency"), ("ttft_ms", "TTFT")):
-        d = describe(ok[col], percentiles=(50, 95))
-        if d["n"]:
-            flag = f"  [{d['small_sample']}]" if d["small_sample"] else ""
-            lines.append(f"{label}: p50 {d['p50']:,.0f} ms, p95 {d['p95']:,.0f} ms (n={d['n']}){flag}")
+    lines = [f"latency of {len(ok)} successful requests, by operation:"]
+    for operation in ok["operation"].value_counts().index[:top]:
+        lines.append(_percentile_line(f"  {operation}", ok.loc[ok["operation"] == operation, "latency_ms"]))
+    if ok["ttft_ms"].notna().any():
+        lines.append(_percentile_line("TTFT", ok["ttft_ms"]))
     return lines
+
+
+def _percentile_line(label: str, values: pd.Series) -> str:
+    d = describe(values, percentiles=(50, 95))
+    flag = f"  [{d['small_sample']}]" if d["small_sample"] else ""
+    return f"{label}: p50 {d['p50']:,.0f} ms, p95 {d['p95']:,.0f} ms (n={d['n']}){flag}"

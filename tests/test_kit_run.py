@@ -53,7 +53,11 @@ def test_smoke_summary_agrees_with_the_files(smoke_run):
     tasks = pd.read_csv(run_dir / schema.TASKS_CSV)
     peak_mib = samples["target_rss_bytes"].max() / schema.MIB
     assert f"peak target RSS: {peak_mib:.1f} MiB" in done.stdout
-    assert f"(n={len(requests)})" in done.stdout
+    chats = requests[(requests.operation == "chat.stream") & (requests.ok == 1)]["latency_ms"]
+    assert (
+        f"chat.stream: p50 {chats.quantile(0.5):,.0f} ms" in done.stdout
+        and f"(n={len(chats)})" in done.stdout
+    )
     ttft = requests["ttft_ms"].dropna()
     assert f"TTFT: p50 {ttft.quantile(0.5):.0f} ms" in done.stdout and f"(n={len(ttft)})" in done.stdout
     assert f"tasks: {(tasks['status'] == 'done').sum()} done" in done.stdout
