@@ -8,24 +8,15 @@ Skipped unless a `hermes` executable is found (LOADKIT_HERMES_BIN, or on PATH).
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
 from agents.hermes_runs import HermesRunsAgent
 from agents.openai_chat import ChatAgent
 from kit import schema
 from kit.gateways import preset
-from tests.gateways.harness import agent_user, free_port, rows, running_server
+from tests.gateways.harness import HERMES, NEEDS_HERMES, agent_user, free_port, rows, running_server
 
-HERMES = os.environ.get("LOADKIT_HERMES_BIN") or shutil.which("hermes")
-pytestmark = [
-    pytest.mark.gateways,
-    pytest.mark.skipif(
-        not HERMES, reason="no hermes executable (set LOADKIT_HERMES_BIN; see docs/gateways.md)"
-    ),
-]
+pytestmark = NEEDS_HERMES
 KEY = "loadkit-test-key-0123456789"  # Hermes wants >= 16 characters
 OUTPUT_TOKENS = 8
 TTFT_MS = 50

@@ -9,8 +9,6 @@ Skipped unless a `hermes` executable is found (LOADKIT_HERMES_BIN, or on PATH).
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 
@@ -21,15 +19,9 @@ from agents.hermes_kanban import HermesKanbanAgent, KanbanCli, board_stats, clea
 from kit import schema
 from kit.gateways import preset
 from sampler.queue_probe import field_value
-from tests.gateways.harness import RUN_ID, agent_user, free_port, rows, running_server
+from tests.gateways.harness import HERMES, NEEDS_HERMES, RUN_ID, agent_user, free_port, rows, running_server
 
-HERMES = os.environ.get("LOADKIT_HERMES_BIN") or shutil.which("hermes")
-pytestmark = [
-    pytest.mark.gateways,
-    pytest.mark.skipif(
-        not HERMES, reason="no hermes executable (set LOADKIT_HERMES_BIN; see docs/gateways.md)"
-    ),
-]
+pytestmark = NEEDS_HERMES
 TAG = run_tag(RUN_ID)
 
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib.util
+import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from locust.env import Environment
 
 from kit.recorder import Recorder
@@ -71,3 +74,13 @@ def rows(run_dir: Path, file_name: str) -> list[dict[str, str]]:
 
 
 __all__ = ["RUN_ID", "agent_user", "free_port", "installed", "rows", "running_server"]
+
+
+# Hermes Agent lives in a virtualenv of its own (requirements-hermes.txt); the tests find it here.
+HERMES = os.environ.get("LOADKIT_HERMES_BIN") or shutil.which("hermes")
+NEEDS_HERMES = [
+    pytest.mark.gateways,
+    pytest.mark.skipif(
+        not HERMES, reason="no hermes executable (set LOADKIT_HERMES_BIN; see docs/gateways.md)"
+    ),
+]
