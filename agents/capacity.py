@@ -123,6 +123,7 @@ class SerialDriver(KitAgent):
         self.max_agents = int(self.option("max_agents", 0) or 0) or None
         self.log: CsvAppender | None = None
         self.probe: MemoryProbe | None = None
+        self.open_sessions: list[str] = []  # ours, closed at the end on a gateway we did not start
         try:
             self.probe = self.make_probe()
         except ProbeError as exc:
@@ -222,8 +223,19 @@ class SerialDriver(KitAgent):
 
     def finish(self, code: str, message: str, exit_code: int | None) -> None:
         self.write("stop", None, detail=code)
+        self.clean_up()
         self.stop_run(f"{self.profile_name}: {message}", exit_code)
         raise StopUser()
+
+    def clean_up(self) -> None:
+        """Close the sessions this run left open on a gateway the kit did not start (one it started is
+        stopped with them); measurement is over, so closing cannot skew it. --no-cleanup keeps them."""
+        run = runtime.run_of(self.environment)
+        if not self.option("cleanup", True) or (run is not None and run.target.started_by_kit):
+            return
+        for session_id in self.open_sessions:
+            self.close_session(session_id)
+        self.open_sessions.clear()
 
     def stop_run(self, message: str, exit_code: int | None) -> None:
         """End the whole run now: through the kit when it is wired, else Locust's runner directly."""
@@ -251,6 +263,7 @@ class CapacityAgent(SerialDriver):
                 self.finish(STOP_FAILURE, f"agent {n} failed to start: {error}", None)
             duplicate = session_id in seen
             seen.add(session_id)
+            self.open_sessions.append(session_id)
             self.write(
                 "ready",
                 reading,
