@@ -75,7 +75,8 @@ def test_console_summary_names_memory_latency_with_counts_and_path(full_run):
     assert "run r1: profile complete" in text
     peak = soak_samples(600)["target_rss_bytes"].max() / MIB
     assert f"peak target RSS: {peak:,.1f} MiB" in text
-    assert re.search(r"latency: p50 [\d,]+ ms, p95 [\d,]+ ms \(n=29\d\d\)", text)
+    assert re.search(r"latency of 29\d\d successful requests, by operation:", text)
+    assert re.search(r"\n  [\w.]+: p50 [\d,]+ ms, p95 [\d,]+ ms \(n=\d+\)", text)
     assert re.search(r"TTFT: p50 [\d,]+ ms", text)
     assert "missing: tasks.csv is absent" in text
     assert f"run directory: {full_run}" in text
