@@ -96,6 +96,7 @@ def test_process_mode_workers_die_when_gateway_is_killed():
         [*FAST, "--agent-mode", "process", "--agent-mib", "1", "--first-agent-mib", "0"]
     ) as gw:
         pids = [a["pid"] for a in create(gw.url, 2)]
+        assert len(pids) == 2 and all(psutil.pid_exists(p) for p in pids)  # alive before the kill
         gw.proc.send_signal(signal.SIGKILL)
         gw.proc.wait(10)
         launch.wait_for(lambda: not any(psutil.pid_exists(p) for p in pids), 5, "parent-death signal")
