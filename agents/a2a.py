@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from locust import between, task
 
-from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line
+from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT
 from agents.records import RequestRecord, TaskRecord
 from agents.sse import StreamTiming, iter_sse
@@ -46,6 +46,7 @@ class A2AAgent(KitAgent):
     """Sends one message per task and follows the task to a terminal state (`--a2a-stream` to stream)."""
 
     weight = 1
+    task_agent = True  # rounds run only agents that work tasks
     wait_time = between(0.5, 1.5)
 
     def on_start(self) -> None:
@@ -64,8 +65,9 @@ class A2AAgent(KitAgent):
         super().on_stop()
 
     @task
+    @paced
     def send_and_wait(self) -> None:
-        row = TaskRecord(task_id="", agent_id=self.agent_id, submitted_ts=time.time())
+        row = TaskRecord(task_id="", agent_id=self.agent_id, round=self.round, submitted_ts=time.time())
         if self.option("a2a_stream", False):
             self.stream_task(row)
         else:

@@ -18,7 +18,7 @@ import gevent
 from locust import between, task
 from locust.exception import StopUser
 
-from agents.base import KitAgent, one_line
+from agents.base import KitAgent, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT, fill_usage
 from agents.records import AgentRecord, RequestRecord
 from agents.sse import StreamTiming
@@ -88,6 +88,7 @@ class AcpAgent(KitAgent):
         return self.process.pid if self.process is not None else None
 
     @task
+    @paced
     def prompt(self) -> None:
         if not self.session_id:
             return

@@ -43,6 +43,7 @@ class KitAgent(User):
         self.agent_id = f"{os.getpid()}-{next(_AGENT_IDS)}"
         self.http: httpx.Client | None = None
         self.backoff_until = 0.0
+        self.round: int | None = None  # the rounds profile's round the current work belongs to
 
     def on_start(self) -> None:
         if pacing_of(self.environment) is not None:
@@ -177,6 +178,25 @@ def shared_tls_context() -> ssl.SSLContext:
     """One TLS context for every agent: building one (loading CA certificates) takes tens of ms of
     CPU, which under gevent stalls every other agent's stream and inflates their measured TTFT."""
     return ssl.create_default_context()
+
+
+def paced(work: Callable[[KitAgent], None]) -> Callable[[KitAgent], None]:
+    """Gate an agent's task by the run's pacing: under an open model it starts at its scheduled
+    arrival, under rounds it takes a slot of the current round (its number in `self.round`); a
+    closed-model run is not affected. Use under Locust's @task."""
+
+    @functools.wraps(work)
+    def gated(self: KitAgent) -> None:
+        ticket = self.take_ticket()
+        if ticket is None:
+            return
+        self.round = ticket.round
+        try:
+            work(self)
+        finally:
+            self.finish_ticket(ticket)
+
+    return gated
 
 
 def auth_headers(api_key_env: str | None) -> dict[str, str]:

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import psutil
 from locust import constant, task
 
-from agents.base import KitAgent, one_line
+from agents.base import KitAgent, one_line, paced
 from agents.records import RequestRecord, TaskRecord
 from kit.pacing import pacing_of
 
@@ -118,14 +118,11 @@ class HermesKanbanAgent(KitAgent):
         super().on_stop()
 
     @task
+    @paced
     def submit_and_wait(self) -> None:
-        ticket = self.take_ticket()
-        if ticket is None:
-            return
-        row = self.submit(round_no=ticket.round)
+        row = self.submit(round_no=self.round)
         if row is not None:
             self.follow(row)
-        self.finish_ticket(ticket)
 
     def submit(self, round_no: int | None = None) -> TaskRecord | None:
         """Create a tagged task; its id is remembered for cleanup before anything else can fail."""

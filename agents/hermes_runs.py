@@ -12,7 +12,7 @@ import time
 
 from locust import between, task
 
-from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line
+from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT
 from agents.records import RequestRecord, TaskRecord
 from agents.sse import StreamTiming, iter_sse
@@ -27,6 +27,7 @@ class HermesRunsAgent(KitAgent):
     """Starts one run at a time on its own session (`--runs-follow events|poll`)."""
 
     weight = 1
+    task_agent = True  # rounds run only agents that work tasks
     wait_time = between(0.5, 1.5)
 
     def on_start(self) -> None:
@@ -44,6 +45,7 @@ class HermesRunsAgent(KitAgent):
         return f"{self.run_id}-{self.agent_id}"
 
     @task
+    @paced
     def run_and_follow(self) -> None:
         prompt = f"[agent {self.agent_id} run {self.run_id}] {self.option('prompt', DEFAULT_PROMPT)}"
         submitted, sent = time.time(), time.perf_counter()
@@ -56,7 +58,9 @@ class HermesRunsAgent(KitAgent):
         )
         if not body or not body.get("run_id"):
             return
-        row = TaskRecord(task_id=str(body["run_id"]), agent_id=self.agent_id, submitted_ts=submitted)
+        row = TaskRecord(
+            task_id=str(body["run_id"]), agent_id=self.agent_id, round=self.round, submitted_ts=submitted
+        )
         self.open_runs.add(row.task_id)
         if self.option("runs_follow", "events") == "events":
             self.follow_events(row, sent)

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from locust import between, task
 
-from agents.base import TERMINAL_STATUSES, KitAgent
+from agents.base import TERMINAL_STATUSES, KitAgent, paced
 from agents.openai_chat import DEFAULT_PROMPT
 from agents.records import AgentRecord, TaskRecord
 
@@ -24,6 +24,7 @@ class LangGraphAgent(KitAgent):
     """Runs the assistant `--assistant-id` on its own thread, one run at a time."""
 
     weight = 1
+    task_agent = True  # rounds run only agents that work tasks
     wait_time = between(0.5, 1.5)
 
     def on_start(self) -> None:
@@ -52,6 +53,7 @@ class LangGraphAgent(KitAgent):
         super().on_stop()
 
     @task
+    @paced
     def run_and_wait(self) -> None:
         if not self.thread_id:
             return
@@ -63,7 +65,9 @@ class LangGraphAgent(KitAgent):
         )
         if run is None or not run.get("run_id"):
             return
-        row = TaskRecord(task_id=str(run["run_id"]), agent_id=self.agent_id, submitted_ts=submitted)
+        row = TaskRecord(
+            task_id=str(run["run_id"]), agent_id=self.agent_id, round=self.round, submitted_ts=submitted
+        )
         if self.option("langgraph_join", False):
             self.join(row)
         self.poll_task(row, self.poll_once)

@@ -13,7 +13,7 @@ import time
 
 from locust import between, task
 
-from agents.base import KitAgent, failed_record, http_record, one_line
+from agents.base import KitAgent, failed_record, http_record, one_line, paced
 from agents.records import RequestRecord
 from agents.sse import StreamTiming, iter_sse
 from agents.usage import parse_usage
@@ -28,14 +28,8 @@ class ChatAgent(KitAgent):
     wait_time = between(0.5, 1.5)
 
     @task
+    @paced
     def chat_stream(self) -> None:
-        ticket = self.take_ticket()  # open model: the arrival schedule says when
-        if ticket is None:
-            return
-        self.chat_once()
-        self.finish_ticket(ticket)
-
-    def chat_once(self) -> None:
         """One chat request, streamed unless `--no-chat-stream` (then usage and cost come from the body)."""
         self.honour_backoff()
         stream = bool(self.option("chat_stream", True))

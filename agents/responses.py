@@ -11,7 +11,7 @@ import time
 
 from locust import between, task
 
-from agents.base import KitAgent, failed_record, http_record, one_line
+from agents.base import KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT, fill_usage, session_headers
 from agents.records import RequestRecord
 from agents.sse import StreamTiming, iter_sse
@@ -28,6 +28,7 @@ class ResponsesAgent(KitAgent):
     wait_time = between(0.5, 1.5)
 
     @task
+    @paced
     def respond(self) -> None:
         self.honour_backoff()
         stream = bool(self.option("responses_stream", True))

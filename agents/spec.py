@@ -17,7 +17,7 @@ from pathlib import Path
 
 from locust import constant, task
 
-from agents.base import KitAgent
+from agents.base import KitAgent, paced
 from agents.records import TaskRecord
 
 STEPS = ("create", "prompt", "poll", "close")
@@ -180,6 +180,7 @@ class SpecAgent(KitAgent):
     """Creates, optionally prompts, and polls one thing at a time, as the spec file (`--spec-file`) says."""
 
     weight = 1
+    task_agent = True  # rounds run only agents that work tasks
     wait_time = constant(0.5)
 
     def on_start(self) -> None:
@@ -194,8 +195,9 @@ class SpecAgent(KitAgent):
         super().on_stop()
 
     @task
+    @paced
     def create_and_wait(self) -> None:
-        self.run_task(round_no=None)
+        self.run_task(round_no=self.round)
 
     def run_task(self, round_no: int | None) -> TaskRecord | None:
         submitted = time.time()

@@ -10,7 +10,7 @@ import time
 
 from locust import constant, task
 
-from agents.base import KitAgent
+from agents.base import KitAgent, paced
 from agents.records import TaskRecord
 
 TERMINAL = {"done": "done", "completed": "done", "failed": "failed", "archived": "cancelled"}
@@ -34,12 +34,9 @@ class TaskAgent(KitAgent):
         super().on_stop()
 
     @task
+    @paced
     def submit_and_wait(self) -> None:
-        ticket = self.take_ticket()
-        if ticket is None:
-            return
-        self.run_task(round_no=ticket.round)
-        self.finish_ticket(ticket)
+        self.run_task(round_no=self.round)
 
     def run_task(self, round_no: int | None) -> TaskRecord | None:
         """Submit, poll to a terminal state (or the task timeout), record the task row."""
