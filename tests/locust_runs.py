@@ -22,6 +22,23 @@ def run_locust(run_dir: Path, *args: str, timeout: float = 120) -> subprocess.Co
     )
 
 
+def chat_smoke(run_dir: Path, duration: str, sim_args: str, *extra: str) -> subprocess.CompletedProcess:
+    """Four chat agents on the smoke profile against a simulator with the given knobs."""
+    return run_locust(
+        run_dir,
+        "ChatAgent",
+        "--load-profile",
+        "smoke",
+        "--peak-users",
+        "4",
+        "--duration",
+        duration,
+        "--sim-args",
+        sim_args,
+        *extra,
+    )
+
+
 def wait_for(condition, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

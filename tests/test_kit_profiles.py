@@ -14,7 +14,7 @@ import pytest
 from analysis.breaking import breaking_level
 from analysis.load import load_run
 from kit import exit_codes, schema
-from tests.locust_runs import run_locust
+from tests.locust_runs import chat_smoke, run_locust
 
 SIM_TTFT = "--ttft-ms 300 --itl-ms 10 --output-tokens 5"
 
@@ -25,20 +25,7 @@ def meta_of(run_dir) -> dict:
 
 def chat_run_with_threshold(run_dir, threshold: str, duration: str):
     """Four chat agents against a simulator whose TTFT knob is 300 ms, judged by one threshold."""
-    return run_locust(
-        run_dir,
-        "ChatAgent",
-        "--load-profile",
-        "smoke",
-        "--peak-users",
-        "4",
-        "--duration",
-        duration,
-        "--sim-args",
-        SIM_TTFT,
-        "--threshold",
-        threshold,
-    )
+    return chat_smoke(run_dir, duration, SIM_TTFT, "--threshold", threshold)
 
 
 def test_ttft_threshold_below_the_knob_aborts_after_its_grace_with_exit_99(tmp_path):

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from kit import exit_codes, schema
-from tests.locust_runs import REPO, csv_rows, locust_command, run_locust, wait_for
+from tests.locust_runs import REPO, chat_smoke, csv_rows, locust_command, run_locust, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -177,20 +177,7 @@ def test_the_api_key_never_reaches_a_file_a_log_or_a_report(tmp_path):
 )
 def test_a_misbehaving_gateway_gives_classified_failed_rows_and_still_a_report(tmp_path, sim, timeout, kinds):
     run_dir = tmp_path / "run"
-    done = run_locust(
-        run_dir,
-        "ChatAgent",
-        "--load-profile",
-        "smoke",
-        "--peak-users",
-        "4",
-        "--duration",
-        "5s",
-        "--sim-args",
-        sim,
-        "--request-timeout",
-        timeout,
-    )
+    done = chat_smoke(run_dir, "5s", sim, "--request-timeout", timeout)
     assert done.returncode == exit_codes.REQUEST_ERRORS, done.stderr[-1500:]
     requests = pd.read_csv(run_dir / schema.REQUESTS_CSV)
     failed = requests[requests.ok == 0]
