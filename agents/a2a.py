@@ -16,8 +16,8 @@ from locust import between, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT
-from agents.records import RequestRecord, TaskRecord
 from agents.sse import StreamTiming, iter_sse
+from contract.records import RequestRecord, TaskRecord
 
 VERSION_HEADER = "A2A-Version"
 METHODS = {

@@ -20,9 +20,9 @@ from locust.exception import StopUser
 
 from agents.base import KitAgent, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT, fill_usage
-from agents.records import AgentRecord, RequestRecord
 from agents.sse import StreamTiming
-from kit.target import Target, stop_target
+from contract.records import AgentRecord, RequestRecord
+from lifecycle.target import Target, stop_target
 
 PROTOCOL_VERSION = 1
 _SESSION_ORDINALS = itertools.count(1)

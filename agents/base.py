@@ -17,12 +17,10 @@ import httpx
 from locust import User
 from locust.exception import StopUser
 
-from agents.records import AgentRecord, RequestRecord, TaskRecord
-from kit import (
-    gevent_compat,  # noqa: F401 - before any httpx client exists
-    recorder,
-)
-from kit.pacing import Ticket, pacing_of
+from agents import recorder
+from agents.pacing import Ticket, pacing_of
+from contract import gevent_compat  # noqa: F401 - before any httpx client exists
+from contract.records import AgentRecord, RequestRecord, TaskRecord
 
 _AGENT_IDS = itertools.count(1)
 IDLE_POLL_S = 0.2

@@ -17,12 +17,13 @@ from locust import constant, task
 from locust.exception import StopUser
 
 from agents.base import KitAgent
-from agents.records import AgentRecord
-from kit import exit_codes, runtime, schema
-from kit.csv_append import CsvAppender
-from kit.schema import STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE, STOP_TARGET_DIED
+from agents.run_link import run_link_of
+from contract import exit_codes, schema
+from contract.csv_append import CsvAppender
+from contract.records import AgentRecord
+from contract.schema import STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE, STOP_TARGET_DIED
+from contract.units import parse_size
 from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFound, TreeSelector
-from scenarios.units import parse_size
 
 READINGS_PER_STEP = 3  # seeds/000: the median of 3 readings after each agent
 NO_REFRESH_S = 1e9  # the probe re-finds processes itself, once per step
@@ -139,8 +140,8 @@ class SerialDriver(KitAgent):
         super().on_stop()
 
     def make_probe(self) -> MemoryProbe:
-        run = runtime.run_of(self.environment)
-        own = [run.target.pid] if run is not None and run.target.pid else []
+        link = run_link_of(self.environment)
+        own = [link.target_pid] if link is not None and link.target_pid else []
         return probe_for(
             own + list(self.option("target_pid", None) or []),
             list(self.option("target_match", None) or []),
@@ -230,8 +231,8 @@ class SerialDriver(KitAgent):
     def clean_up(self) -> None:
         """Close the sessions this run left open on a gateway the kit did not start (one it started is
         stopped with them); measurement is over, so closing cannot skew it. --no-cleanup keeps them."""
-        run = runtime.run_of(self.environment)
-        if not self.option("cleanup", True) or (run is not None and run.target.started_by_kit):
+        link = run_link_of(self.environment)
+        if not self.option("cleanup", True) or (link is not None and link.target_started_by_kit):
             return
         for session_id in self.open_sessions:
             self.close_session(session_id)
@@ -239,9 +240,9 @@ class SerialDriver(KitAgent):
 
     def stop_run(self, message: str, exit_code: int | None) -> None:
         """End the whole run now: through the kit when it is wired, else Locust's runner directly."""
-        run = runtime.run_of(self.environment)
-        if run is not None:
-            run.request_stop(message, exit_code, now=True)
+        link = run_link_of(self.environment)
+        if link is not None:
+            link.request_stop(message, exit_code)
         elif self.environment.runner is not None:
             gevent.spawn(self.environment.runner.quit)
 

@@ -19,8 +19,8 @@ import psutil
 from locust import constant, task
 
 from agents.base import KitAgent, one_line, paced
-from agents.records import RequestRecord, TaskRecord
-from kit.pacing import pacing_of
+from agents.pacing import pacing_of
+from contract.records import RequestRecord, TaskRecord
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ from locust import between, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT
-from agents.records import RequestRecord, TaskRecord
 from agents.sse import StreamTiming, iter_sse
 from agents.usage import parse_usage
+from contract.records import RequestRecord, TaskRecord
 
 STATUS_OF_RUN = {"completed": "done", "failed": "failed", "cancelled": "cancelled", "stopped": "cancelled"}
 STATUS_OF_EVENT = {"run.completed": "done", "run.failed": "failed", "run.cancelled": "cancelled"}

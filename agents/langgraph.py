@@ -15,7 +15,7 @@ from locust import between, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, paced
 from agents.openai_chat import DEFAULT_PROMPT
-from agents.records import AgentRecord, TaskRecord
+from contract.records import AgentRecord, TaskRecord
 
 STATUS_OF_RUN = {"success": "done", "error": "failed", "timeout": "failed", "interrupted": "cancelled"}
 

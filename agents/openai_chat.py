@@ -14,9 +14,9 @@ import time
 from locust import between, task
 
 from agents.base import KitAgent, failed_record, http_record, one_line, paced
-from agents.records import RequestRecord
 from agents.sse import StreamTiming, iter_sse
 from agents.usage import parse_usage
+from contract.records import RequestRecord
 
 DEFAULT_PROMPT = "Summarise the state of the task board in one sentence."
 

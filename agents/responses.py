@@ -13,8 +13,8 @@ from locust import between, task
 
 from agents.base import KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT, fill_usage, session_headers
-from agents.records import RequestRecord
 from agents.sse import StreamTiming, iter_sse
+from contract.records import RequestRecord
 
 DELTA_EVENT = "response.output_text.delta"
 DONE_EVENT = "response.completed"

@@ -12,7 +12,7 @@ import time
 from locust import constant, task
 
 from agents.base import KitAgent
-from agents.records import AgentRecord, RequestRecord
+from contract.records import AgentRecord, RequestRecord
 
 _SESSION_ORDINALS = itertools.count(1)
 

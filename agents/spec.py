@@ -18,7 +18,7 @@ from pathlib import Path
 from locust import constant, task
 
 from agents.base import KitAgent, paced
-from agents.records import TaskRecord
+from contract.records import TaskRecord
 
 STEPS = ("create", "prompt", "poll", "close")
 KIT_STATUSES = ("done", "failed", "cancelled")

@@ -11,7 +11,7 @@ import time
 from locust import constant, task
 
 from agents.base import KitAgent, paced
-from agents.records import TaskRecord
+from contract.records import TaskRecord
 
 TERMINAL = {"done": "done", "completed": "done", "failed": "failed", "archived": "cancelled"}
 

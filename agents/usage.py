@@ -48,7 +48,7 @@ class Usage:
         return Usage(**overlaid)
 
     def as_row(self) -> dict[str, int | float | str | None]:
-        """The requests.csv columns this record fills (names match kit.schema.REQUEST_COLUMNS)."""
+        """The requests.csv columns this record fills (names match contract.schema.REQUEST_COLUMNS)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 

@@ -12,8 +12,8 @@ from analysis.load import load_run
 from analysis.render import table_markdown
 from analysis.report import write_report
 from analysis.summary import console_summary
-from kit import exit_codes
-from kit.schema import MIB
+from contract import exit_codes
+from contract.schema import MIB
 
 
 def main(argv: list[str] | None = None) -> int:

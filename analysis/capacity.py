@@ -17,7 +17,7 @@ from scipy import stats as sstats
 
 from analysis.model import RunData, Section
 from analysis.stats import aggregate, describe
-from kit.schema import GIB, MIB, STOP_BUDGET, STOP_CAP, STOP_FAILURE
+from contract.schema import GIB, MIB, STOP_BUDGET, STOP_CAP, STOP_FAILURE
 
 TAIL_POINTS = 8  # seeds/000: the marginal is the OLS slope over the last 8 sampled points
 MIN_R2 = 0.95  # below this the fit is "not stable" and no capacity is published

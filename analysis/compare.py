@@ -11,7 +11,7 @@ from analysis.model import RunData
 from analysis.soak import memory_trend
 from analysis.stats import aggregate, describe
 from analysis.tasks import task_counts
-from kit.schema import MIB
+from contract.schema import MIB
 
 
 def headline(run: RunData) -> dict[str, float]:

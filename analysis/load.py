@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.model import RunData
-from kit import schema
+from contract import schema
 
 # Columns holding text; every other contract column is a float (an empty cell reads as NaN).
 TEXT_COLUMNS = frozenset(

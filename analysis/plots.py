@@ -15,7 +15,7 @@ import pandas as pd  # noqa: E402
 from analysis.model import RunData  # noqa: E402
 from analysis.resources import DEFAULT_WARNING_BYTES  # noqa: E402
 from analysis.rounds import phase_windows  # noqa: E402
-from kit.schema import MIB  # noqa: E402
+from contract.schema import MIB  # noqa: E402
 
 MAX_LINE_POINTS = 5000  # longer series are thinned for drawing only
 

@@ -25,7 +25,7 @@ from analysis.soak import error_rate_trend, memory_trend, soak_table
 from analysis.stats import MIN_SAMPLES
 from analysis.summary import run_summary_table, thresholds_table
 from analysis.tasks import task_outcome_table, task_timing_table
-from kit.schema import MIB, REPORT_HTML, REPORT_MD
+from contract.schema import MIB, REPORT_HTML, REPORT_MD
 
 
 def capacity_report_section(run: RunData) -> Section | None:

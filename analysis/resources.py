@@ -11,7 +11,7 @@ import pandas as pd
 
 from analysis.model import RunData
 from analysis.stats import time_weighted_mean, time_where
-from kit.schema import GIB, MIB
+from contract.schema import GIB, MIB
 
 DEFAULT_WARNING_BYTES = GIB
 

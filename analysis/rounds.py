@@ -14,7 +14,7 @@ import pandas as pd
 
 from analysis.model import RunData
 from analysis.resources import DEFAULT_WARNING_BYTES
-from kit.schema import MIB
+from contract.schema import MIB
 
 
 @dataclass

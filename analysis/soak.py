@@ -13,7 +13,7 @@ import pandas as pd
 from scipy import stats
 
 from analysis.model import RunData
-from kit.schema import MIB
+from contract.schema import MIB
 
 MAX_POINTS = 720  # Theil-Sen is O(n^2): longer series are reduced to this many bin medians
 ALPHA = 0.01  # trend-test significance and 1 - confidence of the slope interval

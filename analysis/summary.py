@@ -14,7 +14,7 @@ from analysis.model import RunData
 from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.stats import describe
 from analysis.tasks import task_counts
-from kit.schema import MIB
+from contract.schema import MIB
 
 NOT_RECORDED = "not recorded"
 

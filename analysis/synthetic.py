@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kit import schema
-from kit.schema import GIB, MIB
+from contract import schema
+from contract.schema import GIB, MIB
 
 T0 = 1_796_000_000.0
 

@@ -26,7 +26,7 @@ from analysis.capacity import before_after_table, capacity_result, run_table
 from analysis.capacity_plot import capacity_plot
 from analysis.load import load_run
 from analysis.render import table_markdown
-from kit import exit_codes, schema
+from contract import exit_codes, schema
 
 CAMPAIGN_JSON = "campaign.json"
 RUNS_CSV = "capacity_runs.csv"

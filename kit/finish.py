@@ -11,7 +11,7 @@ from pathlib import Path
 from locust.env import Environment
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
-from kit import schema
+from contract import schema
 
 
 def write_locust_csvs(environment: Environment, run_dir: Path) -> None:

@@ -11,8 +11,8 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
-from kit import schema
-from kit.csv_tail import CsvTail
+from contract import schema
+from contract.csv_tail import CsvTail
 from scenarios.evaluator import ThresholdEvaluator, ThresholdResult
 from scenarios.thresholds import Threshold
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import psutil
 
-from kit import schema
+from contract import schema
 
 KIT_VERSION = "0.1.0"
 

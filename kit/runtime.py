@@ -19,13 +19,16 @@ import gevent
 from locust.env import Environment
 from locust.runners import WorkerRunner
 
-from kit import exit_codes, rundir, schema, webui
-from kit.csv_append import CsvAppender
-from kit.csv_tail import last_sample_event
+from agents import presets
+from agents.pacing import OpenModelPacing, RoundsPacing, set_pacing
+from agents.recorder import Recorder
+from agents.run_link import RunLink, set_run_link
+from contract import exit_codes, schema
+from contract.csv_append import CsvAppender
+from contract.csv_tail import last_sample_event
+from kit import rundir, webui
 from kit.finish import print_report_and_summary, write_locust_csvs
 from kit.judge import LiveJudge
-from kit.pacing import OpenModelPacing, RoundsPacing, set_pacing
-from kit.recorder import Recorder
 from kit.startup import (
     KitInputError,
     apply_gateway_preset,
@@ -36,7 +39,7 @@ from kit.startup import (
     resolve_target,
     start_side_sampler,
 )
-from kit.target import (
+from lifecycle.target import (
     Target,
     TargetError,
     stop_target,
@@ -76,6 +79,7 @@ class KitRun:
     pacing: OpenModelPacing | RoundsPacing | None = None
     judge: LiveJudge | None = None
     users_csv: CsvAppender | None = None
+    driver_class: type | None = None
 
     # ---- life cycle -------------------------------------------------------------------------------
     def save(self) -> None:
@@ -157,11 +161,11 @@ class KitRun:
         if isinstance(self.pacing, RoundsPacing):
             task_agents = [c for c in self.environment.user_classes if getattr(c, "task_agent", False)]
             return (*tick.as_locust(), task_agents or None)
-        target = tick.as_locust()
-        for user_class in target[2] if len(target) == 3 else ():  # a profile's own driver (capacity)
-            if user_class not in self.environment.user_classes:
-                self.environment.user_classes.append(user_class)
-        return target
+        if self.driver_class is not None:  # a profile's own driver (capacity, churn) runs alone
+            if self.driver_class not in self.environment.user_classes:
+                self.environment.user_classes.append(self.driver_class)
+            return (*tick.as_locust(), [self.driver_class])
+        return tick.as_locust()
 
     def start_profile(self) -> None:
         """Build the profile and thresholds from the options as they are at start (the web UI form may
@@ -169,6 +173,7 @@ class KitRun:
         options = self.environment.parsed_options
         now = time.time()
         self.profile = registry.build_profile(profile_name(options), options)
+        self.driver_class = presets.resolve_class(self.profile.driver) if self.profile.driver else None
         if hasattr(self.profile, "pacer"):
             self.pacing = OpenModelPacing(self.profile.pacer(now))
         elif hasattr(self.profile, "plan"):
@@ -312,6 +317,12 @@ def setup(environment: Environment) -> KitRun | None:
     run = KitRun(environment, run_dir, meta, target, Recorder(environment, run_dir))
     run.users_csv = CsvAppender(run_dir / schema.USERS_CSV, schema.USER_COLUMNS)
     _RUNS[environment] = run
+    set_run_link(
+        environment,
+        RunLink(
+            target.pid, target.started_by_kit, lambda reason, code: run.request_stop(reason, code, now=True)
+        ),
+    )
     try:
         run.sampler = start_side_sampler(options, target, run_dir)
     except KitInputError as exc:

@@ -16,9 +16,11 @@ from pathlib import Path
 import gevent
 from locust.env import Environment
 
+from agents import presets as gateways
 from analysis.prices import PriceTableError, load_prices
-from kit import exit_codes, gateways, rundir, schema
-from kit.target import Target, free_port, simulator_command, start_target, target_command
+from contract import exit_codes, schema
+from kit import rundir
+from lifecycle.target import Target, free_port, simulator_command, start_target, target_command
 from sampler.launch import start_sampler
 from sampler.options import SamplerOptions, UsageError
 from scenarios import registry

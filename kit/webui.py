@@ -11,8 +11,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from kit import schema
-from kit.csv_tail import CsvTail
+from contract import schema
+from contract.csv_tail import CsvTail
 
 TAB_KEY = "loadkit-resources"
 

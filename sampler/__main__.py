@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 
-from kit.exit_codes import BAD_INPUT, OK
+from contract.exit_codes import BAD_INPUT, OK
 from sampler.csv_out import OutputError
 from sampler.loop import Sampler
 from sampler.options import UsageError, parse

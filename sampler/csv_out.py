@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from kit.schema import SAMPLE_COLUMNS
+from contract.schema import SAMPLE_COLUMNS
 
 
 class OutputError(Exception):

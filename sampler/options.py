@@ -74,7 +74,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m sampler", description="Side sampler: writes samples.csv row by row.")
-    p.add_argument("--out", required=True, help="CSV to append to (header: kit.schema.SAMPLE_COLUMNS)")
+    p.add_argument("--out", required=True, help="CSV to append to (header: contract.schema.SAMPLE_COLUMNS)")
     p.add_argument("--pid", dest="pids", type=int, action="append", default=[], help="a pid and its tree")
     p.add_argument("--match", dest="matches", action="append", default=[], help="command-line regex")
     p.add_argument("--cgroup", dest="cgroups", action="append", default=[], help="cgroup directory")

@@ -1,4 +1,4 @@
-"""Turns one tick's readings into a samples.csv row (column -> text), in kit.schema's units.
+"""Turns one tick's readings into a samples.csv row (column -> text), in contract.schema's units.
 
 Pure formatting: None becomes an empty cell ("not measured"), never zero. No I/O.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kit.schema import SAMPLE_COLUMNS
+from contract.schema import SAMPLE_COLUMNS
 from sampler.readings import CgroupReading, HostReading, QueueReading, TargetReading
 
 

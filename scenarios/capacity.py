@@ -9,39 +9,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kit.options import add
+from contract.cli import add
+from contract.units import parse_size
 from scenarios.errors import ProfileConfigError
-from scenarios.shape import Phase
-from scenarios.units import parse_size
+from scenarios.shape import Phase, Tick
 
 METRICS = ("rss", "pss")
 DEFAULT_BUDGET = "1GiB"
 DEFAULT_AT_N = 200
 
 
-@dataclass(frozen=True)
-class ClassTick:
-    """A Tick that also names the user class, so the shape runs only the driver (Locust's 3-tuple)."""
-
-    users: int
-    spawn_rate: float
-    phase: str
-    user_classes: tuple[type, ...]
-
-    def as_locust(self) -> tuple[int, float, list[type]]:
-        return self.users, self.spawn_rate, list(self.user_classes)
-
-
 class SerialProfile:
     """One driver user from t = 0 until the driver stops the run (budget, cap, failure, cycles done)."""
 
-    def __init__(self, name: str, params: Any, user_class: type) -> None:
+    def __init__(self, name: str, params: Any, driver: str) -> None:
         self.name = name
         self.params = params
-        self.user_class = user_class
+        self.driver = driver
 
-    def tick(self, t: float) -> ClassTick:
-        return ClassTick(1, 1.0, self.name, (self.user_class,))
+    def tick(self, t: float) -> Tick:
+        return Tick(1, 1.0, self.name)
 
     def phases(self) -> list[Phase]:
         return [Phase(self.name, 0.0, None)]
@@ -123,6 +110,4 @@ def whole(options: Any, dest: str, default: int | None) -> int | None:
 
 def build(options: Any) -> SerialProfile:
     """The capacity profile from Locust's parsed options (validated before any load)."""
-    from agents.capacity import CapacityAgent  # late: agents import kit.runtime, which imports profiles
-
-    return SerialProfile("capacity", read_params(options), CapacityAgent)
+    return SerialProfile("capacity", read_params(options), "agents.capacity:CapacityAgent")

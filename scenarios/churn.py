@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kit.options import add
+from contract.cli import add
 from scenarios.capacity import SerialProfile, metric, whole
 
 DEFAULT_CYCLES = 10
@@ -51,6 +51,4 @@ def read_params(options: Any) -> ChurnParams:
 
 
 def build(options: Any) -> SerialProfile:
-    from agents.capacity import ChurnAgent  # late: agents import kit.runtime, which imports profiles
-
-    return SerialProfile("churn", read_params(options), ChurnAgent)
+    return SerialProfile("churn", read_params(options), "agents.capacity:ChurnAgent")

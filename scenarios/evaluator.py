@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kit.exit_codes import OK, THRESHOLD_FAILED
+from contract.exit_codes import OK, THRESHOLD_FAILED
 from scenarios.quantiles import Distribution
 from scenarios.thresholds import Threshold
 
@@ -81,7 +81,7 @@ class ThresholdEvaluator:
         }
 
     def observe_request(self, row: Mapping[str, Any]) -> None:
-        """One requests.csv row (kit.schema.REQUEST_COLUMNS)."""
+        """One requests.csv row (contract.schema.REQUEST_COLUMNS)."""
         self._observe("request", row, lambda r: _number(r.get("ok")) == 0)
 
     def observe_task(self, row: Mapping[str, Any]) -> None:

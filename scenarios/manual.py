@@ -22,6 +22,7 @@ class ManualProfile:
     """Ramp at -r users/s to -u users, hold until -t (or forever)."""
 
     name = "manual"
+    driver = None
 
     def __init__(self, params: ManualParams) -> None:
         self.params = params

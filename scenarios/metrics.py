@@ -1,4 +1,4 @@
-"""What a threshold can be about: each metric's source rows, column in kit.schema, unit and aggregations.
+"""What a threshold can be about: each metric's source rows, column in contract.schema, unit and aggregations.
 
 A table, not logic: the parser validates against it and the evaluator reads rows with it.
 """
@@ -14,7 +14,7 @@ DISTRIBUTION_AGGS = frozenset({"avg", "min", "max", "count", "last"})  # plus pN
 class Metric:
     name: str
     source: str  # "request", "task", "sample" (rows) or "counter" (a running total the caller feeds)
-    column: str  # its kit/schema.py column (for a rate: the column that decides failure)
+    column: str  # its contract/schema.py column (for a rate: the column that decides failure)
     unit: str  # "ms", "bytes", "pct", "ratio", "count": which suffixes a threshold value may carry
     rate: bool = False  # a failure fraction (error_rate): only the "rate" aggregation
 

@@ -26,6 +26,8 @@ class OpenModelParams:
 class OpenModelProfile:
     """Same name and phases as the wrapped profile; users = the agent pool for the whole run."""
 
+    driver = None
+
     def __init__(self, inner: StagedProfile, peak_arrival_rate: float, max_agents: int | None) -> None:
         if inner.peak() <= 0:
             raise ProfileConfigError(f"--arrival-rate: profile {inner.name} has no load to scale")

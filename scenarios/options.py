@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from contract.units import parse_duration
 from scenarios.errors import ProfileConfigError
-from scenarios.units import parse_duration
 
 # (flag, help). All are strings defaulting to None so the web UI shows a text field and passes text.
 _TEXT_OPTIONS: tuple[tuple[str, str], ...] = (

@@ -120,6 +120,7 @@ class RoundsProfile:
     """LoadTestShape adapter: 0 users in the baseline, one user per task of the current round."""
 
     name = "rounds"
+    driver = None
 
     def __init__(self, params: RoundsParams, clock: Callable[[], float] = time.time) -> None:
         self.params = params

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from contract.units import parse_duration
 from scenarios.errors import ProfileConfigError
-from scenarios.units import parse_duration
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class Profile(Protocol):
 
     name: str
     params: Any  # a dataclass; dataclasses.asdict(params) goes to run.json
+    driver: str | None  # "module:Class" of a user that runs the whole protocol itself, or None
 
     def tick(self, t: float) -> Tick | None:
         """The target at elapsed time t (seconds); None ends the run."""
@@ -65,6 +66,8 @@ class Stage:
 
 class StagedProfile:
     """A profile defined by a list of stages, starting from 0 users at t = 0."""
+
+    driver = None
 
     def __init__(self, name: str, params: Any, stages: Sequence[Stage]) -> None:
         if not stages:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contract.units import parse_duration, parse_size
 from scenarios.errors import ThresholdConfigError
 from scenarios.metrics import DISTRIBUTION_AGGS, METRICS, Metric
-from scenarios.units import parse_duration, parse_size
 
 OPS = ("<", "<=", ">", ">=", "==", "!=")
 _TOKEN = re.compile(r"grace=\S*|<=|>=|==|!=|<|>|[^\s<>=!]+|\S")

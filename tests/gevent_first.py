@@ -8,4 +8,4 @@ from gevent import monkey
 
 monkey.patch_all()
 
-from kit import gevent_compat  # noqa: E402,F401 - hides trio from httpcore, as in the Locust process
+from contract import gevent_compat  # noqa: E402,F401 - hides trio from httpcore, as in the Locust process

@@ -2,8 +2,8 @@
 
 import dataclasses
 
-from agents.records import AgentRecord, RequestRecord, TaskRecord, as_row
-from kit import schema
+from contract import schema
+from contract.records import AgentRecord, RequestRecord, TaskRecord, as_row
 
 
 def test_record_fields_are_exactly_the_schema_columns():

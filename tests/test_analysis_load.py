@@ -10,7 +10,7 @@ import pandas as pd
 from analysis.load import load_run
 from analysis.report import write_report
 from analysis.synthetic import soak_samples, stream_requests, write_run_dir
-from kit import exit_codes
+from contract import exit_codes
 
 META = {"run_id": "damaged", "stop_reason": "target died", "exit_code": 3}
 

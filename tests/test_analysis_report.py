@@ -17,7 +17,7 @@ from analysis.model import Section
 from analysis.report import extra_sections, write_report
 from analysis.summary import console_summary
 from analysis.synthetic import T0, rounds_run, soak_samples, stream_requests, write_run_dir
-from kit.schema import MIB
+from contract.schema import MIB
 
 META = {
     "run_id": "r1",

@@ -15,7 +15,7 @@ from analysis.rounds import rounds_table
 from analysis.stats import aggregate, describe
 from analysis.synthetic import T0, rounds_run, write_run_dir
 from analysis.tasks import task_outcome_table, task_timing_table
-from kit.schema import GIB, MIB
+from contract.schema import GIB, MIB
 
 
 def _requests(latencies, ok=None, **extra) -> pd.DataFrame:

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from analysis import capacity as cap
-from kit import schema
-from kit.schema import CAPACITY_COLUMNS, GIB, MIB
+from contract import schema
+from contract.schema import CAPACITY_COLUMNS, GIB, MIB
 
 
 def synthetic_run(base=30.0, first=100.0, per=4.0, budget=GIB, cap_n=None, fail_at=None, noise=0.0, seed=0):

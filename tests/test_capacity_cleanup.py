@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from kit import exit_codes
+from contract import exit_codes
 from tests.locust_runs import run_locust
 
 

@@ -12,8 +12,8 @@ from locust.env import Environment
 
 from agents.capacity import CapacityAgent, ChurnAgent
 from analysis import capacity as cap
-from kit import schema
-from kit.target import free_port, simulator_command, start_target, stop_target
+from contract import schema
+from lifecycle.target import free_port, simulator_command, start_target, stop_target
 
 FAST = ["--agent-startup-ms", "0", "--ttft-ms", "0", "--itl-ms", "0", "--output-tokens", "2"]
 

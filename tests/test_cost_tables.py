@@ -22,7 +22,7 @@ from analysis.cost import (
 from analysis.load import load_run
 from analysis.model import RunData
 from analysis.prices import PriceTableError, load_prices, parse_prices
-from kit import schema
+from contract import schema
 
 SEED_004_PRICES = parse_prices(
     """

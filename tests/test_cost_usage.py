@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agents.usage import Usage, parse_stream_usage, parse_usage, sum_usage
-from kit.schema import REQUEST_COLUMNS
+from contract.schema import REQUEST_COLUMNS
 
 
 def test_openai_chat_reads_prompt_completion_cached_and_reasoning():

@@ -19,7 +19,7 @@ pytest.importorskip(
 )
 
 from agents.a2a import A2AAgent
-from kit import schema
+from contract import schema
 from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
 
 pytestmark = [

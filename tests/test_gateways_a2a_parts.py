@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agents.a2a import apply_task as fold
 from agents.a2a import card_interface, rpc_code, stream_item, task_of
-from agents.records import TaskRecord
+from contract.records import TaskRecord
 
 
 def test_card_with_a_jsonrpc_1_0_interface_selects_1_0_and_its_path():

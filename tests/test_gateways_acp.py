@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 
 from agents.acp import AcpAgent
-from kit import schema
+from contract import schema
 from sampler.selection import PatternSelector
 from tests.gateways.harness import agent_user, rows
 

@@ -12,8 +12,8 @@ import pytest
 
 from agents.hermes_runs import HermesRunsAgent
 from agents.openai_chat import ChatAgent
-from kit import schema
-from kit.gateways import preset
+from agents.presets import preset
+from contract import schema
 from tests.gateways.harness import HERMES, NEEDS_HERMES, agent_user, free_port, rows, running_server
 
 pytestmark = NEEDS_HERMES

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from agents.hermes_kanban import HermesKanbanAgent, KanbanCli, board_stats, cleanup, run_tag
-from kit import schema
-from kit.gateways import preset
+from agents.presets import preset
+from contract import schema
 from sampler.queue_probe import field_value
 from tests.gateways.harness import HERMES, NEEDS_HERMES, RUN_ID, agent_user, free_port, rows, running_server
 

@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from agents.langgraph import LangGraphAgent
-from kit import schema
-from kit.gateways import preset
+from agents.presets import preset
+from contract import schema
 from sampler.queue_probe import QueueProbe
 from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
 

@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 
 from agents.openai_chat import ChatAgent
+from agents.presets import preset
 from analysis.cost import gateway_comparison, price_rows
 from analysis.prices import parse_prices
-from kit import schema
-from kit.gateways import preset
+from contract import schema
 from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
 
 pytestmark = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents.base import KitAgent
-from kit.gateways import PRESETS, GatewayError, agent_classes, preset
+from agents.presets import PRESETS, GatewayError, agent_classes, preset
 
 EXAMPLE_SPEC = "examples/specs/simulator-tasks.toml"
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from agents.openai_chat import session_headers
+from agents.presets import preset
 from agents.responses import ResponsesAgent
-from kit import schema
-from kit.gateways import preset
+from contract import schema
 from tests.gateways.harness import agent_user, rows
 
 TTFT_MS = 200

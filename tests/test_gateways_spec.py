@@ -11,7 +11,7 @@ import pytest
 
 from agents.spec import SpecAgent
 from agents.task_board import TaskAgent
-from kit import schema
+from contract import schema
 from tests.gateways.harness import agent_user, rows
 
 SPEC = "examples/specs/simulator-tasks.toml"

@@ -14,7 +14,7 @@ from analysis.cost import cost_by_model, price_rows, usage_rows
 from analysis.load import load_run
 from analysis.model import RunData
 from analysis.prices import load_prices
-from kit import exit_codes
+from contract import exit_codes
 from tests.locust_runs import run_locust
 from tests.locust_users import collect
 

@@ -13,7 +13,7 @@ import pytest
 
 from analysis.breaking import breaking_level
 from analysis.load import load_run
-from kit import exit_codes, schema
+from contract import exit_codes, schema
 from tests.locust_runs import chat_smoke, run_locust
 
 SIM_TTFT = "--ttft-ms 300 --itl-ms 10 --output-tokens 5"

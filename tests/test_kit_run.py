@@ -12,7 +12,7 @@ import subprocess
 import pandas as pd
 import pytest
 
-from kit import exit_codes, schema
+from contract import exit_codes, schema
 from tests.locust_runs import REPO, chat_smoke, csv_rows, locust_command, run_locust, wait_for
 
 

@@ -15,7 +15,7 @@ import sys
 import httpx
 import pytest
 
-from kit.target import free_port
+from lifecycle.target import free_port
 from tests.locust_runs import REPO, wait_for
 
 

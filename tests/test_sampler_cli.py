@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pandas as pd
 import pytest
 
-from kit.schema import SAMPLE_COLUMNS
+from contract.schema import SAMPLE_COLUMNS
 from sampler.launch import start_sampler, stop_sampler
 from sampler.options import SamplerOptions
 from tests.test_sampler_support import SLEEPER, Children, read_rows, wait_for, wait_rows

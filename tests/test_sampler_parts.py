@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kit.schema import SAMPLE_COLUMNS
+from contract.schema import SAMPLE_COLUMNS
 from sampler.cgroupfs import combine, memory_from_files
 from sampler.options import SamplerOptions, UsageError, parse
 from sampler.queue_probe import FieldError, field_value

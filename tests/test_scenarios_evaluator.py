@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from kit.exit_codes import OK, THRESHOLD_FAILED
+from contract.exit_codes import OK, THRESHOLD_FAILED
 from scenarios.evaluator import ThresholdEvaluator, exit_code
 from scenarios.quantiles import RELATIVE_ERROR, Distribution
 from scenarios.thresholds import parse_threshold

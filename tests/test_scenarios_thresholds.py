@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.schema import GIB, MIB, REQUEST_COLUMNS, SAMPLE_COLUMNS, TASK_COLUMNS
+from contract.schema import GIB, MIB, REQUEST_COLUMNS, SAMPLE_COLUMNS, TASK_COLUMNS
 from scenarios.errors import ThresholdConfigError
 from scenarios.metrics import METRICS
 from scenarios.options import ProfileOptions

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from locust.env import Environment
 
-from kit.recorder import Recorder
-from kit.target import Target, TargetError, free_port, stop_target, wait_healthy
+from agents.recorder import Recorder
+from lifecycle.target import Target, TargetError, free_port, stop_target, wait_healthy
 
 RUN_ID = "gwtest-run"
 

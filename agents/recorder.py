@@ -15,9 +15,9 @@ import gevent
 from locust.env import Environment
 from locust.runners import WorkerRunner
 
-from agents.records import AgentRecord, RequestRecord, TaskRecord, as_row
-from kit import schema
-from kit.csv_append import CsvAppender
+from contract import schema
+from contract.csv_append import CsvAppender
+from contract.records import AgentRecord, RequestRecord, TaskRecord, as_row
 
 FLUSH_EVERY_S = 1.0
 _ROW_FILES = {

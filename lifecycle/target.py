@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from kit import gevent_compat  # noqa: F401 - before any httpx client exists
+from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 
 _PR_SET_PDEATHSIG = 1
 

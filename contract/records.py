@@ -1,6 +1,6 @@
 """Raw per-request, per-task and per-session records that agents emit, one field per schema column.
 
-The field names are the columns of kit/schema.py (a test pins that); None means "not measured". These
+The field names are the columns of contract/schema.py (a test pins that); None means "not measured". These
 records carry facts only: no I/O, no aggregation.
 """
 

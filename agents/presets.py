@@ -11,6 +11,8 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agents.spec import SpecError, load_spec
+
 
 class GatewayError(ValueError):
     """An unknown preset name or an unusable spec file; the message is one line for the user."""
@@ -123,8 +125,6 @@ def preset(name: str) -> GatewayPreset:
 
 
 def spec_preset(path: str) -> GatewayPreset:
-    from agents.spec import SpecError, load_spec  # imports locust: only when a spec gateway is asked for
-
     if not path:
         raise GatewayError("--gateway spec:FILE needs a file name after 'spec:'")
     try:
@@ -142,8 +142,10 @@ def spec_preset(path: str) -> GatewayPreset:
 
 def agent_classes(chosen: GatewayPreset) -> list[type]:
     """Import the preset's agent classes (the locustfile hands them to Locust as its user classes)."""
-    classes = []
-    for dotted in chosen.agent_classes:
-        module_name, class_name = dotted.split(":")
-        classes.append(getattr(importlib.import_module(module_name), class_name))
-    return classes
+    return [resolve_class(dotted) for dotted in chosen.agent_classes]
+
+
+def resolve_class(dotted: str) -> type:
+    """A class named "module:Class" (presets name their agents this way, profiles their driver)."""
+    module_name, class_name = dotted.split(":")
+    return getattr(importlib.import_module(module_name), class_name)

@@ -1,0 +1,115 @@
+"""The architecture as a test: a module may import only rooms of its own layer or below, and the rooms'
+import graph has no cycle (docs/architecture.md draws the layers).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# Bottom to top; a room may import its own layer and any layer below it, never one above.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"contract"}),
+    frozenset({"scenarios", "analysis"}),
+    frozenset({"agents", "sampler", "simgateway", "lifecycle"}),
+    frozenset({"kit", "locustfile"}),
+)
+ROOMS = frozenset().union(*LAYERS)
+
+
+def layer_of(room: str) -> int:
+    return next(i for i, rooms in enumerate(LAYERS) if room in rooms)
+
+
+def imported_rooms(source: str) -> set[str]:
+    """Rooms (top-level packages of the kit) a module imports, at any depth: a lazy import counts."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        found.update(name.split(".")[0] for name in names if name.split(".")[0] in ROOMS)
+    return found
+
+
+def upward_imports(room: str, source: str) -> list[str]:
+    return sorted(r for r in imported_rooms(source) if layer_of(r) > layer_of(room))
+
+
+def module_files() -> dict[str, list[Path]]:
+    files = {room: sorted((ROOT / room).rglob("*.py")) for room in ROOMS if (ROOT / room).is_dir()}
+    files["locustfile"] = [ROOT / "locustfile.py"]
+    return files
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Module -> kit modules it imports (by dotted name, packages resolved to their __init__)."""
+    paths = [p for files in module_files().values() for p in files]
+    names = {module_name(p) for p in paths}
+    graph: dict[str, set[str]] = {}
+    for path in paths:
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    edges.add(full if full in names else node.module)
+            elif isinstance(node, ast.Import):
+                edges.update(alias.name for alias in node.names)
+        graph[module_name(path)] = {e for e in edges if e in names and e != module_name(path)}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt) :] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+@pytest.mark.parametrize("room", sorted(ROOMS))
+def test_no_room_imports_a_layer_above_it(room):
+    bad = {
+        str(path.relative_to(ROOT)): up
+        for path in module_files().get(room, [])
+        if (up := upward_imports(room, path.read_text(encoding="utf-8")))
+    }
+    assert bad == {}
+
+
+def test_the_module_graph_has_no_cycle():
+    assert find_cycle(module_graph()) is None
+
+
+def test_the_check_fails_on_an_upward_import_and_on_a_cycle():
+    """The fixture is an agents-layer module that imports the run orchestrator: the check must see it."""
+    fixture = (ROOT / "tests" / "fixtures" / "upward_import.py").read_text(encoding="utf-8")
+    assert upward_imports("agents", fixture) == ["kit"]
+    assert upward_imports("contract", "from scenarios import registry\n") == ["scenarios"]
+    assert find_cycle({"a.x": {"a.y"}, "a.y": {"a.z"}, "a.z": {"a.x"}}) == ["a.x", "a.y", "a.z", "a.x"]
