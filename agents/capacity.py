@@ -2,13 +2,16 @@
 fast as the target allows, reading target memory from outside after every step into capacity.csv.
 
 Not paced by LoadTestShape ticks (once a second). Computes nothing beyond the stop checks; the figures
-come from analysis/capacity.py. Speaks the simulator's session protocol (POST/DELETE /v1/agents).
+come from analysis/capacity.py. The session protocol comes from the gateway preset or the spec file
+(agents/idle_sessions.py); any stop closes every session the run opened, and only those.
 """
 
 from __future__ import annotations
 
+import logging
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,14 +19,31 @@ import gevent
 from locust import constant, task
 from locust.exception import StopUser
 
+from agents import presets
 from agents.base import KitAgent
+from agents.idle_sessions import (
+    CONNECTION_FRESH,
+    AcpSessionClient,
+    AcpSessions,
+    RestSessionClient,
+    session_http_client,
+)
 from agents.run_link import run_link_of
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
 from contract.records import AgentRecord
-from contract.schema import STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE, STOP_TARGET_DIED
+from contract.schema import (
+    STOP_BUDGET,
+    STOP_CAP,
+    STOP_CHURN_DONE,
+    STOP_FAILURE,
+    STOP_INTERRUPTED,
+    STOP_TARGET_DIED,
+)
 from contract.units import parse_size
 from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFound, TreeSelector
+
+log = logging.getLogger("loadkit")
 
 READINGS_PER_STEP = 3  # seeds/000: the median of 3 readings after each agent
 NO_REFRESH_S = 1e9  # the probe re-finds processes itself, once per step
@@ -53,9 +73,9 @@ class MemoryProbe:
         self.sidecar = sidecar
         self.readings = readings
 
-    def read(self, with_pss: bool) -> MemoryReading:
+    def read(self, with_pss: bool = True) -> MemoryReading:
         self.target.refresh()  # new worker processes appear only at a refresh
-        # PSS costs ~1 ms per process (smaps_rollup), so it is read once per step; RSS n times
+        # PSS costs ~1 ms per process (smaps_rollup), so it is read once per step; RSS (statm) n times
         got = [self.target.read(with_pss=with_pss and i == 0) for i in range(self.readings)]
         return MemoryReading(
             rss_bytes=int(statistics.median(r.rss_bytes for r in got)),
@@ -83,12 +103,28 @@ def _median(values: list[int | None]) -> int | None:
     return int(statistics.median(known)) if known else None
 
 
+class LaunchedSelector:
+    """The agent processes the driver launched itself (ACP): a target that may be empty at baseline."""
+
+    label = "the ACP agent processes this run launched"
+
+    def __init__(self, pids: Callable[[], set[int]]) -> None:
+        self._pids = pids
+
+    def pids(self) -> set[int]:
+        return self._pids()
+
+    def gone(self, live: set[int]) -> bool:
+        return False
+
+
 def probe_for(
     pids: list[int],
     matches: list[str],
     cgroups: list[str],
     sidecar_pids: list[int],
     sidecar_matches: list[str],
+    launched: LaunchedSelector | None = None,
 ) -> MemoryProbe:
     """A probe over the target selectors, sidecars excluded from the target and read apart."""
     try:
@@ -98,56 +134,111 @@ def probe_for(
             [TreeSelector(p) for p in pids]
             + [PatternSelector(m) for m in matches]
             + [CgroupSelector(c) for c in cgroups]
+            + ([launched] if launched else [])
         )
         if not selectors:
-            raise ProbeError(
-                "capacity needs the target's processes: --target-pid, --target-match, "
-                "--target-cgroup or a target the kit starts"
-            )
+            raise ProbeError(NO_TARGET)
         exclude = (lambda: sidecar.pids) if sidecar else set
-        return MemoryProbe(Target(selectors, NO_REFRESH_S, exclude=exclude), sidecar)
+        target = Target(selectors, NO_REFRESH_S, exclude=exclude, allow_empty=launched is not None)
+        return MemoryProbe(target, sidecar)
     except TargetNotFound as exc:
         raise ProbeError(str(exc)) from None
 
 
+NO_TARGET = (
+    "capacity and churn read the target's memory: name its processes with --target-pid, "
+    "--target-match or --target-cgroup, or let the kit start it (--target-cmd)"
+)
+
+
+def preflight(options) -> str | None:
+    """Why a capacity/churn run cannot start (one line), checked before any load; None when it can."""
+    if getattr(options, "load_profile", None) not in ("capacity", "churn"):
+        return None
+    try:
+        protocol = presets.session_protocol(
+            presets.preset(options.gateway), getattr(options, "acp_sessions", None) or "process"
+        )
+    except presets.GatewayError as exc:
+        return str(exc)
+    if getattr(options, "load_profile", None) == "churn" and getattr(protocol, "close", True) is None:
+        return f"churn: gateway {options.gateway} has no way to close a session over its API"
+    named = options.target_pid or options.target_match or options.target_cgroup
+    kit_starts_target = bool(options.target_cmd) or not options.host
+    if not (named or kit_starts_target or isinstance(protocol, AcpSessions)):
+        return NO_TARGET
+    return None
+
+
 class SerialDriver(KitAgent):
-    """Shared plumbing of the capacity and churn users: options, probe, capacity.csv, stopping the run."""
+    """Shared plumbing of the capacity and churn users: options, probe, session client, capacity.csv,
+    the stop watch, closing every session this run opened."""
 
     abstract = True
     wait_time = constant(0)
     profile_name = "capacity"
+    warned = False  # the RSS-over-several-processes warning is given once
 
     def on_start(self) -> None:
         super().on_start()
         self.metric = str(self.option("capacity_metric", "rss"))
         self.budget_bytes = parse_size(str(self.option("memory_budget", "1GiB")))
         self.max_agents = int(self.option("max_agents", 0) or 0) or None
+        self.connection = str(self.option("capacity_connection", None) or CONNECTION_FRESH)
         self.log: CsvAppender | None = None
         self.probe: MemoryProbe | None = None
-        self.open_sessions: list[str] = []  # ours, closed at the end on a gateway we did not start
+        self.open_sessions: dict[str, int] = {}  # ours: session id -> n, closed at any stop
+        self.stopping = False
+        self.sessions: RestSessionClient | AcpSessionClient | None = None
+        self.environment.events.test_stopping.add_listener(self.on_test_stopping)
         try:
+            self.sessions = self.make_client()
+            self.sessions.start()
             self.probe = self.make_probe()
-        except ProbeError as exc:
+        except (presets.GatewayError, ProbeError) as exc:
             self.stop_run(f"{self.profile_name}: {exc}", exit_codes.BAD_INPUT)
             raise StopUser() from None
         self.log = CsvAppender(self.run_dir() / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS)
 
+    def on_test_stopping(self, **_kwargs) -> None:
+        """Any stop of the run (Ctrl-C, SIGTERM, the UI's STOP, a time limit): create nothing more."""
+        self.stopping = True
+
     def on_stop(self) -> None:
+        """Also reached when Locust kills the user (stop-timeout 0): whatever is still open is closed."""
+        self.environment.events.test_stopping.remove_listener(self.on_test_stopping)
+        self.close_all()
+        if self.sessions is not None:
+            self.sessions.shutdown()
         if self.log is not None:
             self.log.close()
         if self.probe is not None:
             self.probe.close()
         super().on_stop()
 
+    def make_client(self) -> RestSessionClient | AcpSessionClient:
+        chosen = presets.preset(str(self.option("gateway", "simulator")))
+        protocol = presets.session_protocol(chosen, str(self.option("acp_sessions", None) or "process"))
+        if isinstance(protocol, AcpSessions):
+            return AcpSessionClient(self, protocol)
+        if self.http is not None:
+            self.http.close()
+        self.http = session_http_client(self, self.connection)
+        return RestSessionClient(self, protocol)
+
     def make_probe(self) -> MemoryProbe:
         link = run_link_of(self.environment)
         own = [link.target_pid] if link is not None and link.target_pid else []
+        launched = None
+        if isinstance(self.sessions, AcpSessionClient):
+            launched = LaunchedSelector(self.sessions.pids)
         return probe_for(
             own + list(self.option("target_pid", None) or []),
             list(self.option("target_match", None) or []),
             list(self.option("target_cgroup", None) or []),
             list(self.option("sidecar_pid", None) or []),
             list(self.option("sidecar_match", None) or []),
+            launched,
         )
 
     def run_dir(self) -> Path:
@@ -173,6 +264,7 @@ class SerialDriver(KitAgent):
                 "closed": 0,
                 "budget_bytes": self.budget_bytes,
                 "metric": self.metric,
+                "connection": self.connection,
                 **memory,
                 **fields,
             }
@@ -183,60 +275,60 @@ class SerialDriver(KitAgent):
         return reading.pss_bytes if self.metric == "pss" else reading.rss_bytes
 
     def create_session(self, n: int) -> tuple[str | None, float | None, str | None]:
-        """Open one idle session tagged with the run id: (id, ready ms, error)."""
-        started = time.perf_counter()
-        body, record = self.json_call(
-            "session.create",
-            "POST",
-            "/v1/agents",
-            json={"run_id": self.run_id, "metadata": {"agent": self.agent_id, "n": n}},
-        )
-        session_id = str(body["id"]) if body and body.get("id") else None
-        ready_ms = (time.perf_counter() - started) * 1000.0 if session_id else None
-        error = None if session_id else (record.error or "no session id in reply")
+        """Open one idle session tagged with the run id: (id, ready ms, error). A session that has an id
+        but did not become ready is still ours to close."""
+        opened = self.sessions.open(n)
+        if opened.session_id is not None:
+            self.open_sessions[opened.session_id] = n
+        ok = opened.error is None
         self.record(
             AgentRecord(
                 ts=time.time(),
                 agent_id=self.agent_id,
                 n=n,
-                session_id=session_id,
-                event="created" if session_id else "failed",
-                ready_ms=ready_ms,
-                error=error,
+                session_id=opened.session_id,
+                event="created" if ok else "failed",
+                ready_ms=opened.ready_ms,
+                error=opened.error,
             )
         )
-        return session_id, ready_ms, error
+        return (opened.session_id if ok else None), opened.ready_ms, opened.error
 
     def close_session(self, session_id: str) -> bool:
-        _, record = self.json_call(
-            "session.close", "DELETE", f"/v1/agents/{session_id}", ids={"session_id": session_id}
-        )
+        error = self.sessions.close(session_id)
+        self.open_sessions.pop(session_id, None)
         self.record(
             AgentRecord(
                 ts=time.time(),
                 agent_id=self.agent_id,
+                n=None,
                 session_id=session_id,
-                event="closed",
-                error=record.error,
+                event="closed" if error is None else "close_failed",
+                error=error,
             )
         )
-        return record.ok
+        return error is None
 
-    def finish(self, code: str, message: str, exit_code: int | None) -> None:
-        self.write("stop", None, detail=code)
-        self.clean_up()
-        self.stop_run(f"{self.profile_name}: {message}", exit_code)
-        raise StopUser()
-
-    def clean_up(self) -> None:
-        """Close the sessions this run left open on a gateway the kit did not start (one it started is
-        stopped with them); measurement is over, so closing cannot skew it. --no-cleanup keeps them."""
-        link = run_link_of(self.environment)
-        if not self.option("cleanup", True) or (link is not None and link.target_started_by_kit):
+    def close_all(self) -> None:
+        """Close every session this run opened and has not closed (--no-cleanup keeps them)."""
+        if not self.option("cleanup", True) or self.sessions is None:
             return
-        for session_id in self.open_sessions:
+        for session_id in list(self.open_sessions):
             self.close_session(session_id)
-        self.open_sessions.clear()
+
+    def check_stopping(self, n: int) -> None:
+        """Between steps: a run stopped from outside creates nothing more, records why, closes its own."""
+        if self.stopping:
+            self.finish(STOP_INTERRUPTED, f"stopped from outside after {n} session(s)", None, request=False)
+
+    def finish(self, code: str, message: str, exit_code: int | None, request: bool = True) -> None:
+        self.write("stop", None, detail=code)
+        if code != STOP_INTERRUPTED:
+            log.warning("loadkit: %s: %s", self.profile_name, message)
+        self.close_all()
+        if request:
+            self.stop_run(f"{self.profile_name}: {message}", exit_code)
+        raise StopUser()
 
     def stop_run(self, message: str, exit_code: int | None) -> None:
         """End the whole run now: through the kit when it is wired, else Locust's runner directly."""
@@ -246,25 +338,41 @@ class SerialDriver(KitAgent):
         elif self.environment.runner is not None:
             gevent.spawn(self.environment.runner.quit)
 
+    def pss_warning(self, reading: MemoryReading, n: int) -> None:
+        """Summed RSS over several processes counts shared pages once per process: say so, once."""
+        if self.metric != "rss" or reading.procs < 2 or reading.pss_bytes is None or self.warned:
+            return
+        self.warned = True
+        log.warning(
+            "loadkit: %s: the target has %d processes and the budget is judged on summed RSS "
+            "(%.1f MiB at N=%d), which counts shared pages once per process; PSS is %.1f MiB. "
+            "For process-per-agent targets judge with --capacity-metric pss (docs/capacity.md).",
+            self.profile_name,
+            reading.procs,
+            reading.rss_bytes / schema.MIB,
+            n,
+            reading.pss_bytes / schema.MIB,
+        )
+
 
 class CapacityAgent(SerialDriver):
-    """seeds/000: agents started one at a time, idle, never closed, memory read after each is ready."""
+    """seeds/000: agents started one at a time, idle, never closed until the end, memory read after each
+    is ready; any stop closes them all."""
 
     @task
     def serial_capacity(self) -> None:
-        baseline = self.probe.read(with_pss=True)
-        self.write("baseline", baseline, n=0)
+        self.write("baseline", self.probe.read(), n=0)
         n, seen = 0, set()
         while True:
+            self.check_stopping(n)
             n += 1
             session_id, ready_ms, error = self.create_session(n)
-            reading = self.probe.read(with_pss=self.metric == "pss")
+            reading = self.probe.read()
             if session_id is None:
                 self.write("failed", reading, n=n, detail=error)
                 self.finish(STOP_FAILURE, f"agent {n} failed to start: {error}", None)
             duplicate = session_id in seen
             seen.add(session_id)
-            self.open_sessions.append(session_id)
             self.write(
                 "ready",
                 reading,
@@ -273,6 +381,7 @@ class CapacityAgent(SerialDriver):
                 ready_ms=ready_ms,
                 detail="duplicate session id" if duplicate else None,
             )
+            self.pss_warning(reading, n)
             self.check_stop(n, reading)
 
     def check_stop(self, n: int, reading: MemoryReading) -> None:
@@ -280,7 +389,6 @@ class CapacityAgent(SerialDriver):
             self.finish(STOP_TARGET_DIED, f"target gone after agent {n}", exit_codes.TARGET_DIED)
         judged = self.judged_bytes(reading)
         if judged is not None and judged >= self.budget_bytes:
-            self.write("budget", self.probe.read(with_pss=True), n=n)
             self.finish(
                 STOP_BUDGET,
                 f"budget reached at N={n} ({self.metric.upper()} "
@@ -299,15 +407,13 @@ class ChurnAgent(SerialDriver):
     @task
     def churn_cycles(self) -> None:
         cycles, batch = int(self.option("churn_cycles", 10)), int(self.option("churn_batch", 5))
-        self.write("baseline", self.probe.read(with_pss=self.metric == "pss"), n=0)
+        self.write("baseline", self.probe.read(), n=0)
         closed = 0
         for cycle in range(1, cycles + 1):
             sessions = self.open_batch(cycle, batch)
-            self.write(
-                "opened", self.probe.read(with_pss=self.metric == "pss"), n=len(sessions), closed=closed
-            )
+            self.write("opened", self.probe.read(), n=len(sessions), closed=closed)
             closed += sum(self.close_session(s) for s in sessions)
-            reading = self.probe.read(with_pss=self.metric == "pss")
+            reading = self.probe.read()
             self.write("closed", reading, n=0, closed=closed)
             if not reading.alive:
                 self.finish(STOP_TARGET_DIED, f"target gone in cycle {cycle}", exit_codes.TARGET_DIED)
@@ -316,16 +422,11 @@ class ChurnAgent(SerialDriver):
     def open_batch(self, cycle: int, batch: int) -> list[str]:
         sessions = []
         for i in range(batch):
+            self.check_stopping(len(self.open_sessions))
             session_id, _, error = self.create_session((cycle - 1) * batch + i + 1)
             if session_id is None:
                 self.write("failed", None, n=len(sessions), detail=error)
                 self.finish(STOP_FAILURE, f"session failed to open in cycle {cycle}: {error}", None)
-            self.json_call(
-                "session.prompt",
-                "POST",
-                f"/v1/agents/{session_id}/prompt",
-                ids={"session_id": session_id},
-                json={"input": self.option("prompt", None) or "hi"},
-            )
+            self.sessions.prompt(session_id)
             sessions.append(session_id)
         return sessions

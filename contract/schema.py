@@ -123,6 +123,7 @@ CAPACITY_COLUMNS: tuple[str, ...] = (
     "sidecar_rss_bytes",  # processes measured apart from the target (never counted in it)
     "budget_bytes",  # the memory budget the run stops at
     "metric",  # rss or pss: the memory the capacity is judged on
+    "connection",  # how start-up was timed: fresh (a new TCP connection per request) or keep-alive
     "detail",  # failure message, or the stop reason on the stop row
 )
 
@@ -132,6 +133,7 @@ STOP_CAP = "cap"  # --max-agents reached under the budget: no capacity value (a 
 STOP_FAILURE = "failure"  # an agent failed to start: recorded, no capacity value
 STOP_TARGET_DIED = "target_died"
 STOP_CHURN_DONE = "cycles_done"  # churn finished its cycles
+STOP_INTERRUPTED = "interrupted"  # the run was stopped from outside (Ctrl-C, SIGTERM, UI STOP, time limit)
 
 # The load generator's side of the time axis: one row per profile tick (about once a second).
 USER_COLUMNS: tuple[str, ...] = (

@@ -17,6 +17,7 @@ import gevent
 from locust.env import Environment
 
 from agents import presets as gateways
+from agents.capacity import preflight as capacity_preflight
 from analysis.prices import PriceTableError, load_prices
 from contract import exit_codes, schema
 from kit import rundir
@@ -57,6 +58,8 @@ def check_config(options) -> None:
             load_prices(options.prices)
     except (ProfileConfigError, ThresholdConfigError, PriceTableError) as exc:
         fail_input(str(exc))
+    if problem := capacity_preflight(options):
+        fail_input(problem)
 
 
 def apply_gateway_preset(environment: Environment, options) -> gateways.GatewayPreset:
