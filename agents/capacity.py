@@ -321,6 +321,13 @@ class SerialDriver(KitAgent):
         if self.stopping:
             self.finish(STOP_INTERRUPTED, f"stopped from outside after {n} session(s)", None, request=False)
 
+    def interrupted(self) -> None:
+        """Ctrl-C can raise KeyboardInterrupt inside this user's greenlet (whichever runs when the signal
+        lands), which Locust's User.run does not catch and on_stop never sees: close our own first."""
+        self.stopping = True
+        self.write("stop", None, detail=STOP_INTERRUPTED)
+        self.close_all()
+
     def finish(self, code: str, message: str, exit_code: int | None, request: bool = True) -> None:
         self.write("stop", None, detail=code)
         if code != STOP_INTERRUPTED:
@@ -361,6 +368,13 @@ class CapacityAgent(SerialDriver):
 
     @task
     def serial_capacity(self) -> None:
+        try:
+            self.ramp()
+        except KeyboardInterrupt:
+            self.interrupted()
+            raise
+
+    def ramp(self) -> None:
         self.write("baseline", self.probe.read(), n=0)
         n, seen = 0, set()
         while True:
@@ -406,6 +420,13 @@ class ChurnAgent(SerialDriver):
 
     @task
     def churn_cycles(self) -> None:
+        try:
+            self.cycles()
+        except KeyboardInterrupt:
+            self.interrupted()
+            raise
+
+    def cycles(self) -> None:
         cycles, batch = int(self.option("churn_cycles", 10)), int(self.option("churn_batch", 5))
         self.write("baseline", self.probe.read(), n=0)
         closed = 0

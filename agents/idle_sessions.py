@@ -125,7 +125,10 @@ class RestSessionClient:
             check=self.rpc_error,
             **kwargs,
         )
-        return body, (None if body is not None else record.error or "request failed")
+        if body is not None:
+            return body, None
+        status = f"HTTP {record.status_code}: " if record.status_code else ""
+        return None, f"{template.operation} {status}{record.error or 'failed'}"
 
     def rpc_error(self, body: dict) -> tuple[str, str] | None:
         path = self.steps.error_path
