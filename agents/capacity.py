@@ -26,6 +26,7 @@ from agents.idle_sessions import (
     AcpSessionClient,
     AcpSessions,
     RestSessionClient,
+    close_and_record,
     session_http_client,
 )
 from agents.run_link import run_link_of
@@ -295,19 +296,8 @@ class SerialDriver(KitAgent):
         return (opened.session_id if ok else None), opened.ready_ms, opened.error
 
     def close_session(self, session_id: str) -> bool:
-        error = self.sessions.close(session_id)
         self.open_sessions.pop(session_id, None)
-        self.record(
-            AgentRecord(
-                ts=time.time(),
-                agent_id=self.agent_id,
-                n=None,
-                session_id=session_id,
-                event="closed" if error is None else "close_failed",
-                error=error,
-            )
-        )
-        return error is None
+        return close_and_record(self, self.sessions, session_id)
 
     def close_all(self) -> None:
         """Close every session this run opened and has not closed (--no-cleanup keeps them)."""

@@ -18,6 +18,7 @@ from agents.acp import AcpProcess, acp_call, initialize_acp, open_acp_session, p
 from agents.base import KitAgent, auth_headers, one_line, shared_tls_context
 from agents.openai_chat import DEFAULT_PROMPT
 from agents.spec import RequestTemplate, SessionSteps, json_path, render
+from contract.records import AgentRecord
 
 READY_POLL_S = 0.01  # between polls of a session's readiness: short, the start-up time is measured
 CONNECTION_FRESH = "fresh"  # a new TCP connection per request: what an agent's first contact meets
@@ -215,3 +216,18 @@ class AcpSessionClient:
         if self.shared is not None:
             self.shared.stop()
             self.shared = None
+
+
+def close_and_record(agent: KitAgent, client: RestSessionClient | AcpSessionClient, session_id: str) -> bool:
+    """Close one session and record it in agents.csv: `closed`, or `close_failed` with the reason."""
+    error = client.close(session_id)
+    agent.record(
+        AgentRecord(
+            ts=time.time(),
+            agent_id=agent.agent_id,
+            session_id=session_id,
+            event="closed" if error is None else "close_failed",
+            error=error,
+        )
+    )
+    return error is None

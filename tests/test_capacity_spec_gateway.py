@@ -216,3 +216,45 @@ def test_a_running_gateway_without_its_processes_named_is_refused(rest_gateway, 
     )
     assert done.returncode == exit_codes.BAD_INPUT and "Traceback" not in done.stderr
     assert "--target-pid" in done.stderr.strip().splitlines()[-1]
+
+
+def test_cleanup_closes_what_a_killed_run_left_open(rest_gateway, tmp_path):
+    gateway = rest_gateway("--session-mib", "1", "--startup-ms", "50")
+    httpx.post(
+        f"{gateway.url}/api/v2/workspaces/w/conversations", json={"labels": {"loadkit_run": "x"}}, timeout=5
+    )
+    run = tmp_path / "run"
+    args = capacity_args(gateway, "killed", "--memory-budget", "4GiB")
+    proc = subprocess.Popen(
+        locust_command(run, *args), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for(lambda: server_stats(gateway, "killed")["open"] >= 6, 60, "6 sessions open")
+        proc.kill()  # SIGKILL: no hook runs, nothing is closed
+        proc.wait(timeout=10)
+    finally:
+        proc.kill()
+    left = server_stats(gateway, "killed")["open"]
+    assert left >= 6
+    done = subprocess.run(
+        [sys.executable, "-m", "kit.cleanup", str(run)], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == exit_codes.OK, done.stderr
+    assert server_stats(gateway, "killed")["open"] <= 1  # a create in flight at the kill reached no file
+    assert server_stats(gateway, "x")["open"] == 1  # not the run's: kept
+    assert agent_events(run)["closed"] >= left - 1
+    again = subprocess.run(
+        [sys.executable, "-m", "kit.cleanup", str(run)], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert again.returncode == exit_codes.OK and "0 session(s) closed" in again.stdout
+
+
+def test_cleanup_of_a_missing_run_directory_is_one_line(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "kit.cleanup", str(tmp_path / "nope")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == exit_codes.BAD_INPUT
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
