@@ -6,6 +6,7 @@ record in the event context (so requests.csv gets exact values). Protocol logic 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import os
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable
 
 import httpx
+from gevent import GreenletExit
 from locust import User
 from locust.exception import StopUser
 
@@ -111,7 +113,8 @@ class KitAgent(User):
         started = time.perf_counter()
         body = None
         try:
-            response = self.http.request(method, path, **kwargs)
+            with self.reported_if_cut(record, started):
+                response = self.http.request(method, path, **kwargs)
             record.latency_ms = (time.perf_counter() - started) * 1000.0
             http_record(record, response)
             if record.ok:
@@ -125,16 +128,35 @@ class KitAgent(User):
         self.report(record)
         return body, record
 
+    @contextlib.contextmanager
+    def reported_if_cut(self, record: RequestRecord, started: float):
+        """A request the run's stop cuts short (this agent's greenlet killed) is still a row: failed,
+        error kind `interrupted`, its latency so far."""
+        try:
+            yield
+        except GreenletExit:
+            record.ok, record.error_kind = False, "interrupted"
+            record.error = "the run stopped before the answer"
+            record.latency_ms = (time.perf_counter() - started) * 1000.0
+            self.report(record)
+            raise
+
     def poll_task(self, row: TaskRecord, poll_once: Callable[[TaskRecord], None]) -> None:
         """Call `poll_once` until the row's status is terminal or the task timeout passes."""
         timeout = float(self.option("task_timeout", 600.0))
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            poll_once(row)
-            row.polls += 1
-            if row.status in TERMINAL_STATUSES:
-                return
-            time.sleep(float(self.option("poll_interval", 0.5)))
+        try:
+            while time.monotonic() < deadline:
+                poll_once(row)
+                row.polls += 1
+                if row.status in TERMINAL_STATUSES:
+                    return
+                time.sleep(float(self.option("poll_interval", 0.5)))
+        except GreenletExit:  # the run stopped mid-task: the row says so (status unfinished)
+            row.status, row.error = "unfinished", "the run stopped before the task ended"
+            row.fill_durations()
+            self.record(row)
+            raise
         row.status, row.error = "timeout", f"not terminal after {timeout:g} s"
 
     def take_ticket(self) -> Ticket | None:
