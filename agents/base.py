@@ -21,6 +21,7 @@ from locust.exception import StopUser
 
 from agents import recorder
 from agents.pacing import Ticket, pacing_of
+from agents.run_link import run_link_of
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 from contract.records import AgentRecord, RequestRecord, TaskRecord
 
@@ -110,6 +111,9 @@ class KitAgent(User):
         """
         self.honour_backoff()
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **(ids or {}))
+        if self.target_dead():  # e.g. clean-up in on_stop: a frozen target would hold it for the timeout
+            record.ok, record.error_kind, record.error = False, "connection", "not sent: the target is dead"
+            return None, record
         started = time.perf_counter()
         body = None
         try:
@@ -158,6 +162,11 @@ class KitAgent(User):
             self.record(row)
             raise
         row.status, row.error = "timeout", f"not terminal after {timeout:g} s"
+
+    def target_dead(self) -> bool:
+        """The run has found the target dead or frozen: nothing more is sent (and no row written)."""
+        link = run_link_of(self.environment)
+        return link is not None and link.target_dead()
 
     def take_ticket(self) -> Ticket | None:
         """Under an open model or rounds, wait for this agent's next permitted start (None: no work

@@ -22,6 +22,7 @@ class RunLink:
     target_started_by_kit: bool
     request_stop: Callable[[str, int | None], None]  # (reason, exit code or None for Locust's own)
     stopping: Callable[[], bool] = lambda: False
+    target_dead: Callable[[], bool] = lambda: False  # the run found the target dead or frozen
 
 
 def set_run_link(environment, link: RunLink | None) -> None:

@@ -367,6 +367,7 @@ def setup(environment: Environment) -> KitRun | None:
             target.started_by_kit,
             lambda reason, code: run.request_stop(reason, code, now=True),
             stopping=lambda: run.stop is not None,
+            target_dead=lambda: run.stop is not None and run.stop.exit_code == exit_codes.TARGET_DIED,
         ),
     )
     try:
@@ -391,9 +392,8 @@ def setup(environment: Environment) -> KitRun | None:
 
 
 def liveness_of(options, target: Target) -> Liveness:
-    """The pids named with --target-pid (the kit's own target is watched through its process) and the
-    health endpoint of any target with a URL."""
+    """The target's pids (the kit's own and those named with --target-pid) and the health endpoint of
+    any target with a URL."""
+    pids = ([target.pid] if target.pid else []) + list(options.target_pid or [])
     health = f"{target.url}{options.health_path or ''}" if target.url else None
-    return Liveness(
-        list(options.target_pid or []), health, options.liveness_timeout, any_answer=not options.health_path
-    )
+    return Liveness(pids, health, options.liveness_timeout, any_answer=not options.health_path)
