@@ -281,8 +281,10 @@ class KitRun:
                         "target exited mid-run (seen by the sampler)", exit_codes.TARGET_DIED, now=True
                     )
                 else:
-                    if self.sampler.returncode == exit_codes.DISK_ERROR:  # the sampler said why, on stderr
-                        self.disk.failed(f"cannot write {schema.SAMPLES_CSV} (the sampler's line)", said=True)
+                    if self.sampler.returncode == exit_codes.DISK_ERROR:
+                        self.save()  # on a full disk this fails too: the kit's own line names the cause
+                        samples = self.run_dir / schema.SAMPLES_CSV
+                        self.disk.failed(f"cannot write {samples}: the sampler's write failed", said=True)
                     self.note_sampler_stopped()
 
     def on_disk_error(self, why: str) -> None:

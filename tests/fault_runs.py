@@ -28,9 +28,11 @@ class KitProcess:
     err: Path
 
     @classmethod
-    def start(cls, run_dir: Path, *args: str) -> KitProcess:
-        run_dir.parent.mkdir(parents=True, exist_ok=True)
-        out, err = run_dir.parent / f"{run_dir.name}.out", run_dir.parent / f"{run_dir.name}.err"
+    def start(cls, run_dir: Path, *args: str, logs: Path | None = None) -> KitProcess:
+        """Start the kit; its stdout and stderr go to files in `logs` (default: beside the run dir)."""
+        logs = logs or run_dir.parent
+        logs.mkdir(parents=True, exist_ok=True)
+        out, err = logs / f"{run_dir.name}.out", logs / f"{run_dir.name}.err"
         with open(out, "w") as stdout, open(err, "w") as stderr:
             proc = subprocess.Popen(locust_command(run_dir, *args), cwd=REPO, stdout=stdout, stderr=stderr)
         return cls(run_dir, proc, out, err)
