@@ -33,7 +33,8 @@ def append_until_refused(path) -> subprocess.CompletedProcess:
             print(out.rows_written)
         """
     )
-    return subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    child = [sys.executable, "-c", script]
+    return subprocess.run(child, cwd=REPO, capture_output=True, text=True, timeout=60)
 
 
 def test_a_refused_write_leaves_whole_lines_and_names_file_and_cause(tmp_path):
