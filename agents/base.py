@@ -225,6 +225,7 @@ def paced(work: Callable[[KitAgent], None]) -> Callable[[KitAgent], None]:
         finally:
             self.finish_ticket(ticket)
 
+    gated.paced = True  # tests/test_pacing_open_model.py: every agent task is paced
     return gated
 
 
