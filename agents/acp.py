@@ -86,7 +86,7 @@ def acp_call(
     timing = StreamTiming(time.perf_counter(), [])
     result = None
     try:
-        with gevent.Timeout(float(agent.option("request_timeout", 120.0)), AcpError("no answer in time")):
+        with gevent.Timeout(agent.settings.request_timeout, AcpError("no answer in time")):
             result = process.exchange(method, params, timing)
         fill_usage(record, result, None)
     except (AcpError, OSError, ValueError) as exc:
@@ -118,7 +118,7 @@ def open_acp_session(agent: KitAgent, process: AcpProcess, initialize: bool = Tr
 
 
 def prompt_params(agent: KitAgent, session_id: str) -> dict:
-    text = f"[agent {agent.agent_id} run {agent.run_id}] {agent.option('prompt', DEFAULT_PROMPT)}"
+    text = f"[agent {agent.agent_id} run {agent.run_id}] {agent.settings.prompt or DEFAULT_PROMPT}"
     return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
 
 
@@ -132,7 +132,7 @@ class AcpAgent(KitAgent):
         # No HTTP client: the transport is the child's stdio.
         self.process: AcpProcess | None = None
         self.session_id: str | None = None
-        command = self.option("acp_command", None)
+        command = self.settings.acp_command
         if not command:
             raise StopUser("no ACP agent command (--acp-command)")
         started = time.perf_counter()

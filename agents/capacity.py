@@ -32,6 +32,7 @@ from agents.idle_sessions import (
 from agents.run_link import run_link_of
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
+from contract.errors import InputError
 from contract.records import AgentRecord
 from contract.schema import (
     STOP_BUDGET,
@@ -41,7 +42,6 @@ from contract.schema import (
     STOP_INTERRUPTED,
     STOP_TARGET_DIED,
 )
-from contract.units import parse_size
 from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFound, TreeSelector
 
 log = logging.getLogger("loadkit")
@@ -50,7 +50,7 @@ READINGS_PER_STEP = 3  # seeds/000: the median of 3 readings after each agent
 NO_REFRESH_S = 1e9  # the probe re-finds processes itself, once per step
 
 
-class ProbeError(Exception):
+class ProbeError(InputError):
     """The target's processes cannot be found or read; the message is one line."""
 
 
@@ -152,23 +152,18 @@ NO_TARGET = (
 )
 
 
-def preflight(options) -> str | None:
-    """Why a capacity/churn run cannot start (one line), checked before any load; None when it can."""
-    if getattr(options, "load_profile", None) not in ("capacity", "churn"):
-        return None
-    try:
-        protocol = presets.session_protocol(
-            presets.preset(options.gateway), getattr(options, "acp_sessions", None) or "process"
-        )
-    except presets.GatewayError as exc:
-        return str(exc)
-    if getattr(options, "load_profile", None) == "churn" and getattr(protocol, "close", True) is None:
-        return f"churn: gateway {options.gateway} has no way to close a session over its API"
+def preflight(options, profile: str) -> None:
+    """Refuse, before any load, a capacity/churn run that cannot work: InputError with one line."""
+    if profile not in ("capacity", "churn"):
+        return
+    chosen = presets.preset(options.gateway)
+    protocol = presets.session_protocol(chosen, getattr(options, "acp_sessions", None) or "process")
+    if profile == "churn" and getattr(protocol, "close", True) is None:
+        raise InputError(f"churn: gateway {options.gateway} has no way to close a session over its API")
     named = options.target_pid or options.target_match or options.target_cgroup
     kit_starts_target = bool(options.target_cmd) or not options.host
     if not (named or kit_starts_target or isinstance(protocol, AcpSessions)):
-        return NO_TARGET
-    return None
+        raise InputError(NO_TARGET)
 
 
 class SerialDriver(KitAgent):
@@ -182,10 +177,13 @@ class SerialDriver(KitAgent):
 
     def on_start(self) -> None:
         super().on_start()
-        self.metric = str(self.option("capacity_metric", "rss"))
-        self.budget_bytes = parse_size(str(self.option("memory_budget", "1GiB")))
-        self.max_agents = int(self.option("max_agents", 0) or 0) or None
-        self.connection = str(self.option("capacity_connection", None) or CONNECTION_FRESH)
+        params = self.settings.capacity
+        self.metric = (
+            self.settings.churn.capacity_metric if self.profile_name == "churn" else params.capacity_metric
+        )
+        self.budget_bytes = params.memory_budget_bytes
+        self.max_agents = params.max_agents
+        self.connection = self.settings.capacity_connection or CONNECTION_FRESH
         self.log: CsvAppender | None = None
         self.probe: MemoryProbe | None = None
         self.open_sessions: dict[str, int] = {}  # ours: session id -> n, closed at any stop
@@ -197,7 +195,7 @@ class SerialDriver(KitAgent):
             self.sessions.start()
             self.probe = self.make_probe()
         except (presets.GatewayError, ProbeError) as exc:
-            self.stop_run(f"{self.profile_name}: {exc}", exit_codes.BAD_INPUT)
+            self.stop_run(f"{self.profile_name}: {exc}", exc.exit_code)
             raise StopUser() from None
         self.log = CsvAppender(self.run_dir() / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS)
 
@@ -218,8 +216,8 @@ class SerialDriver(KitAgent):
         super().on_stop()
 
     def make_client(self) -> RestSessionClient | AcpSessionClient:
-        chosen = presets.preset(str(self.option("gateway", "simulator")))
-        protocol = presets.session_protocol(chosen, str(self.option("acp_sessions", None) or "process"))
+        chosen = presets.preset(self.settings.gateway)
+        protocol = presets.session_protocol(chosen, self.settings.acp_sessions)
         if isinstance(protocol, AcpSessions):
             return AcpSessionClient(self, protocol)
         if self.http is not None:
@@ -234,16 +232,16 @@ class SerialDriver(KitAgent):
         if isinstance(self.sessions, AcpSessionClient):
             launched = LaunchedSelector(self.sessions.pids)
         return probe_for(
-            own + list(self.option("target_pid", None) or []),
-            list(self.option("target_match", None) or []),
-            list(self.option("target_cgroup", None) or []),
-            list(self.option("sidecar_pid", None) or []),
-            list(self.option("sidecar_match", None) or []),
+            own + list(self.settings.target_pid),
+            list(self.settings.target_match),
+            list(self.settings.target_cgroup),
+            list(self.settings.sidecar_pid),
+            list(self.settings.sidecar_match),
             launched,
         )
 
     def run_dir(self) -> Path:
-        path = Path(self.option("run_dir", "."))
+        path = Path(self.settings.run_dir)
         path.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -301,14 +299,16 @@ class SerialDriver(KitAgent):
 
     def close_all(self) -> None:
         """Close every session this run opened and has not closed (--no-cleanup keeps them)."""
-        if not self.option("cleanup", True) or self.sessions is None:
+        if not self.settings.cleanup or self.sessions is None:
             return
         for session_id in list(self.open_sessions):
             self.close_session(session_id)
 
     def check_stopping(self, n: int) -> None:
-        """Between steps: a run stopped from outside creates nothing more, records why, closes its own."""
-        if self.stopping:
+        """Between steps: a run stopped from outside (a signal, the UI's STOP, a dead target) creates
+        nothing more, records why, closes its own."""
+        link = run_link_of(self.environment)
+        if self.stopping or (link is not None and link.stopping()):
             self.finish(STOP_INTERRUPTED, f"stopped from outside after {n} session(s)", None, request=False)
 
     def interrupted(self) -> None:
@@ -417,7 +417,7 @@ class ChurnAgent(SerialDriver):
             raise
 
     def cycles(self) -> None:
-        cycles, batch = int(self.option("churn_cycles", 10)), int(self.option("churn_batch", 5))
+        cycles, batch = self.settings.churn.churn_cycles, self.settings.churn.churn_batch
         self.write("baseline", self.probe.read(), n=0)
         closed = 0
         for cycle in range(1, cycles + 1):

@@ -43,12 +43,12 @@ def session_http_client(agent: KitAgent, connection: str) -> httpx.Client:
     """An HTTP client with TCP_NODELAY. `fresh` asks for a connection per request (`Connection: close`),
     so a gateway that writes headers and body apart meets no delayed-ACK stall, which a keep-alive
     client adds (~40 ms, FIELD-NOTES). httpx's max_keepalive_connections=0 still stalls: not used."""
-    headers = auth_headers(agent.option("api_key_env", None))
+    headers = auth_headers(agent.settings.api_key_env)
     if connection != CONNECTION_KEEP_ALIVE:
         headers["Connection"] = "close"
     return httpx.Client(
         base_url=agent.environment.host or "",
-        timeout=httpx.Timeout(agent.option("request_timeout", 120.0), connect=10.0),
+        timeout=httpx.Timeout(agent.settings.request_timeout, connect=10.0),
         headers=headers,
         limits=httpx.Limits(max_connections=8, max_keepalive_connections=8),
         transport=httpx.HTTPTransport(
@@ -86,7 +86,7 @@ class RestSessionClient:
     def wait_ready(self, session_id: str, n: int) -> str | None:
         """Poll until the session's status is a ready value; the error when it failed or timed out."""
         check = self.steps.ready
-        deadline = time.monotonic() + float(self.agent.option("request_timeout", 120.0))
+        deadline = time.monotonic() + self.agent.settings.request_timeout
         while time.monotonic() < deadline:
             reply, error = self.send(check.request, session_id, n)
             status = str(json_path(reply, check.status_path)) if reply is not None else None
@@ -142,13 +142,13 @@ class RestSessionClient:
             "run_id": agent.run_id,
             "agent_id": agent.agent_id,
             "session": f"loadkit-{agent.run_id}-{n}",
-            "prompt": str(agent.option("prompt", None) or DEFAULT_PROMPT),
-            "model": str(agent.option("model", None) or ""),
+            "prompt": agent.settings.prompt or DEFAULT_PROMPT,
+            "model": agent.settings.model,
             "id": session_id or "",
             "n": str(n),
             "uuid": uuid.uuid4().hex,
-            "assistant_id": str(agent.option("assistant_id", None) or "agent"),
-            "a2a_path": str(agent.option("a2a_path", None) or "/"),
+            "assistant_id": agent.settings.assistant_id,
+            "a2a_path": agent.settings.a2a_path,
         }
 
 
@@ -159,7 +159,7 @@ class AcpSessionClient:
     def __init__(self, agent: KitAgent, protocol: AcpSessions) -> None:
         self.agent = agent
         self.per_process = protocol.per_process
-        self.command = str(agent.option("acp_command", None) or "")
+        self.command = agent.settings.acp_command or ""
         self.processes: dict[str, AcpProcess] = {}
         self.shared: AcpProcess | None = None
 

@@ -15,9 +15,10 @@ from pathlib import Path
 from agents import session_steps
 from agents.idle_sessions import AcpSessions
 from agents.spec import SessionSteps, SpecError, load_spec
+from contract.errors import InputError
 
 
-class GatewayError(ValueError):
+class GatewayError(InputError):
     """An unknown preset name or an unusable spec file; the message is one line for the user."""
 
 
@@ -42,6 +43,9 @@ class GatewayPreset:
     defaults: dict[str, object] = field(default_factory=dict)  # kit option name -> value
     sessions: SessionSteps | AcpSessions | None = None  # capacity/churn: open, ready, prompt, close
     no_sessions: str = ""  # why capacity/churn cannot run against it (when `sessions` is None)
+    # Behaviour flags, read by the run instead of the preset's name:
+    embedded_simulator: bool = False  # with neither --host nor --target-cmd, start the kit's simulator
+    stdio_agents: bool = False  # agents launch their own agent process (--acp-command): no URL to load
 
 
 CHAT = "agents.openai_chat:ChatAgent"
@@ -58,6 +62,7 @@ PRESETS: dict[str, GatewayPreset] = {
             queue=QueueProbe("/v1/board/inspect", "queue_length", "in_progress"),
             session_header="user",
             sessions=session_steps.SIMULATOR,
+            embedded_simulator=True,
         ),
         GatewayPreset(
             name="hermes",
@@ -120,6 +125,7 @@ PRESETS: dict[str, GatewayPreset] = {
             health_path="",
             summary="an ACP agent over stdio: one process per simulated agent (--acp-command)",
             sessions=session_steps.ACP,
+            stdio_agents=True,
         ),
     )
 }

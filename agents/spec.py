@@ -20,6 +20,7 @@ from locust import constant, task
 from locust.exception import StopUser
 
 from agents.base import KitAgent, paced
+from contract.errors import InputError
 from contract.records import TaskRecord
 
 STEPS = ("create", "prompt", "poll", "close")
@@ -42,7 +43,7 @@ _PLACEHOLDER = re.compile(r"\{(run_id|agent_id|session|prompt|model|id|n|uuid|as
 CAPACITY_KEYS = ("create", "then", "ready", "prompt", "close", "error")
 
 
-class SpecError(ValueError):
+class SpecError(InputError):
     """A spec file that cannot be used; the message is one line naming the file and the key."""
 
 
@@ -269,13 +270,13 @@ class SpecAgent(KitAgent):
 
     def on_start(self) -> None:
         super().on_start()
-        self.spec = load_spec(str(self.option("spec_file", "")))
+        self.spec = load_spec(self.settings.spec_file or "")
         self.created: list[str] = []
         if self.spec.create is None:
             raise StopUser("the spec file has no [create]/[poll]: only capacity and churn can use it")
 
     def on_stop(self) -> None:
-        if self.spec.close is not None and self.option("cleanup", True):
+        if self.spec.close is not None and self.settings.cleanup:
             for thing_id in self.created:
                 self.send(self.spec.close, thing_id)
         super().on_stop()
@@ -316,8 +317,8 @@ class SpecAgent(KitAgent):
             "run_id": self.run_id,
             "agent_id": self.agent_id,
             "session": f"{self.run_id}-{self.agent_id}",
-            "prompt": str(self.option("prompt", "Do a small task.")),
-            "model": str(self.option("model", "sim-model")),
+            "prompt": self.settings.prompt or "Do a small task.",
+            "model": self.settings.model,
             "id": thing_id or "",
         }
         kwargs = {"headers": render(template.headers, values)} if template.headers else {}

@@ -26,6 +26,7 @@ from agents.idle_sessions import (
     session_http_client,
 )
 from agents.recorder import Recorder
+from agents.settings import AgentSettings, set_agent_settings
 from contract import exit_codes, schema
 
 OPEN_EVENTS = ("created", "failed")  # a failed start-up that got an id still exists on the gateway
@@ -79,13 +80,15 @@ def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, Rest
         )
     if not url:
         raise CleanupError("the run recorded no gateway URL: pass --host URL")
-    options = Namespace(
+    environment = Environment(host=url.rstrip("/"))
+    settings = AgentSettings(
         run_id=meta.get("run_id", run_dir.name),
+        run_dir=str(run_dir),
         api_key_env=args.api_key_env or chosen.api_key_env,
         request_timeout=args.request_timeout,
-        **chosen.defaults,
+        gateway=gateway,
     )
-    environment = Environment(host=url.rstrip("/"), parsed_options=options)
+    set_agent_settings(environment, settings)
     recorder = Recorder(environment, run_dir)
     closer = Closer(environment)
     closer.http = session_http_client(closer, CONNECTION_FRESH)
