@@ -150,23 +150,12 @@ def test_a_gateway_that_refuses_at_n_projects_nothing(rest_gateway, tmp_path):
     assert server_stats(gateway, "refused")["open"] == 0
 
 
-SIGTERM_NEEDS_KIT_HANDLER = pytest.mark.xfail(
-    reason="Locust 2.47 with a shape dies on SIGTERM (143) before any hook (FIELD-NOTES): needs the kit's "
-    "own SIGTERM handler (branch runend)",
-    strict=False,
-)
-
-
 def default_sigint() -> None:
     """Ctrl-C as a terminal delivers it: a test run in the background inherits SIGINT ignored."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-@pytest.mark.parametrize(
-    "sig",
-    [signal.SIGINT, pytest.param(signal.SIGTERM, marks=SIGTERM_NEEDS_KIT_HANDLER)],
-    ids=["ctrl-c", "sigterm"],
-)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_stop_mid_ramp_closes_every_session_the_run_opened(rest_gateway, tmp_path, sig):
     gateway = rest_gateway("--session-mib", "1", "--startup-ms", "100")
     theirs = httpx.post(
