@@ -176,7 +176,8 @@ class SerialDriver(KitAgent):
     warned = False  # the RSS-over-several-processes warning is given once
 
     def on_start(self) -> None:
-        super().on_start()
+        """Not KitAgent's: the session client brings its own transport (HTTP with the connection mode,
+        or ACP's stdio, which needs no URL)."""
         params = self.settings.capacity
         self.metric = (
             self.settings.churn.capacity_metric if self.profile_name == "churn" else params.capacity_metric
@@ -190,6 +191,7 @@ class SerialDriver(KitAgent):
         self.stopping = False
         self.sessions: RestSessionClient | AcpSessionClient | None = None
         self.environment.events.test_stopping.add_listener(self.on_test_stopping)
+        self.listening = True
         try:
             self.sessions = self.make_client()
             self.sessions.start()
@@ -205,7 +207,9 @@ class SerialDriver(KitAgent):
 
     def on_stop(self) -> None:
         """Also reached when Locust kills the user (stop-timeout 0): whatever is still open is closed."""
-        self.environment.events.test_stopping.remove_listener(self.on_test_stopping)
+        if getattr(self, "listening", False):
+            self.environment.events.test_stopping.remove_listener(self.on_test_stopping)
+            self.listening = False
         self.close_all()
         if self.sessions is not None:
             self.sessions.shutdown()
@@ -219,9 +223,10 @@ class SerialDriver(KitAgent):
         chosen = presets.preset(self.settings.gateway)
         protocol = presets.session_protocol(chosen, self.settings.acp_sessions)
         if isinstance(protocol, AcpSessions):
+            self.connection = "stdio"  # no HTTP: start-up is the process's and session/new's time
             return AcpSessionClient(self, protocol)
-        if self.http is not None:
-            self.http.close()
+        if not self.environment.host:
+            raise ProbeError(f"gateway {chosen.name} needs --host URL (or --target-cmd)")
         self.http = session_http_client(self, self.connection)
         return RestSessionClient(self, protocol)
 
