@@ -179,10 +179,15 @@ def capacity_result(
         sidecar_mib=_last_mib(frame, "sidecar_rss_bytes"),
         duplicate_session_ids=int(len(ids) - ids.nunique()),
         notes=notes,
-        max_procs=int(pd.to_numeric(ready["procs"]).max()) if "procs" in ready and len(ready) else 1,
+        max_procs=_max_procs(ready),
         pss_at_peak_mib=_last_mib(ready, "pss_bytes"),
         connection=_column_value(frame, "connection") if "connection" in frame else None,
     )
+
+
+def _max_procs(ready: pd.DataFrame) -> int:
+    procs = pd.to_numeric(ready["procs"], errors="coerce").dropna() if "procs" in ready else ready.iloc[0:0]
+    return int(procs.max()) if len(procs) else 1
 
 
 def _failure_notes(frame: pd.DataFrame) -> list[str]:
