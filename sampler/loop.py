@@ -43,8 +43,9 @@ class ProcessWatch:
         if stat is None or stat.zombie:
             return None
         now = self._clock()
-        pct = None if self._prev is None else cpu_percent(self._prev[1], stat.cpu_total_s, self._prev[0], now)
-        self._prev = (now, stat.cpu_total_s)
+        # its own CPU only: children it reaped (ACP agent processes it launched, the target) are not it
+        pct = None if self._prev is None else cpu_percent(self._prev[1], stat.cpu_self_s, self._prev[0], now)
+        self._prev = (now, stat.cpu_self_s)
         return stat.rss_bytes, pct
 
 
