@@ -99,12 +99,14 @@ class KitAgent(User):
         path: str,
         ids: dict | None = None,
         check: Callable[[dict], tuple[str, str] | None] | None = None,
+        expect: type = dict,
         **kwargs,
     ) -> tuple[dict | None, RequestRecord]:
         """One JSON request, reported as a row; the body is None when the request failed.
 
         `check` sees a 2xx body and may return (error_kind, message) for protocol-level errors that arrive
-        with HTTP 200 (JSON-RPC errors), so the row is failed before it is reported.
+        with HTTP 200 (JSON-RPC errors), so the row is failed before it is reported. `expect=list` takes a
+        JSON array as the body instead of an object.
         """
         self.honour_backoff()
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **(ids or {}))
@@ -115,9 +117,9 @@ class KitAgent(User):
             record.latency_ms = (time.perf_counter() - started) * 1000.0
             http_record(record, response)
             if record.ok:
-                body = response.json() if response.content else {}
-                if not isinstance(body, dict):
-                    raise ValueError(f"expected a JSON object, got {one_line(response.text, 60)}")
+                body = response.json() if response.content else expect()
+                if not isinstance(body, expect):
+                    raise ValueError(f"expected a JSON {expect.__name__}, got {one_line(response.text, 60)}")
                 body = _checked(record, body, check)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
@@ -127,14 +129,18 @@ class KitAgent(User):
 
     def poll_task(self, row: TaskRecord, poll_once: Callable[[TaskRecord], None]) -> None:
         """Call `poll_once` until the row's status is terminal or the task timeout passes."""
-        timeout = float(self.option("task_timeout", 600.0))
+        timeout, interval = (
+            float(self.option("task_timeout", 600.0)),
+            float(self.option("poll_interval", 0.5)),
+        )
+        row.poll_interval_ms = interval * 1000.0
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             poll_once(row)
             row.polls += 1
             if row.status in TERMINAL_STATUSES:
                 return
-            time.sleep(float(self.option("poll_interval", 0.5)))
+            time.sleep(interval)
         row.status, row.error = "timeout", f"not terminal after {timeout:g} s"
 
     def take_ticket(self) -> Ticket | None:

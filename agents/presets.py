@@ -86,7 +86,6 @@ PRESETS: dict[str, GatewayPreset] = {
             summary="LangGraph server: threads and runs",
             queue=QueueProbe("/metrics?format=json", "queue.n_pending", "queue.n_running"),
             api_key_env="LANGGRAPH_API_KEY",
-            defaults={"assistant_id": "agent"},
         ),
         GatewayPreset(
             name="a2a",

@@ -90,13 +90,16 @@ TASK_COLUMNS: tuple[str, ...] = (
     "agent_id",
     "round",  # rounds profile: the round it was submitted in (empty otherwise)
     "submitted_ts",
-    "started_ts",  # when a worker picked it up (gateway's timestamp when it reports one)
-    "finished_ts",
+    "started_ts",  # when a worker picked it up (gateway's timestamp when it reports one, see times_from)
+    "finished_ts",  # (gateway's timestamp when it reports one, see times_from)
     "status",  # done, failed, cancelled, timeout, unfinished
     "queue_wait_ms",  # started - submitted
     "run_ms",  # finished - started
     "total_ms",  # finished - submitted (ready -> done)
     "polls",
+    "times_from",  # gateway: started/finished are the gateway's own timestamps; client: our clock
+    "polled_run_ms",  # run time as the client saw it (first poll seen running to first seen terminal)
+    "poll_interval_ms",  # the client's poll interval: polled times are late by up to this (empty: a stream)
     "llm_calls",
     "tokens_in",
     "tokens_cached",
