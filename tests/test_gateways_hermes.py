@@ -1,6 +1,6 @@
 """Hermes Agent's API server (hermes-agent 0.19 from PyPI, in its own virtualenv) pointed at the
 simulator's mock LLM on loopback: runs reach completion by their SSE events and by polling, usage is read
-from run.completed, and chat completions carry the bearer key and the X-Hermes-Session-Id header.
+in both (run.completed, the polled run), run times are the server's own timestamps, and chat completions carry the bearer key and the X-Hermes-Session-Id header.
 
 Truth: the simulator's --output-tokens (tokens out per LLM call) and --ttft-ms (a lower bound on TTFT).
 Skipped unless a `hermes` executable is found (LOADKIT_HERMES_BIN, or on PATH).
@@ -8,6 +8,7 @@ Skipped unless a `hermes` executable is found (LOADKIT_HERMES_BIN, or on PATH).
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from agents.hermes_runs import HermesRunsAgent
@@ -39,17 +40,30 @@ def hermes_url(simulator, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("follow", ["events", "poll"])
-def test_hermes_runs_complete_with_usage(hermes_url, tmp_path, follow):
-    options = {"api_key_env": "LOADKIT_TEST_HERMES_KEY", "runs_follow": follow, "poll_interval": 0.1}
+def test_hermes_runs_complete_with_usage_and_the_servers_times(hermes_url, tmp_path, follow):
+    options = {"api_key_env": "LOADKIT_TEST_HERMES_KEY", "runs_follow": follow, "poll_interval": 0.3}
     with agent_user(HermesRunsAgent, hermes_url, tmp_path, task_timeout=30.0, **options) as user:
         for _ in range(2):
             user.run_and_follow()
     tasks = rows(tmp_path, schema.TASKS_CSV)
     assert [t["status"] for t in tasks] == ["done", "done"], tasks
+    assert all(t["tokens_out"] == str(OUTPUT_TOKENS) and int(t["tokens_in"]) > 0 for t in tasks), tasks
+    assert all(t["times_from"] == "gateway" for t in tasks), tasks
+    for task in tasks:
+        created, updated = server_times(hermes_url, task["task_id"])
+        assert abs(float(task["finished_ts"]) - updated) < 0.05, (task, updated)
+        if follow == "poll":  # the server's own span, the polled one (late by up to 300 ms) beside it
+            assert abs(float(task["run_ms"]) - (updated - created) * 1000) < 50, task
+            assert float(task["poll_interval_ms"]) == 300 and task["polled_run_ms"] != "", task
     if follow == "events":
-        assert all(t["tokens_out"] == str(OUTPUT_TOKENS) for t in tasks), tasks
         streams = [r for r in rows(tmp_path, schema.REQUESTS_CSV) if r["operation"] == "run.events"]
         assert all(r["ok"] == "1" and float(r["ttft_ms"]) >= TTFT_MS for r in streams), streams
+
+
+def server_times(url: str, run_id: str) -> tuple[float, float]:
+    """created_at and updated_at of a finished run, read by an independent client."""
+    body = httpx.get(f"{url}/v1/runs/{run_id}", headers={"Authorization": f"Bearer {KEY}"}).json()
+    return float(body["created_at"]), float(body["updated_at"])
 
 
 def test_hermes_chat_with_session_header_and_bearer_key(hermes_url, tmp_path):
