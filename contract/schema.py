@@ -42,7 +42,8 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "in_progress",  # from the gateway's JSON endpoint
     "sidecar_rss_bytes",  # processes measured apart from the target (e.g. a database)
     "loadgen_rss_bytes",  # the Locust process the sampler serves
-    "loadgen_cpu_pct",
+    "loadgen_cpu_pct",  # that process's own CPU (not its children's): the saturation check reads this
+    "loadgen_children_cpu_pct",  # helper processes it ran and reaped (e.g. `hermes kanban` CLI calls)
     "event",  # empty, or what happened at this reading (target_exited, probe_error: ...)
 )
 

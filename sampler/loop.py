@@ -19,6 +19,7 @@ from sampler.host import HostProbe
 from sampler.options import SamplerOptions
 from sampler.procfs import ProcStatReader
 from sampler.queue_probe import QueueProbe
+from sampler.readings import LoadgenReading
 from sampler.rows import Tick, to_row
 from sampler.selection import CgroupSelector, PatternSelector, TreeSelector
 from sampler.targets import Target
@@ -29,23 +30,27 @@ QUEUE_PROBE_ERROR = "queue_probe_error"
 
 
 class ProcessWatch:
-    """One process, no tree (the load generator): RSS and CPU %, and whether it still runs."""
+    """One process, no tree (the load generator): RSS, own and children's CPU %, whether it still runs.
+
+    Its own CPU alone judges saturation: a child's CPU is not the Locust process's work."""
 
     def __init__(self, pid: int, clock: Callable[[], float]) -> None:
         self.pid = pid
         self._clock = clock
         self._reader = ProcStatReader()
-        self._prev: tuple[float, float] | None = None
+        self._prev: tuple[float, float, float] | None = None
 
-    def read(self) -> tuple[int, float | None] | None:
-        """(rss_bytes, cpu_pct or None on the first reading), or None once the process is gone."""
+    def read(self) -> LoadgenReading | None:
+        """The process now, or None once it is gone."""
         stat = self._reader.read(self.pid)
         if stat is None or stat.zombie:
             return None
-        now = self._clock()
-        pct = None if self._prev is None else cpu_percent(self._prev[1], stat.cpu_total_s, self._prev[0], now)
-        self._prev = (now, stat.cpu_total_s)
-        return stat.rss_bytes, pct
+        now, prev = self._clock(), self._prev
+        self._prev = (now, stat.cpu_self_s, stat.cpu_children_s)
+        if prev is None:
+            return LoadgenReading(stat.rss_bytes, None, None)
+        own = cpu_percent(prev[1], stat.cpu_self_s, prev[0], now)
+        return LoadgenReading(stat.rss_bytes, own, cpu_percent(prev[2], stat.cpu_children_s, prev[0], now))
 
 
 class Sampler:
@@ -92,8 +97,7 @@ class Sampler:
             cgroup=cgroupfs.combine([cgroupfs.read_memory(Path(c)) for c in self.opts.cgroups]),
             queue=queue,
             sidecar_rss_bytes=self.sidecars.read().rss_bytes if self.sidecars else None,
-            loadgen_rss_bytes=loadgen[0] if loadgen else None,
-            loadgen_cpu_pct=loadgen[1] if loadgen else None,
+            loadgen=loadgen,
             events=tuple(events),
         )
         self.writer.write(to_row(tick))
