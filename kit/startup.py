@@ -6,6 +6,7 @@ and exit code 2, before any load or process is left behind.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import shlex
 import subprocess
@@ -71,6 +72,8 @@ def apply_gateway_preset(environment: Environment, options) -> gateways.GatewayP
         options.health_path = chosen.health_path
     options.session_header = options.session_header or chosen.session_header
     options.api_key_env = options.api_key_env or chosen.api_key_env
+    if warning := gateways.key_warning(options.api_key_env, os.environ):
+        sys.stderr.write(f"loadkit: warning: {warning}\n")
     for name, value in chosen.defaults.items():
         if getattr(options, name, None) is None:
             setattr(options, name, value)
