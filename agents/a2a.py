@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from locust import between, task
+from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT
@@ -66,6 +66,7 @@ class A2AAgent(KitAgent):
                 self.rpc("a2a.cancel", "cancel", lambda task_id=task_id: {"id": task_id}, task_id=task_id)
         super().on_stop()
 
+    @tag("a2a", "tasks")
     @task
     @paced
     def send_and_wait(self) -> None:

@@ -15,7 +15,7 @@ import subprocess
 import time
 
 import gevent
-from locust import between, task
+from locust import between, tag, task
 from locust.exception import StopUser
 
 from agents.base import KitAgent, one_line, paced
@@ -87,6 +87,7 @@ class AcpAgent(KitAgent):
     def pid(self) -> int | None:
         return self.process.pid if self.process is not None else None
 
+    @tag("acp")
     @task
     @paced
     def prompt(self) -> None:

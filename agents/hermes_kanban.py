@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import psutil
-from locust import constant, task
+from locust import constant, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, one_line, paced
 from agents.pacing import pacing_of
@@ -117,6 +117,7 @@ class HermesKanbanAgent(KitAgent):
             self.archive_own()
         super().on_stop()
 
+    @tag("kanban", "tasks")
     @task
     @paced
     def submit_and_wait(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 
-from locust import between, task
+from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT
@@ -46,6 +46,7 @@ class HermesRunsAgent(KitAgent):
     def session_key(self) -> str:
         return f"{self.run_id}-{self.agent_id}"
 
+    @tag("hermes-runs", "tasks")
     @task
     @paced
     def run_and_follow(self) -> None:

@@ -11,7 +11,7 @@ import json
 import time
 from datetime import datetime
 
-from locust import between, task
+from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, paced
 from agents.openai_chat import DEFAULT_PROMPT
@@ -54,6 +54,7 @@ class LangGraphAgent(KitAgent):
             )
         super().on_stop()
 
+    @tag("langgraph", "tasks")
     @task
     @paced
     def run_and_wait(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 
-from locust import between, task
+from locust import between, tag, task
 
 from agents.base import KitAgent, failed_record, http_record, one_line, paced
 from agents.sse import StreamTiming, iter_sse
@@ -27,6 +27,7 @@ class ChatAgent(KitAgent):
     weight = 3
     wait_time = between(0.5, 1.5)
 
+    @tag("chat")
     @task
     @paced
     def chat_stream(self) -> None:

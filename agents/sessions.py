@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from locust import constant, task
+from locust import constant, tag, task
 
 from agents.base import KitAgent
 from contract.records import AgentRecord, RequestRecord
@@ -37,6 +37,7 @@ class SessionAgent(KitAgent):
             )
         super().on_stop()
 
+    @tag("sessions")
     @task
     def check_alive(self) -> None:
         if self.session_id:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from locust import constant, task
+from locust import constant, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, paced
 from contract.records import TaskRecord
@@ -33,6 +33,7 @@ class TaskAgent(KitAgent):
                 self.request("task.archive", "DELETE", f"/v1/tasks/{task_id}", task_id=task_id)
         super().on_stop()
 
+    @tag("board", "tasks")
     @task
     @paced
     def submit_and_wait(self) -> None:

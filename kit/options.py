@@ -191,7 +191,12 @@ def add_arguments(parser) -> None:
         default="events",
         help="Hermes /v1/runs: follow a run by its SSE events or by polling",
     )
-    add(protocols, "--assistant-id", default=None, help="LangGraph assistant (graph) id (default: the first the server lists)")
+    add(
+        protocols,
+        "--assistant-id",
+        default=None,
+        help="LangGraph assistant (graph) id (default: the first the server lists)",
+    )
     add(protocols, "--langgraph-input", default=None, help="LangGraph run input as JSON")
     add(
         protocols,

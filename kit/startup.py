@@ -21,6 +21,7 @@ from agents import presets as gateways
 from analysis.prices import PriceTableError, load_prices
 from contract import exit_codes, schema
 from kit import rundir
+from kit.tags import NoTaggedAgents, keep_tagged_classes
 from lifecycle.target import Target, free_port, simulator_command, start_target, target_command
 from sampler.launch import start_sampler
 from sampler.options import SamplerOptions, UsageError
@@ -79,6 +80,12 @@ def apply_gateway_preset(environment: Environment, options) -> gateways.GatewayP
             setattr(options, name, value)
     if not options.user_classes:
         environment.user_classes[:] = classes
+    try:
+        environment.user_classes[:] = keep_tagged_classes(
+            environment.user_classes, getattr(options, "tags", None), getattr(options, "exclude_tags", None)
+        )
+    except NoTaggedAgents as exc:
+        fail_input(str(exc))
     return chosen
 
 
