@@ -16,6 +16,7 @@ from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT
+from agents.session_policy import STICKY, session_key
 from agents.sse import StreamTiming, iter_sse
 from agents.usage import parse_usage
 from contract.records import RequestRecord, TaskRecord
@@ -42,22 +43,26 @@ class HermesRunsAgent(KitAgent):
                 self.json_call("run.stop", "POST", f"/v1/runs/{run_id}/stop", ids={"task_id": run_id})
         super().on_stop()
 
+    turns = 0  # runs started so far: the session policy renews the session by it
+
     @property
     def session_key(self) -> str:
-        return f"{self.run_id}-{self.agent_id}"
+        """This run's session (one per agent unless `--session-policy` renews it), carrying the run id."""
+        return session_key(self.run_id, self.agent_id, self.turns, self.option("session_policy", STICKY))
 
     @tag("hermes-runs", "tasks")
     @task
     @paced
     def run_and_follow(self) -> None:
         prompt = f"[agent {self.agent_id} run {self.run_id}] {self.option('prompt', DEFAULT_PROMPT)}"
+        session, self.turns = self.session_key, self.turns + 1
         submitted, sent = time.time(), time.perf_counter()
         body, _ = self.json_call(
             "run.create",
             "POST",
             "/v1/runs",
-            ids={"session_id": self.session_key},
-            json={"input": prompt, "session_id": self.session_key},
+            ids={"session_id": session},
+            json={"input": prompt, "session_id": session},
         )
         if not body or not body.get("run_id"):
             return
@@ -66,7 +71,7 @@ class HermesRunsAgent(KitAgent):
         )
         self.open_runs.add(row.task_id)
         if self.option("runs_follow", "events") == "events":
-            self.follow_events(row, sent)
+            self.follow_events(row, sent, session)
         if row.status not in TERMINAL_STATUSES:
             self.poll_task(row, self.poll_once)
         if row.status in TERMINAL_STATUSES:
@@ -86,12 +91,12 @@ class HermesRunsAgent(KitAgent):
             fold_usage(row, run)
             row.adopt_server_times(epoch(run.get("created_at")), epoch(run.get("updated_at")))
 
-    def follow_events(self, row: TaskRecord, sent: float) -> None:
+    def follow_events(self, row: TaskRecord, sent: float, session: str) -> None:
         """Subscribe to the run's events; TTFT counts from the run's submission, not the subscription."""
         record = RequestRecord(
             ts=time.time(), agent_id=self.agent_id, operation="run.events", task_id=row.task_id
         )
-        record.session_id = self.session_key
+        record.session_id = session
         started = time.perf_counter()
         try:
             with self.http.stream("GET", f"/v1/runs/{row.task_id}/events") as response:

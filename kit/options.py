@@ -6,6 +6,7 @@ One place for option names and defaults; each room adds its own group through `a
 
 from __future__ import annotations
 
+from agents.session_policy import session_policy_arg
 from contract.cli import add, positive_float
 
 
@@ -158,6 +159,14 @@ def add_arguments(parser) -> None:
         "--session-header",
         default=None,
         help="session stickiness: a header name (X-Hermes-Session-Id...) or 'user' (default: the preset's)",
+    )
+    add(
+        agents,
+        "--session-policy",
+        web_ui=True,
+        type=session_policy_arg,
+        default="sticky",
+        help="how long an agent keeps a gateway session: sticky (whole run), fresh (new per task) or N turns",
     )
     add(
         agents,

@@ -1,6 +1,7 @@
 """Hermes Agent's API server (hermes-agent 0.19 from PyPI, in its own virtualenv) pointed at the
 simulator's mock LLM on loopback: runs reach completion by their SSE events and by polling, usage is read
-in both (run.completed, the polled run), run times are the server's own timestamps, and chat completions carry the bearer key and the X-Hermes-Session-Id header.
+in both (run.completed, the polled run), run times are the server's own timestamps, chat completions
+carry the bearer key and the X-Hermes-Session-Id header, and sticky sessions drift where fresh ones do not.
 
 Truth: the simulator's --output-tokens (tokens out per LLM call) and --ttft-ms (a lower bound on TTFT).
 Skipped unless a `hermes` executable is found (LOADKIT_HERMES_BIN, or on PATH).
@@ -14,12 +15,15 @@ import pytest
 from agents.hermes_runs import HermesRunsAgent
 from agents.openai_chat import ChatAgent
 from agents.presets import preset
+from analysis.drift import drift_section
+from analysis.load import load_run
 from contract import schema
 from tests.gateways.harness import HERMES, NEEDS_HERMES, agent_user, free_port, rows, running_server
 
 pytestmark = NEEDS_HERMES
 KEY = "loadkit-test-key-0123456789"  # Hermes wants >= 16 characters
 OUTPUT_TOKENS = 8
+TURNS = 4
 TTFT_MS = 50
 
 
@@ -72,6 +76,29 @@ def test_hermes_chat_with_session_header_and_bearer_key(hermes_url, tmp_path):
         user.chat_stream()
     (row,) = rows(tmp_path, schema.REQUESTS_CSV)
     assert row["ok"] == "1" and float(row["ttft_ms"]) >= TTFT_MS, row
+
+
+def test_sticky_sessions_drift_and_fresh_sessions_do_not(hermes_url, tmp_path):
+    """Hermes resends a sticky session's history each turn: tokens_in grows; a fresh session per turn
+    keeps it at the first turn's figure. The report's drift section reads the growth back."""
+    options = {"api_key_env": "LOADKIT_TEST_HERMES_KEY", "session_header": "X-Hermes-Session-Id"}
+    tokens = {}
+    for policy in ("sticky", "fresh"):
+        run_dir = tmp_path / policy
+        with agent_user(
+            ChatAgent, hermes_url, run_dir, model="hermes-agent", session_policy=policy, **options
+        ) as user:
+            for _ in range(TURNS):
+                user.chat_stream()
+        requests = rows(run_dir, schema.REQUESTS_CSV)
+        assert all(r["ok"] == "1" for r in requests), requests
+        tokens[policy] = [int(r["tokens_in"]) for r in requests]
+        assert len({r["session_id"] for r in requests}) == (1 if policy == "sticky" else TURNS)
+    sticky, fresh = tokens["sticky"], tokens["fresh"]
+    assert all(later > earlier for earlier, later in zip(sticky, sticky[1:], strict=False)), sticky
+    assert max(fresh) - min(fresh) <= 2 and abs(fresh[0] - sticky[0]) <= 2, tokens
+    (note,) = drift_section(load_run(tmp_path / "sticky")).notes
+    assert "grows" in note and "--session-policy" in note, note
 
 
 def test_hermes_refuses_a_request_without_the_key(hermes_url, tmp_path):
