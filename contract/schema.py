@@ -13,6 +13,7 @@ REQUESTS_CSV = "requests.csv"
 TASKS_CSV = "tasks.csv"
 AGENTS_CSV = "agents.csv"
 CAPACITY_CSV = "capacity.csv"
+PROCESSES_CSV = "processes.csv"
 USERS_CSV = "users.csv"
 LOCUST_CSV_PREFIX = "locust"  # locust_stats.csv, locust_failures.csv, locust_exceptions.csv
 LOCUST_HTML = "locust_report.html"
@@ -143,6 +144,16 @@ USER_COLUMNS: tuple[str, ...] = (
     "users",  # simulated agents (Locust users) running
     "target_users",  # what the profile asked for
     "phase",  # the profile's phase name (ramp-up, plateau, spike, round-2, ...)
+)
+
+# One row per process the sampler counted, the first time it counted it (sampler/process_log.py): what
+# the target's and sidecars' figures in samples.csv are made of.
+PROCESS_COLUMNS: tuple[str, ...] = (
+    "ts",  # UTC epoch seconds when it was first counted
+    "role",  # target or sidecar
+    "pid",
+    "ppid",
+    "command",  # its command line (first 300 characters)
 )
 
 FILES_COLUMNS: dict[str, tuple[str, ...]] = {

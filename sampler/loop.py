@@ -17,6 +17,7 @@ from sampler.cpu import cpu_percent
 from sampler.csv_out import SampleWriter
 from sampler.host import HostProbe
 from sampler.options import SamplerOptions
+from sampler.process_log import ProcessLog
 from sampler.procfs import ProcStatReader
 from sampler.queue_probe import QueueProbe
 from sampler.readings import LoadgenReading
@@ -67,6 +68,7 @@ class Sampler:
         self.queue = _queue_probe(opts)
         self.loadgen = ProcessWatch(opts.loadgen_pid, clock) if opts.loadgen_pid else None
         self.writer = SampleWriter(opts.out)
+        self.processes = ProcessLog(opts.out)
         self.rows = 0
         self._start = clock()
         self._prev_cpu: tuple[float, float] | None = None
@@ -101,6 +103,9 @@ class Sampler:
             events=tuple(events),
         )
         self.writer.write(to_row(tick))
+        self.processes.note("target", self.target.pids)
+        if self.sidecars:
+            self.processes.note("sidecar", self.sidecars.pids)
         self.rows += 1
         return tick
 
@@ -122,6 +127,7 @@ class Sampler:
 
     def close(self) -> None:
         self.writer.close()
+        self.processes.close()
         self.target.close()
         if self.queue:
             self.queue.close()
