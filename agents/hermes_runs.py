@@ -16,7 +16,7 @@ from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT
-from agents.session_policy import STICKY, session_key
+from agents.session_policy import session_key
 from agents.sse import StreamTiming, iter_sse
 from agents.usage import parse_usage
 from contract.records import RequestRecord, TaskRecord
@@ -38,7 +38,7 @@ class HermesRunsAgent(KitAgent):
         self.open_runs: set[str] = set()
 
     def on_stop(self) -> None:
-        if self.option("cleanup", True):
+        if self.settings.cleanup:
             for run_id in sorted(self.open_runs):
                 self.json_call("run.stop", "POST", f"/v1/runs/{run_id}/stop", ids={"task_id": run_id})
         super().on_stop()
@@ -48,13 +48,13 @@ class HermesRunsAgent(KitAgent):
     @property
     def session_key(self) -> str:
         """This run's session (one per agent unless `--session-policy` renews it), carrying the run id."""
-        return session_key(self.run_id, self.agent_id, self.turns, self.option("session_policy", STICKY))
+        return session_key(self.run_id, self.agent_id, self.turns, self.settings.session_policy)
 
     @tag("hermes-runs", "tasks")
     @task
     @paced
     def run_and_follow(self) -> None:
-        prompt = f"[agent {self.agent_id} run {self.run_id}] {self.option('prompt', DEFAULT_PROMPT)}"
+        prompt = f"[agent {self.agent_id} run {self.run_id}] {self.settings.prompt or DEFAULT_PROMPT}"
         session, self.turns = self.session_key, self.turns + 1
         submitted, sent = time.time(), time.perf_counter()
         body, _ = self.json_call(
@@ -70,7 +70,7 @@ class HermesRunsAgent(KitAgent):
             task_id=str(body["run_id"]), agent_id=self.agent_id, round=self.round, submitted_ts=submitted
         )
         self.open_runs.add(row.task_id)
-        if self.option("runs_follow", "events") == "events":
+        if self.settings.runs_follow == "events":
             self.follow_events(row, sent, session)
         if row.status not in TERMINAL_STATUSES:
             self.poll_task(row, self.poll_once)

@@ -7,7 +7,6 @@ The server's queue (GET /metrics?format=json) is read by the sampler, not here.
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import datetime
 
@@ -31,7 +30,7 @@ class LangGraphAgent(KitAgent):
     def on_start(self) -> None:
         super().on_start()
         self.thread_id: str | None = None
-        self.assistant_id = self.option("assistant_id", None) or self.discover_assistant()
+        self.assistant_id = self.settings.assistant_id or self.discover_assistant()
         started = time.perf_counter()
         body, record = self.json_call("thread.create", "POST", "/threads", json={"metadata": self.tags()})
         self.thread_id = str(body["thread_id"]) if body and body.get("thread_id") else None
@@ -47,7 +46,7 @@ class LangGraphAgent(KitAgent):
         )
 
     def on_stop(self) -> None:
-        if self.thread_id and self.option("cleanup", True):
+        if self.thread_id and self.settings.cleanup:
             self.json_call("thread.delete", "DELETE", f"/threads/{self.thread_id}", ids=self.ids())
             self.record(
                 AgentRecord(ts=time.time(), agent_id=self.agent_id, session_id=self.thread_id, event="closed")
@@ -71,7 +70,7 @@ class LangGraphAgent(KitAgent):
         row = TaskRecord(
             task_id=str(run["run_id"]), agent_id=self.agent_id, round=self.round, submitted_ts=submitted
         )
-        if self.option("langgraph_join", False):
+        if self.settings.langgraph_join:
             self.join(row)
         self.poll_task(row, self.poll_once)
         row.fill_durations()
@@ -97,10 +96,9 @@ class LangGraphAgent(KitAgent):
 
     def run_input(self) -> dict:
         """`--langgraph-input` JSON, or a MessagesState-style input carrying the prompt."""
-        raw = self.option("langgraph_input", None)
-        if raw:
-            return json.loads(raw) if isinstance(raw, str) else dict(raw)
-        return {"messages": [{"role": "user", "content": self.option("prompt", DEFAULT_PROMPT)}]}
+        if self.settings.langgraph_input:
+            return dict(self.settings.langgraph_input)
+        return {"messages": [{"role": "user", "content": self.settings.prompt or DEFAULT_PROMPT}]}
 
     def tags(self) -> dict[str, str]:
         return {"loadkit_run": self.run_id, "loadkit_agent": self.agent_id}

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from locust.user.task import filter_tasks_by_tags
 
+from contract.errors import InputError
 
-class NoTaggedAgents(ValueError):
+
+class NoTaggedAgents(InputError):
     """Every agent class lost all its tasks to the tag options; the message is one line."""
 
 

@@ -9,7 +9,6 @@ number of runs submitted beyond the worker slots.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -55,7 +54,7 @@ def langgraph_url(tmp_path_factory):
 
 def test_runs_reach_success_and_take_the_graphs_work_time(langgraph_url, tmp_path):
     foreign = httpx.post(f"{langgraph_url}/threads", json={"metadata": {"owner": "someone else"}}).json()
-    options = {"langgraph_input": json.dumps({"prompt": "hi", "work_s": WORK_S}), "poll_interval": 0.05}
+    options = {"langgraph_input": {"prompt": "hi", "work_s": WORK_S}, "poll_interval": 0.05}
     with agent_user(LangGraphAgent, langgraph_url, tmp_path, task_timeout=20.0, **options) as user:
         for _ in range(2):
             user.run_and_wait()
@@ -70,7 +69,7 @@ def test_runs_reach_success_and_take_the_graphs_work_time(langgraph_url, tmp_pat
 
 def test_run_times_are_the_servers_own_within_50ms_with_the_polled_figure_beside(langgraph_url, tmp_path):
     work_s, interval = 0.5, 0.2
-    options = {"langgraph_input": json.dumps({"work_s": work_s}), "poll_interval": interval, "cleanup": False}
+    options = {"langgraph_input": {"work_s": work_s}, "poll_interval": interval, "cleanup": False}
     with agent_user(LangGraphAgent, langgraph_url, tmp_path, task_timeout=20.0, **options) as user:
         for _ in range(3):
             user.run_and_wait()
