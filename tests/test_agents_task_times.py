@@ -10,6 +10,8 @@ from __future__ import annotations
 import httpx
 
 from agents.task_board import TaskAgent
+from analysis.load import load_run
+from analysis.tasks import task_timing_table
 from contract import schema
 from tests.gateways.harness import agent_user, rows
 
@@ -34,3 +36,13 @@ def test_board_times_replace_the_polled_ones_which_stay_beside_them(simulator, t
         # polled: seen running at one poll, done at a later one, so a whole number of intervals (+ latency)
         polled = float(task["polled_run_ms"])
         assert polled >= INTERVAL_S * 1000 - 20, task
+
+
+def test_report_timing_table_shows_the_polled_run_time_beside_the_gateways(simulator, tmp_path):
+    gateway = simulator("--task-seconds", str(TASK_S), "--task-llm-calls", "1")
+    with agent_user(TaskAgent, gateway.url, tmp_path, poll_interval=INTERVAL_S, task_timeout=20.0) as user:
+        user.run_task(round_no=None)
+    timing = task_timing_table(load_run(tmp_path))
+    polled = f"run time as polled (every {INTERVAL_S * 1000:g} ms)"
+    assert list(timing.index) == ["queue wait", "run time", "ready -> done", polled], timing
+    assert timing.loc[polled, "n"] == 1 and timing.loc["run time", "n"] == 1
