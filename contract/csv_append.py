@@ -10,6 +10,8 @@ import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from contract.redact import redact
+
 
 class CsvAppender:
     """One CSV file opened for appending; rows are dicts keyed by the given columns."""
@@ -42,4 +44,4 @@ def _cell(value):
     """None and NaN become an empty cell: "not measured", never zero."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    return value
+    return redact(value) if isinstance(value, str) else value

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import subprocess
 import time
 import weakref
@@ -28,7 +29,8 @@ from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
 from contract.csv_tail import last_sample_event
 from contract.errors import KitError, one_line
-from kit import rundir, webui
+from contract.redact import add_secret
+from kit import input_checks, rundir, webui
 from kit.finish import print_report_and_summary, write_locust_csvs
 from kit.judge import LiveJudge
 from kit.settings import KitSettings, read_settings, refresh
@@ -303,14 +305,18 @@ def setup(environment: Environment) -> KitRun | None:
     except KitError as exc:
         fail(exc)
     set_agent_settings(environment, settings.agent)
+    add_secret(os.environ.get(settings.agent.api_key_env or ""))  # masked in every row, line and report
     if isinstance(environment.runner, WorkerRunner):
         Recorder(environment, None)
         return None
+    if ignored := registry.ignored_options(settings.profile_name, settings.profile):
+        log.warning("loadkit: %s ignored by --load-profile %s", ", ".join(ignored), settings.profile_name)
     try:
+        input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
         target = resolve_target(settings)
     except KitError as exc:
         fail(exc)
-    run_dir = rundir.create_run_dir(settings.run_dir)
+    run_dir = rundir.create_run_dir(settings.run_dir)  # only now: bad input leaves nothing behind
     options.run_id, options.run_dir = settings.run_id, str(run_dir)  # Locust's own view (web UI, workers)
     if not options.html_file:
         options.html_file = str(run_dir / schema.LOCUST_HTML)
@@ -339,6 +345,7 @@ def setup(environment: Environment) -> KitRun | None:
     run.save()
     if environment.web_ui is not None:
         webui.install(environment.web_ui, run_dir / schema.SAMPLES_CSV)
+        webui.warn_if_exposed(options.web_host)
     gevent.spawn(run.watch)
     return run
 
