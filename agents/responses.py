@@ -37,7 +37,8 @@ class ResponsesAgent(KitAgent):
         record.session_id = f"{self.run_id}-{self.agent_id}"
         started = time.perf_counter()
         try:
-            self.send(record, stream, started)
+            with self.reported_if_cut(record, started):
+                self.send(record, stream, started)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
         if record.latency_ms is None:

@@ -57,6 +57,14 @@ def add_arguments(parser) -> None:
     )
     add(
         target,
+        "--liveness-timeout",
+        type=positive_float,
+        default=10.0,
+        help="seconds the target's health check may fail or go unanswered mid-run before the run stops "
+        "with exit code 3 (a frozen gateway); default 10",
+    )
+    add(
+        target,
         "--target-pid",
         type=positive_int,
         action="append",

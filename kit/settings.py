@@ -43,6 +43,7 @@ class TargetSettings:
     target_cmd: str | None
     health_path: str
     start_timeout: float
+    liveness_timeout: float
     sample_interval: float
     pss_every: int
     queue_url: str | None
@@ -151,6 +152,7 @@ def _target(options: Any, preset: presets.GatewayPreset) -> TargetSettings:
         target_cmd=input_checks.command("--target-cmd", _given(options, "target_cmd")),
         health_path=input_checks.health_path(preset.health_path if health is None else health),
         start_timeout=options.start_timeout,
+        liveness_timeout=options.liveness_timeout,
         sample_interval=options.sample_interval,
         pss_every=options.pss_every,
         queue_url=_given(options, "queue_url"),
