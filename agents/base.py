@@ -90,7 +90,8 @@ class KitAgent(User):
         """A 429 stays a failed row in requests.csv; with --backpressure-ok Locust counts it as a success."""
         return record.error_kind == "backpressure" and self.settings.backpressure_ok
 
-    def record(self, record: TaskRecord | AgentRecord) -> None:
+    def record(self, record: RequestRecord | TaskRecord | AgentRecord) -> None:
+        """A row straight to the run directory, past Locust's stats (report() goes through them)."""
         recorder.record(self.environment, record)
 
     def json_call(
@@ -133,14 +134,15 @@ class KitAgent(User):
     @contextlib.contextmanager
     def reported_if_cut(self, record: RequestRecord, started: float):
         """A request the run's stop cuts short (this agent's greenlet killed) is still a row: failed,
-        error kind `interrupted`, its latency so far."""
+        error kind `interrupted`, its latency so far. Not a Locust failure: the gateway did not fail it
+        (Locust may cut a request at a profile's normal end too, even with --stop-timeout)."""
         try:
             yield
         except GreenletExit:
             record.ok, record.error_kind = False, "interrupted"
             record.error = "the run stopped before the answer"
             record.latency_ms = (time.perf_counter() - started) * 1000.0
-            self.report(record)
+            self.record(record)
             raise
 
     def poll_task(self, row: TaskRecord, poll_once: Callable[[TaskRecord], None]) -> None:
