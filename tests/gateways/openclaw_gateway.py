@@ -84,7 +84,9 @@ def running_openclaw(state_dir: Path, model_url: str) -> Iterator[Target]:
     with pytest.MonkeyPatch.context() as patch:
         for name, value in environment(state_dir, model_url).items():
             patch.setenv(name, value)
-        target = start_target(command, f"http://127.0.0.1:{port}", preset("openclaw").health_path, START_TIMEOUT_S)
+        target = start_target(
+            command, f"http://127.0.0.1:{port}", preset("openclaw").health_path, START_TIMEOUT_S
+        )
         try:
             warm_up(target.url)
             yield target
