@@ -99,7 +99,7 @@ class HermesRunsAgent(KitAgent):
         record.session_id = session
         started = time.perf_counter()
         try:
-            with self.http.stream("GET", f"/v1/runs/{row.task_id}/events") as response:
+            with self.client.stream("GET", f"/v1/runs/{row.task_id}/events") as response:
                 if response.status_code >= 400:
                     response.read()
                     http_record(record, response)

@@ -70,7 +70,7 @@ PRESETS: dict[str, GatewayPreset] = {
         GatewayPreset(
             name="openclaw",
             agent_classes=("agents.openclaw:OpenClawChatAgent", "agents.openclaw:OpenClawResponsesAgent"),
-            health_path="/health",
+            health_path="/readyz",  # /health answers while plugins still load; /readyz once it admits work
             summary="OpenClaw gateway: chat completions and /v1/responses; sessions deleted over its RPC",
             session_header="x-openclaw-session-key",
             api_key_env="OPENCLAW_GATEWAY_TOKEN",

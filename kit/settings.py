@@ -87,6 +87,13 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
     )
 
 
+def options_of(environment: Any) -> Any:
+    """Locust's parsed options (the `locust` command always parses them before `init`)."""
+    if environment.parsed_options is None:
+        raise RuntimeError("the kit runs under the `locust` command, which parses its options")
+    return environment.parsed_options
+
+
 def refresh(settings: KitSettings, options: Any) -> KitSettings:
     """The settings again after the web UI form changed options: profile, thresholds and agents."""
     return dataclasses.replace(

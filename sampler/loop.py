@@ -23,7 +23,7 @@ from sampler.queue_probe import QueueProbe
 from sampler.readings import LoadgenReading
 from sampler.rows import Tick, to_row
 from sampler.selection import CgroupSelector, PatternSelector, TreeSelector
-from sampler.targets import Target
+from sampler.targets import Selector, Target
 
 TARGET_EXITED = "target_exited"
 LOADGEN_EXITED = "loadgen_exited"
@@ -150,7 +150,7 @@ def _target_selectors(opts: SamplerOptions, loadgen: set[int]) -> list:
 
 
 def _sidecar_target(opts: SamplerOptions, loadgen: set[int], clock: Callable[[], float]) -> Target | None:
-    selectors = [TreeSelector(p) for p in opts.sidecar_pids]
+    selectors: list[Selector] = [TreeSelector(p) for p in opts.sidecar_pids]
     selectors += [PatternSelector(m, exclude=loadgen) for m in opts.sidecar_matches]
     return Target(selectors, opts.tree_refresh_s, clock=clock) if selectors else None
 
