@@ -100,7 +100,7 @@ class A2AAgent(KitAgent):
         started = time.perf_counter()
         try:
             body = self.envelope("stream", self.send_params(blocking=True))
-            with self.http.stream("POST", self.rpc_path, json=body, headers=self.headers()) as response:
+            with self.client.stream("POST", self.rpc_path, json=body, headers=self.headers()) as response:
                 if response.status_code >= 400:
                     response.read()
                     http_record(record, response)
@@ -221,7 +221,7 @@ def stream_item(result: dict) -> tuple[str, dict]:
     if "message" in result:
         return "message", result["message"]
     tags = {"task": "task", "status-update": "status", "artifact-update": "artifact", "message": "message"}
-    return tags.get(result.get("kind"), "unknown"), result
+    return tags.get(str(result.get("kind")), "unknown"), result
 
 
 def apply_task(row: TaskRecord, payload: dict) -> None:

@@ -13,6 +13,7 @@ import os
 import ssl
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import httpx
 from gevent import GreenletExit
@@ -25,8 +26,10 @@ from agents.run_link import run_link_of
 from agents.settings import agent_settings_of
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 from contract.records import AgentRecord, RequestRecord, TaskRecord
+from contract.redact import redact
 
 _AGENT_IDS = itertools.count(1)
+A = TypeVar("A", bound="KitAgent")
 IDLE_POLL_S = 0.2
 TERMINAL_STATUSES = frozenset({"done", "failed", "cancelled"})
 
@@ -50,7 +53,7 @@ class KitAgent(User):
 
     def on_start(self) -> None:
         if pacing_of(self.environment) is not None:
-            self.wait_time = lambda: 0  # paced runs: the schedule, not a think time, spaces the work
+            self.wait_time = lambda: 0  # type: ignore[method-assign] # paced: the schedule spaces the work
         base_url = self.environment.host or self.host
         if not base_url:
             raise StopUser("no target URL (--host)")
@@ -67,6 +70,13 @@ class KitAgent(User):
             self.http.close()
 
     @property
+    def client(self) -> httpx.Client:
+        """The agent's HTTP client, made at on_start."""
+        if self.http is None:
+            raise AgentError("no HTTP client: the agent has not started")
+        return self.http
+
+    @property
     def run_id(self) -> str:
         return self.settings.run_id
 
@@ -81,7 +91,7 @@ class KitAgent(User):
             response_length=response_length,
             exception=None
             if record.ok or self.tolerated(record)
-            else AgentError(f"{record.error_kind}: {record.error}"),
+            else AgentError(redact(f"{record.error_kind}: {record.error}")),
             context={"kit_record": record},
         )
 
@@ -116,7 +126,7 @@ class KitAgent(User):
         body = None
         try:
             with self.reported_if_cut(record, started):
-                response = self.http.request(method, path, **kwargs)
+                response = self.client.request(method, path, **kwargs)
             record.latency_ms = (time.perf_counter() - started) * 1000.0
             http_record(record, response)
             if record.ok:
@@ -208,13 +218,13 @@ def shared_tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-def paced(work: Callable[[KitAgent], None]) -> Callable[[KitAgent], None]:
+def paced(work: Callable[[A], None]) -> Callable[[A], None]:
     """Gate an agent's task by the run's pacing: under an open model it starts at its scheduled
     arrival, under rounds it takes a slot of the current round (its number in `self.round`); a
     closed-model run is not affected. Use under Locust's @task."""
 
     @functools.wraps(work)
-    def gated(self: KitAgent) -> None:
+    def gated(self: A) -> None:
         ticket = self.take_ticket()
         if ticket is None:
             return
@@ -224,7 +234,7 @@ def paced(work: Callable[[KitAgent], None]) -> Callable[[KitAgent], None]:
         finally:
             self.finish_ticket(ticket)
 
-    gated.paced = True  # tests/test_pacing_open_model.py: every agent task is paced
+    gated.paced = True  # type: ignore[attr-defined] # a marker tests/test_pacing_open_model.py reads
     return gated
 
 

@@ -76,7 +76,7 @@ class HermesRunsAgent(KitAgent):
         status = STATUS_OF_RUN.get(str((run or {}).get("status")))
         if run and run.get("status") == "running" and row.started_ts is None:
             row.started_ts = time.time()
-        if status:
+        if status and run is not None:
             row.status, row.finished_ts = status, time.time()
             row.error = run.get("error") or row.error
 
@@ -88,7 +88,7 @@ class HermesRunsAgent(KitAgent):
         record.session_id = self.session_key
         started = time.perf_counter()
         try:
-            with self.http.stream("GET", f"/v1/runs/{row.task_id}/events") as response:
+            with self.client.stream("GET", f"/v1/runs/{row.task_id}/events") as response:
                 if response.status_code >= 400:
                     response.read()
                     http_record(record, response)

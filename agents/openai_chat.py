@@ -40,7 +40,7 @@ class ChatAgent(KitAgent):
         try:
             with (
                 self.reported_if_cut(record, started),
-                self.http.stream(
+                self.client.stream(
                     "POST",
                     "/v1/chat/completions",
                     json=self.chat_body(stream),

@@ -43,6 +43,7 @@ def cost_report_section(run: RunData) -> Section | None:
     """Cost at the run's price table (--prices, recorded in run.json; else the shipped one) and host
     price; a rejected price file still shows tokens and names the error."""
     settings = run.meta.get("cost") or {}
+    table: prices.PriceTable | prices.PriceTableError
     try:
         table = prices.load_prices(settings.get("prices") or prices.DEFAULT_PRICES_PATH)
     except prices.PriceTableError as exc:

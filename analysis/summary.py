@@ -64,10 +64,11 @@ def _total(frame: pd.DataFrame, col: str) -> str:
 
 
 def _threshold_rows(meta: dict) -> list[tuple[str, object]]:
-    rows = []
+    rows: list[tuple[str, object]] = []
     for th in meta.get("thresholds") or []:
         if isinstance(th, dict) and "expr" in th:
-            state = {True: "passed", False: "FAILED"}.get(th.get("passed"), "not judged")
+            passed = th.get("passed")
+            state = "passed" if passed is True else "FAILED" if passed is False else "not judged"
             rows.append((f"threshold {th['expr']}", f"{state} (value {th.get('value', '?')})"))
     return rows
 
@@ -150,13 +151,13 @@ def _capacity_lines(run: RunData) -> list[str]:
             f"session{detail}, {churn.sessions_closed} sessions closed"
         ]
     r = capacity_result(frame)
-    fit = (
+    marginal = (
         f"{r.fit.slope:.3f} MiB/agent (R² {r.fit.r2:.4f}, last {r.fit.points} points)" if r.fit else "no fit"
     )
     n_max = r.n_max if r.n_max is not None else "not published"
     return [
         f"capacity ({r.metric}, budget {_num(r.budget_mib)} MiB): N_max {n_max}, N_stop {r.n_stop}, "
-        f"marginal {fit}",
+        f"marginal {marginal}",
         f"first agent +{_num(r.first_agent_mib)} MiB over a baseline of "
         f"{_num(r.baseline_mib)} MiB; start-up p50 {_num(r.startup.get('p50'))} ms; stop: {r.stop_reason}",
     ]
