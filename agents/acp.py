@@ -13,6 +13,7 @@ import os
 import shlex
 import subprocess
 import time
+from typing import IO
 
 import gevent
 from locust import between, task
@@ -43,7 +44,7 @@ class AcpAgent(KitAgent):
         self.process: subprocess.Popen | None = None
         self.session_id: str | None = None
         self.next_id = itertools.count(1)
-        command = self.option("acp_command", None)
+        command = self.settings.acp_command
         if not command:
             raise StopUser("no ACP agent command (--acp-command)")
         started = time.perf_counter()
@@ -92,7 +93,7 @@ class AcpAgent(KitAgent):
     def prompt(self) -> None:
         if not self.session_id:
             return
-        text = f"[agent {self.agent_id} run {self.run_id}] {self.option('prompt', DEFAULT_PROMPT)}"
+        text = f"[agent {self.agent_id} run {self.run_id}] {self.settings.prompt or DEFAULT_PROMPT}"
         params = {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]}
         self.call("acp.prompt", "session/prompt", params)
 
@@ -103,7 +104,7 @@ class AcpAgent(KitAgent):
         timing = StreamTiming(time.perf_counter(), [])
         result = None
         try:
-            with gevent.Timeout(float(self.option("request_timeout", 120.0)), AcpError("no answer in time")):
+            with gevent.Timeout(self.settings.request_timeout, AcpError("no answer in time")):
                 result = self.exchange(method, params, timing)
             fill_usage(record, result, None)
         except (AcpError, OSError, ValueError) as exc:
@@ -119,9 +120,10 @@ class AcpAgent(KitAgent):
         request_id = next(self.next_id)
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         while True:
-            line = self.process.stdout.readline()
+            line = self.pipes()[1].readline()
             if not line:
-                raise AcpError(f"agent process closed its output (exit code {self.process.poll()})")
+                code = self.process.poll() if self.process else None
+                raise AcpError(f"agent process closed its output (exit code {code})")
             message = json.loads(line)
             if message.get("id") == request_id and "method" not in message:
                 if message.get("error"):
@@ -133,8 +135,16 @@ class AcpAgent(KitAgent):
                 self.send(refusal(message))
 
     def send(self, message: dict) -> None:
-        self.process.stdin.write((json.dumps(message) + "\n").encode())
-        self.process.stdin.flush()
+        stdin = self.pipes()[0]
+        stdin.write((json.dumps(message) + "\n").encode())
+        stdin.flush()
+
+    def pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        """The agent process's stdin and stdout; AcpError when it is not running."""
+        proc = self.process
+        if proc is None or proc.stdin is None or proc.stdout is None:
+            raise AcpError("the agent process is not running")
+        return proc.stdin, proc.stdout
 
 
 def is_content_chunk(message: dict) -> bool:

@@ -82,6 +82,12 @@ class KanbanCli:
     def json(self, *args: str) -> dict | list:
         return parse_json(self.run(*args, "--json"))
 
+    def json_object(self, *args: str) -> dict:
+        doc = self.json(*args)
+        if not isinstance(doc, dict):
+            raise KanbanError(f"`hermes kanban {' '.join(args)} --json`: expected an object, got a list")
+        return doc
+
 
 def parse_json(text: str) -> dict | list:
     """The JSON document in a CLI's stdout, tolerating a banner line printed before it."""
@@ -104,16 +110,16 @@ class HermesKanbanAgent(KitAgent):
     def on_start(self) -> None:
         # No HTTP client: the transport is the CLI (--host names the stats sidecar, for the sampler).
         if pacing_of(self.environment) is not None:
-            self.wait_time = lambda: 0
+            self.wait_time = lambda: 0  # type: ignore[method-assign] # paced: the schedule spaces the work
         self.cli = KanbanCli.of(
-            self.option("hermes_command", "hermes"),
-            self.option("kanban_board", None),
-            float(self.option("request_timeout", CLI_TIMEOUT_S)),
+            self.settings.hermes_command,
+            self.settings.kanban_board,
+            self.settings.request_timeout,
         )
         self.created: list[str] = []
 
     def on_stop(self) -> None:
-        if self.option("cleanup", True) and self.created:
+        if self.settings.cleanup and self.created:
             self.archive_own()
         super().on_stop()
 
@@ -127,8 +133,8 @@ class HermesKanbanAgent(KitAgent):
     def submit(self, round_no: int | None = None) -> TaskRecord | None:
         """Create a tagged task; its id is remembered for cleanup before anything else can fail."""
         args = ["create", run_title(self.run_id, self.agent_id), "--tenant", run_tag(self.run_id)]
-        args += ["--body", self.option("prompt", None) or "Do a small task.", "--created-by", "loadkit"]
-        assignee = self.option("kanban_assignee", "default")
+        args += ["--body", self.settings.prompt or "Do a small task.", "--created-by", "loadkit"]
+        assignee = self.settings.kanban_assignee
         args += ["--assignee", assignee] if assignee else []
         submitted = time.time()
         created = self.call("kanban.create", args, json_out=True)
@@ -175,7 +181,7 @@ class HermesKanbanAgent(KitAgent):
         result = None
         try:
             result = self.cli.json(*args) if json_out else self.cli.run(*args)
-            if operation == "kanban.archive":
+            if operation == "kanban.archive" and isinstance(result, str):
                 check_archived(result, args[1:])
         except KanbanError as exc:
             record.ok, record.error = False, one_line(exc)
@@ -248,7 +254,7 @@ def cleanup(run_id: str, cli: KanbanCli | None = None) -> list[str]:
 def board_stats(cli: KanbanCli, run_id: str | None = None) -> dict:
     """Queue by status, oldest ready age and running count for the whole board (what the sampler
     records), and with a run id that run's tasks by status and its live workers' memory."""
-    stats = cli.json("stats")
+    stats = cli.json_object("stats")
     by_status = dict(stats.get("by_status") or {})
     doc = {
         "by_status": by_status,
@@ -271,9 +277,10 @@ def run_stats(cli: KanbanCli, run_id: str) -> dict:
     listed = [t for t in cli.json("list", "--tenant", tag) if isinstance(t, dict) and t.get("tenant") == tag]
     by_status: dict[str, int] = {}
     for board_task in listed:
-        by_status[board_task.get("status")] = by_status.get(board_task.get("status"), 0) + 1
-    workers = [worker_of(cli, str(t["id"])) for t in listed if t.get("status") == "running"]
-    workers = [w for w in workers if w is not None]
+        status = str(board_task.get("status"))
+        by_status[status] = by_status.get(status, 0) + 1
+    running = (worker_of(cli, str(t["id"])) for t in listed if t.get("status") == "running")
+    workers = [w for w in running if w is not None]
     alive = [w for w in workers if w["alive"]]
     return {
         "tag": tag,

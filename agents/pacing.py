@@ -49,7 +49,8 @@ class RoundsPacing:
         return None if round_no is None else Ticket(round=round_no)
 
     def finished(self, ticket: Ticket, now: float) -> None:
-        self.plan.task_finished(ticket.round, now)
+        if ticket.round is not None:  # always set on a rounds ticket (take above)
+            self.plan.task_finished(ticket.round, now)
 
     def dropped(self, now: float) -> int:
         return 0
@@ -64,3 +65,12 @@ def set_pacing(environment, pacing: OpenModelPacing | RoundsPacing | None) -> No
 
 def pacing_of(environment) -> OpenModelPacing | RoundsPacing | None:
     return _PACING.get(environment)
+
+
+def pacing_for(schedule: Pacer | RoundsPlan | None) -> OpenModelPacing | RoundsPacing | None:
+    """The pacing for what a profile's paced_by() returned: arrivals, rounds, or none (closed model)."""
+    if isinstance(schedule, Pacer):
+        return OpenModelPacing(schedule)
+    if isinstance(schedule, RoundsPlan):
+        return RoundsPacing(schedule)
+    return None

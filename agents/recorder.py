@@ -9,6 +9,7 @@ CSV files; on a worker they are buffered and shipped in `report_to_master`, and 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import gevent
@@ -16,7 +17,7 @@ from locust.env import Environment
 from locust.runners import WorkerRunner
 
 from contract import schema
-from contract.csv_append import CsvAppender
+from contract.csv_append import CsvAppender, RunFileError
 from contract.records import AgentRecord, RequestRecord, TaskRecord, as_row
 
 FLUSH_EVERY_S = 1.0
@@ -38,6 +39,8 @@ class Recorder:
         self._files: dict[str, CsvAppender] = {}
         self._flusher = None
         self.listeners: list = []  # callables (file_name, row) told of every row written here
+        # a row file could not be written (disk full): told here, else raised
+        self.on_write_error: Callable[[RunFileError], None] | None = None
         _RECORDERS[environment] = self
         events = environment.events
         events.request.add_listener(self._on_request)
@@ -59,15 +62,14 @@ class Recorder:
         return appender.rows_written if appender else 0
 
     def flush(self) -> None:
-        for appender in self._files.values():
-            appender.flush()
+        for appender in list(self._files.values()):
+            self._guarded(appender.flush)
 
     def close(self) -> None:
         if self._flusher is not None:
             self._flusher.kill(block=False)
-        for appender in self._files.values():
-            appender.flush()
-            appender.close()
+        for appender in list(self._files.values()):
+            self._guarded(appender.close)
 
     def _add(self, file_name: str, row: dict) -> None:
         if self.is_buffering:
@@ -76,12 +78,25 @@ class Recorder:
             self._write(file_name, row)
 
     def _write(self, file_name: str, row: dict) -> None:
-        self._appender(file_name).write(row)
+        if self._guarded(lambda: self._appender(file_name).write(row)) is False:
+            return
         for listener in self.listeners:
             listener(file_name, row)
 
+    def _guarded(self, action) -> bool:
+        """Run a file action; a write error goes to `on_write_error` (False), or up when none is set."""
+        try:
+            action()
+        except RunFileError as exc:
+            if self.on_write_error is None:
+                raise
+            self.on_write_error(exc)
+            return False
+        return True
+
     def _appender(self, file_name: str) -> CsvAppender:
         if file_name not in self._files:
+            assert self.run_dir is not None  # a buffering recorder (worker) writes no file
             columns = schema.FILES_COLUMNS[file_name]
             self._files[file_name] = CsvAppender(self.run_dir / file_name, columns)
         return self._files[file_name]
@@ -110,7 +125,7 @@ def recorder_of(environment: Environment) -> Recorder | None:
     return _RECORDERS.get(environment)
 
 
-def record(environment: Environment, record: TaskRecord | AgentRecord) -> None:
+def record(environment: Environment, record: RequestRecord | TaskRecord | AgentRecord) -> None:
     """Lifecycle rows from agents; a no-op when the kit is not wired (agents used on their own)."""
     recorder = recorder_of(environment)
     if recorder is not None:

@@ -64,10 +64,11 @@ def _total(frame: pd.DataFrame, col: str) -> str:
 
 
 def _threshold_rows(meta: dict) -> list[tuple[str, object]]:
-    rows = []
+    rows: list[tuple[str, object]] = []
     for th in meta.get("thresholds") or []:
         if isinstance(th, dict) and "expr" in th:
-            state = {True: "passed", False: "FAILED"}.get(th.get("passed"), "not judged")
+            passed = th.get("passed")
+            state = "passed" if passed is True else "FAILED" if passed is False else "not judged"
             rows.append((f"threshold {th['expr']}", f"{state} (value {th.get('value', '?')})"))
     return rows
 
@@ -93,9 +94,26 @@ def console_summary(run: RunData) -> str:
     lines += _cost_lines(run)
     lines += _capacity_lines(run)
     lines += _verdict_lines(run.meta)
-    lines += [f"missing: {m}" for m in run.missing]
+    lines += [f"missing: {m}" for m in run.missing] + [f"missing: {g}" for g in record_gaps(run)]
     lines.append(f"exit code: {run.meta.get('exit_code', NOT_RECORDED)}   run directory: {run.path}")
     return "\n".join(lines)
+
+
+def record_gaps(run: RunData) -> list[str]:
+    """What the run did not record to its end: samples cut short by the sampler's death, requests and
+    tasks cut short by the run's stop."""
+    gaps = []
+    sampler = run.meta.get("sampler") or {}
+    if sampler.get("stopped_reason"):
+        at = sampler.get("stopped_at_s")
+        where = f"after {at} s" if at is not None else "before the first sample"
+        gaps.append(f"samples stop {where}: sampler died ({sampler['stopped_reason']})")
+    req, tasks = run.requests, run.tasks
+    if req is not None and "error_kind" in req and (cut := int((req["error_kind"] == "interrupted").sum())):
+        gaps.append(f"{cut} requests cut short by the run's stop (error_kind interrupted)")
+    if tasks is not None and "status" in tasks and (open_ := int((tasks["status"] == "unfinished").sum())):
+        gaps.append(f"{open_} tasks unfinished when the run stopped")
+    return gaps
 
 
 def _cost_lines(run: RunData) -> list[str]:
@@ -133,13 +151,13 @@ def _capacity_lines(run: RunData) -> list[str]:
             f"session{detail}, {churn.sessions_closed} sessions closed"
         ]
     r = capacity_result(frame)
-    fit = (
+    marginal = (
         f"{r.fit.slope:.3f} MiB/agent (R² {r.fit.r2:.4f}, last {r.fit.points} points)" if r.fit else "no fit"
     )
     n_max = r.n_max if r.n_max is not None else "not published"
     return [
         f"capacity ({r.metric}, budget {_num(r.budget_mib)} MiB): N_max {n_max}, N_stop {r.n_stop}, "
-        f"marginal {fit}",
+        f"marginal {marginal}",
         f"first agent +{_num(r.first_agent_mib)} MiB over a baseline of "
         f"{_num(r.baseline_mib)} MiB; start-up p50 {_num(r.startup.get('p50'))} ms; stop: {r.stop_reason}",
     ]
@@ -157,7 +175,7 @@ def _verdict_lines(meta: dict) -> list[str]:
             value, n = t.get("value"), t.get("samples")
             lines.append(f"THRESHOLD FAILED: {t.get('expr')} (value {value:.4g}, n={n})")
         elif t.get("passed") is None:
-            lines.append(f"threshold not judged (no data): {t.get('expr')}")
+            lines.append(f"threshold not judged ({t.get('note') or 'no data'}): {t.get('expr')}")
     validity = meta.get("validity") or {}
     if validity.get("valid") is False:
         lines.append(f"RUN INVALID: {validity.get('rule')} (p90 {validity.get('loadgen_cpu_p90')} %)")

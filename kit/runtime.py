@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import subprocess
 import time
 import weakref
@@ -20,40 +21,39 @@ from locust.env import Environment
 from locust.runners import WorkerRunner
 
 from agents import presets
-from agents.pacing import OpenModelPacing, RoundsPacing, set_pacing
+from agents.pacing import OpenModelPacing, RoundsPacing, pacing_for, set_pacing
 from agents.recorder import Recorder
 from agents.run_link import RunLink, set_run_link
+from agents.settings import set_agent_settings
 from contract import exit_codes, schema
-from contract.csv_append import CsvAppender
+from contract.csv_append import CsvAppender, RunFileError
 from contract.csv_tail import last_sample_event
-from kit import rundir, webui
+from contract.errors import KitError, one_line
+from contract.redact import add_secret
+from kit import input_checks, rundir, signals, webui
+from kit.disk import DiskGuard
 from kit.finish import print_report_and_summary, write_locust_csvs
 from kit.judge import LiveJudge
+from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
+from kit.settings import KitSettings, options_of, read_settings, refresh
 from kit.startup import (
-    KitInputError,
-    apply_gateway_preset,
-    check_config,
-    fail_input,
+    choose_agents,
+    fail,
     initial_meta,
-    profile_name,
     resolve_target,
     start_side_sampler,
 )
-from lifecycle.target import (
-    Target,
-    TargetError,
-    stop_target,
-)
+from lifecycle.target import Target, stop_target
 from sampler.launch import stop_sampler
 from scenarios import registry
 from scenarios.breakpoint import stop_point as breakpoint_stop_point
 from scenarios.evaluator import exit_code as exit_code_of
+from scenarios.profile import Profile
 
 log = logging.getLogger("loadkit")
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown Locust's
 WATCH_EVERY_S = 0.5
 JUDGE_EVERY_S = 1.0
-TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (FIELD-NOTES)
 LOCUST_HISTORY_KEEP = 3600  # entries, one a second
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -67,6 +67,7 @@ class StopRequest:
 @dataclass
 class KitRun:
     environment: Environment
+    settings: KitSettings
     run_dir: Path
     meta: dict
     target: Target
@@ -74,16 +75,27 @@ class KitRun:
     sampler: subprocess.Popen | None = None
     stop: StopRequest | None = None
     phases: list[dict] = field(default_factory=list)
-    profile: object | None = None  # a scenarios Profile, built at the first tick from the (UI) options
+    profile: Profile | None = None  # built at the first tick from the (UI) options
     closing: bool = False  # set at quitting: from then on a stopped sampler or target is expected
     pacing: OpenModelPacing | RoundsPacing | None = None
     judge: LiveJudge | None = None
-    users_csv: CsvAppender | None = None
+    users_csv: CsvAppender = field(init=False)  # these three are set in setup(), right after
     driver_class: type | None = None
+    disk: DiskGuard = field(init=False)
+    liveness: Liveness = field(init=False)
 
     # ---- life cycle -------------------------------------------------------------------------------
     def save(self) -> None:
-        rundir.write_run_json(self.run_dir, self.meta)
+        self.guarded(rundir.write_run_json, self.run_dir, self.meta)
+
+    def guarded(self, write, *args) -> None:
+        """A write into the run directory; a failure (disk full) stops the run with DISK_ERROR."""
+        try:
+            write(*args)
+        except RunFileError as exc:
+            self.disk.failed(exc)
+        except OSError as exc:  # Locust's CSVs, written with open()
+            self.disk.failed(RunFileError(Path(exc.filename or self.run_dir), exc))
 
     def on_test_start(self) -> None:
         self.meta.setdefault("start_ts", time.time())
@@ -110,8 +122,8 @@ class KitRun:
         if code is not None:
             self.meta["target"]["exit_code"] = code
         self.recorder.close()
-        self.users_csv.close()
-        write_locust_csvs(self.environment, self.run_dir)
+        self.guarded(self.users_csv.close)
+        self.guarded(write_locust_csvs, self.environment, self.run_dir)
         self.record_outcome(time.time())
         self.environment.process_exit_code = self.exit_code()
 
@@ -124,7 +136,7 @@ class KitRun:
             return exit_codes.THRESHOLD_FAILED
         runner = self.environment.runner
         if runner and (runner.errors or runner.exceptions):
-            return self.environment.parsed_options.exit_code_on_error
+            return options_of(self.environment).exit_code_on_error
         if self.meta.get("validity", {}).get("valid") is False:
             return exit_codes.INVALID_RUN
         return exit_codes.OK
@@ -135,6 +147,7 @@ class KitRun:
         self.meta["stop_reason"] = self.stop.reason if self.stop else "profile complete"
         self.meta["exit_code"] = exit_code
         self.save()
+        self.disk.release()  # the report may use the reserved space; the run needs it no more
         print_report_and_summary(self.run_dir)
 
     # ---- the load shape --------------------------------------------------------------------------
@@ -142,9 +155,14 @@ class KitRun:
         """KitShape.tick(): the profile's target now, or None once the run should end."""
         if self.stop is not None:
             return None
-        if self.profile is None:
-            self.start_profile()
-        tick = self.profile.tick(elapsed_s)
+        profile = self.profile
+        if profile is None:
+            try:
+                profile = self.start_profile()
+            except KitError as exc:  # a bad value in the web UI form: refuse this start, keep the UI
+                log.error("loadkit: error: %s", one_line(exc))
+                return None
+        tick = profile.tick(elapsed_s)
         if tick is None:
             return None
         now = time.time()
@@ -152,12 +170,12 @@ class KitRun:
         self.users_csv.write(
             {
                 "ts": now,
-                "users": self.environment.runner.user_count,
+                "users": self.user_count(),
                 "target_users": tick.users,
                 "phase": tick.phase,
             }
         )
-        self.users_csv.flush()
+        self.guarded(self.users_csv.flush)
         if isinstance(self.pacing, RoundsPacing):
             task_agents = [c for c in self.environment.user_classes if getattr(c, "task_agent", False)]
             return (*tick.as_locust(), task_agents or None)
@@ -167,37 +185,40 @@ class KitRun:
             return (*tick.as_locust(), [self.driver_class])
         return tick.as_locust()
 
-    def start_profile(self) -> None:
-        """Build the profile and thresholds from the options as they are at start (the web UI form may
-        have changed them), and the pacing and live judge they need."""
-        options = self.environment.parsed_options
+    def user_count(self) -> int:
+        return self.environment.runner.user_count if self.environment.runner else 0
+
+    def start_profile(self) -> Profile:
+        """Build the profile from the settings as they are at start (the web UI form may have changed
+        the options: converted again here), and the pacing and live judge it needs."""
+        if self.environment.web_ui is not None:
+            self.settings = refresh(self.settings, options_of(self.environment))
+            set_agent_settings(self.environment, self.settings.agent)
         now = time.time()
-        self.profile = registry.build_profile(profile_name(options), options)
-        self.driver_class = presets.resolve_class(self.profile.driver) if self.profile.driver else None
-        if hasattr(self.profile, "pacer"):
-            self.pacing = OpenModelPacing(self.profile.pacer(now))
-        elif hasattr(self.profile, "plan"):
-            self.pacing = RoundsPacing(self.profile.plan)
+        self.profile = profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
+        self.driver_class = presets.resolve_class(profile.driver) if profile.driver else None
+        self.pacing = pacing_for(profile.paced_by(now))
         set_pacing(self.environment, self.pacing)
         dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
-        self.judge = LiveJudge(
-            registry.build_thresholds(options), now, self.run_dir / schema.SAMPLES_CSV, dropped
+        self.judge = judge = LiveJudge(
+            list(self.settings.thresholds), now, self.run_dir / schema.SAMPLES_CSV, dropped
         )
-        self.recorder.listeners.append(self.judge.on_row)
+        self.recorder.listeners.append(judge.on_row)
         self.meta["profile"] = {
-            "name": self.profile.name,
-            "params": _params(self.profile.params),
+            "name": profile.name,
+            "params": _params(profile.params),
             "phases": self.phases,
         }
         self.save()
-        gevent.spawn(self.judge_forever)
+        gevent.spawn(self.judge_forever, judge)
+        return profile
 
-    def judge_forever(self) -> None:
+    def judge_forever(self, judge: LiveJudge) -> None:
         while not self.closing:
             gevent.sleep(JUDGE_EVERY_S)
             bound_locust_history(self.environment)
             now = time.time()
-            due = [r for r in self.judge.judge(now) if r.abort_due]
+            due = [r for r in judge.judge(now) if r.abort_due]
             if due and self.stop is None:
                 self.note_breakpoint(due[0], now)
                 self.request_stop(
@@ -205,11 +226,9 @@ class KitRun:
                 )
 
     def note_breakpoint(self, result, now: float) -> None:
-        if self.profile.name == "breakpoint":
+        if self.profile is not None and self.profile.name == "breakpoint":
             elapsed = now - self.meta.get("start_ts", now)
-            point = breakpoint_stop_point(
-                self.profile, elapsed, now, result.expr, self.environment.runner.user_count
-            )
+            point = breakpoint_stop_point(self.profile, elapsed, now, result.expr, self.user_count())
             self.meta["breakpoint"] = dataclasses.asdict(point)
 
     def record_outcome(self, now: float) -> None:
@@ -217,7 +236,7 @@ class KitRun:
         if self.judge is None:
             return
         self.judge.judge(now)
-        self.meta["thresholds"] = [r.as_json() for r in self.judge.results]
+        self.meta["thresholds"] = self.judge.as_json()
         self.meta["validity"] = self.judge.validity()
         if isinstance(self.pacing, RoundsPacing):
             self.pacing.plan.stop(now)
@@ -267,10 +286,41 @@ class KitRun:
                         "target exited mid-run (seen by the sampler)", exit_codes.TARGET_DIED, now=True
                     )
                 else:
-                    log.warning(
-                        "loadkit: sampler stopped (%s); the run goes on without it", event or "no reason"
-                    )
-                    self.sampler = None
+                    if self.sampler.returncode == exit_codes.DISK_ERROR:
+                        self.save()  # on a full disk this fails too: the kit's own line names the cause
+                        samples = self.run_dir / schema.SAMPLES_CSV
+                        self.disk.failed(f"cannot write {samples}: the sampler's write failed", said=True)
+                    self.note_sampler_stopped()
+
+    def on_disk_error(self, why: str) -> None:
+        """Stop at once; Locust's own HTML report (about 1 MB) is skipped: it would not fit and its
+        failure would cost the quitting hooks that write run.json and the report."""
+        options_of(self.environment).html_file = None
+        self.meta["locust_html"] = "not written: the run directory could not be written"
+        self.request_stop(f"disk error: {why}", exit_codes.DISK_ERROR, now=True)
+
+    def note_sampler_stopped(self) -> None:
+        """The side sampler died mid-run: the run goes on, and says where its samples stop."""
+        stopped = sampler_stop(
+            self.run_dir / schema.SAMPLES_CSV,
+            self.sampler.returncode if self.sampler else None,
+            self.meta.get("start_ts"),
+        )
+        note = f"sampler stopped after {stopped['stopped_at_s']} s ({stopped['stopped_reason']})"
+        log.warning("loadkit: %s; the run goes on without it", note)
+        self.meta["sampler"].update(stopped)
+        if self.judge is not None:
+            self.judge.samples_stopped(note)
+        self.sampler = None
+        self.save()
+
+    def watch_liveness(self) -> None:
+        """End the run when the target is gone or has not answered its health check for a while."""
+        while self.stop is None and not self.closing:
+            gevent.sleep(CHECK_EVERY_S)
+            reason = self.liveness.dead(time.monotonic())
+            if reason and not self.closing:
+                self.request_stop(f"target died mid-run: {reason}", exit_codes.TARGET_DIED, now=True)
 
 
 def bound_locust_history(environment: Environment) -> None:
@@ -290,51 +340,91 @@ def all_runs() -> list[KitRun]:
 
 
 def _params(params) -> dict:
-    return dataclasses.asdict(params) if dataclasses.is_dataclass(params) else dict(params or {})
+    if dataclasses.is_dataclass(params) and not isinstance(params, type):
+        return dataclasses.asdict(params)
+    return dict(params or {})
 
 
 def setup(environment: Environment) -> KitRun | None:
-    """Locust `init`: on a worker only a row buffer; on master/local the whole run. Bad input exits 2."""
-    options = environment.parsed_options
-    apply_gateway_preset(environment, options)
+    """Locust `init`: settings converted once; on a worker only those and a row buffer; on master/local
+    the whole run. Any KitError before load exits with its code and one line, leaving nothing behind."""
+    options = options_of(environment)
+    try:
+        settings = read_settings(options, options.run_id or rundir.new_run_id())
+        choose_agents(environment, settings)
+    except KitError as exc:
+        fail(exc)
+    set_agent_settings(environment, settings.agent)
+    add_secret(os.environ.get(settings.agent.api_key_env or ""))  # masked in every row, line and report
     if isinstance(environment.runner, WorkerRunner):
         Recorder(environment, None)
         return None
-    if options.headless:  # decide now: Locust fills in -u/-r defaults before the first tick
-        options.load_profile = profile_name(options)
-    check_config(options)
-    options.run_id = options.run_id or rundir.new_run_id()
-    run_dir = rundir.create_run_dir(options.run_dir, options.run_id)
-    options.run_dir = str(run_dir)
+    if ignored := registry.ignored_options(settings.profile_name, settings.profile):
+        log.warning("loadkit: %s ignored by --load-profile %s", ", ".join(ignored), settings.profile_name)
+    try:
+        input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
+        target = resolve_target(settings)
+    except KitError as exc:
+        fail(exc)
+    run_dir = rundir.create_run_dir(settings.run_dir)  # only now: bad input leaves nothing behind
+    options.run_id, options.run_dir = settings.run_id, str(run_dir)  # Locust's own view (web UI, workers)
     if not options.html_file:
         options.html_file = str(run_dir / schema.LOCUST_HTML)
-    try:
-        target = resolve_target(options)
-    except (TargetError, KitInputError) as exc:
-        fail_input(str(exc))
     environment.host = target.url
-    meta = initial_meta(options, target)
-    run = KitRun(environment, run_dir, meta, target, Recorder(environment, run_dir))
+    run = KitRun(
+        environment, settings, run_dir, initial_meta(settings, target), target, Recorder(environment, run_dir)
+    )
+    run.disk = DiskGuard(run_dir, run.on_disk_error)
+    run.recorder.on_write_error = run.disk.failed
     run.users_csv = CsvAppender(run_dir / schema.USERS_CSV, schema.USER_COLUMNS)
     _RUNS[environment] = run
     set_run_link(
         environment,
         RunLink(
-            target.pid, target.started_by_kit, lambda reason, code: run.request_stop(reason, code, now=True)
+            target.pid,
+            target.started_by_kit,
+            lambda reason, code: run.request_stop(reason, code, now=True),
+            stopping=lambda: run.stop is not None,
+            target_dead=lambda: run.stop is not None and run.stop.exit_code == exit_codes.TARGET_DIED,
         ),
     )
     try:
-        run.sampler = start_side_sampler(options, target, run_dir)
-    except KitInputError as exc:
+        run.sampler = start_side_sampler(settings, target)
+    except KitError as exc:
         stop_target(target)
-        fail_input(str(exc))
-    meta["sampler"] = {
-        "interval_s": options.sample_interval,
+        fail(exc)
+    run.meta["sampler"] = {
+        "interval_s": settings.target.sample_interval,
         "pid": run.sampler.pid if run.sampler else None,
         "argv": run.sampler.args if run.sampler else None,
     }
     run.save()
     if environment.web_ui is not None:
         webui.install(environment.web_ui, run_dir / schema.SAMPLES_CSV)
+        webui.warn_if_exposed(options.web_host)
+    run.liveness = liveness_of(settings, target)
     gevent.spawn(run.watch)
+    gevent.spawn(run.watch_liveness)
+    if options.headless:
+        signals.install(run)
     return run
+
+
+def liveness_of(settings: KitSettings, target: Target) -> Liveness:
+    """The target's pids (the kit's own and those named with --target-pid) and the health endpoint of
+    any target with a URL."""
+    pids = ([target.pid] if target.pid else []) + list(settings.agent.target_pid)
+    health_path = settings.target.health_path
+    health = f"{target.url}{health_path}" if target.url else None
+    return Liveness(pids, health, settings.target.liveness_timeout, any_answer=not health_path)
+
+
+def on_worker_test_start(environment: Environment) -> None:
+    """A worker's test starts with the master's options (Locust sends them): its agents' settings again."""
+    if run_of(environment) is None and isinstance(environment.runner, WorkerRunner):
+        options = options_of(environment)
+        try:
+            settings = read_settings(options, options.run_id or "no-run-id")
+        except KitError as exc:
+            fail(exc)
+        set_agent_settings(environment, settings.agent)

@@ -21,7 +21,7 @@ from sampler.procfs import ProcStatReader
 from sampler.queue_probe import QueueProbe
 from sampler.rows import Tick, to_row
 from sampler.selection import CgroupSelector, PatternSelector, TreeSelector
-from sampler.targets import Target
+from sampler.targets import Selector, Target
 
 TARGET_EXITED = "target_exited"
 LOADGEN_EXITED = "loadgen_exited"
@@ -140,7 +140,7 @@ def _target_selectors(opts: SamplerOptions, loadgen: set[int]) -> list:
 
 
 def _sidecar_target(opts: SamplerOptions, loadgen: set[int], clock: Callable[[], float]) -> Target | None:
-    selectors = [TreeSelector(p) for p in opts.sidecar_pids]
+    selectors: list[Selector] = [TreeSelector(p) for p in opts.sidecar_pids]
     selectors += [PatternSelector(m, exclude=loadgen) for m in opts.sidecar_matches]
     return Target(selectors, opts.tree_refresh_s, clock=clock) if selectors else None
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 import argparse
 import re
 from dataclasses import dataclass, field
+from typing import NoReturn
 from urllib.parse import urlsplit
+
+from contract.errors import InputError
 
 MIN_INTERVAL_S = 0.05  # 20 Hz; 10 Hz is the rate promised
 
 
-class UsageError(ValueError):
+class UsageError(InputError):
     """A bad option value; its message is the one line printed before exit 2."""
 
 
@@ -68,7 +71,7 @@ _SINGLE = {
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, not argparse's usage block
+    def error(self, message: str) -> NoReturn:  # one line, not argparse's usage block
         raise UsageError(message)
 
 
