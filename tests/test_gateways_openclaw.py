@@ -43,7 +43,7 @@ def openclaw(tmp_path_factory):
 
 def kit_run(openclaw, run_dir: Path, run_id: str, *args: str):
     common = ["--gateway", "openclaw", "--host", openclaw.url, "--api-key-env", TOKEN_ENV]
-    common += ["--target-pid", str(openclaw.pid), "--run-id", run_id, "--csv", str(run_dir / "locust")]
+    common += ["--target-pid", str(openclaw.pid), "--run-id", run_id]
     # sessions.delete takes ~10-20 s on this busy machine: room for every agent's cleanup at stop
     common += ["--stop-timeout", "120"]
     return run_locust(run_dir, *common, *args, timeout=600)
