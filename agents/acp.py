@@ -13,9 +13,10 @@ import os
 import shlex
 import subprocess
 import time
+from typing import IO
 
 import gevent
-from locust import between, task
+from locust import between, tag, task
 from locust.exception import StopUser
 
 from agents.base import KitAgent, one_line, paced
@@ -55,7 +56,7 @@ class AcpProcess:
         request_id = next(self.next_id)
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         while True:
-            line = self.popen.stdout.readline()
+            line = self.pipes()[1].readline()
             if not line:
                 raise AcpError(f"agent process closed its output (exit code {self.popen.poll()})")
             message = json.loads(line)
@@ -69,8 +70,15 @@ class AcpProcess:
                 self.send(refusal(message))
 
     def send(self, message: dict) -> None:
-        self.popen.stdin.write((json.dumps(message) + "\n").encode())
-        self.popen.stdin.flush()
+        stdin = self.pipes()[0]
+        stdin.write((json.dumps(message) + "\n").encode())
+        stdin.flush()
+
+    def pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        """The agent process's stdin and stdout; AcpError when they are gone."""
+        if self.popen.stdin is None or self.popen.stdout is None:
+            raise AcpError("the agent process is not running")
+        return self.popen.stdin, self.popen.stdout
 
     def stop(self) -> None:
         stop_target(Target(url="", pid=self.popen.pid, popen=self.popen), timeout_s=3.0)
@@ -165,10 +173,11 @@ class AcpAgent(KitAgent):
     def pid(self) -> int | None:
         return self.process.pid if self.process is not None else None
 
+    @tag("acp")
     @task
     @paced
     def prompt(self) -> None:
-        if self.session_id:
+        if self.session_id and self.process is not None:
             acp_call(
                 self,
                 self.process,

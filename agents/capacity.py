@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import gevent
 from locust import constant, task
@@ -261,6 +262,7 @@ class SerialDriver(KitAgent):
                 "procs": reading.procs,
                 "sidecar_rss_bytes": reading.sidecar_rss_bytes,
             }
+        assert self.log is not None  # made at on_start, before any step
         self.log.write(
             {
                 "ts": time.time(),
@@ -275,13 +277,21 @@ class SerialDriver(KitAgent):
         )
         self.log.flush()
 
+    def session_client(self) -> RestSessionClient | AcpSessionClient:
+        assert self.sessions is not None  # made at on_start, or the user stopped there
+        return self.sessions
+
+    def read_memory(self, with_pss: bool = True) -> MemoryReading:
+        assert self.probe is not None  # made at on_start, or the user stopped there
+        return self.probe.read(with_pss)
+
     def judged_bytes(self, reading: MemoryReading) -> int | None:
         return reading.pss_bytes if self.metric == "pss" else reading.rss_bytes
 
     def create_session(self, n: int) -> tuple[str | None, float | None, str | None]:
         """Open one idle session tagged with the run id: (id, ready ms, error). A session that has an id
         but did not become ready is still ours to close."""
-        opened = self.sessions.open(n)
+        opened = self.session_client().open(n)
         if opened.session_id is not None:
             self.open_sessions[opened.session_id] = n
         ok = opened.error is None
@@ -300,7 +310,7 @@ class SerialDriver(KitAgent):
 
     def close_session(self, session_id: str) -> bool:
         self.open_sessions.pop(session_id, None)
-        return close_and_record(self, self.sessions, session_id)
+        return close_and_record(self, self.session_client(), session_id)
 
     def close_all(self) -> None:
         """Close every session this run opened and has not closed (--no-cleanup keeps them)."""
@@ -323,7 +333,7 @@ class SerialDriver(KitAgent):
         self.write("stop", None, detail=STOP_INTERRUPTED)
         self.close_all()
 
-    def finish(self, code: str, message: str, exit_code: int | None, request: bool = True) -> None:
+    def finish(self, code: str, message: str, exit_code: int | None, request: bool = True) -> NoReturn:
         self.write("stop", None, detail=code)
         if code != STOP_INTERRUPTED:
             log.warning("loadkit: %s: %s", self.profile_name, message)
@@ -370,13 +380,13 @@ class CapacityAgent(SerialDriver):
             raise
 
     def ramp(self) -> None:
-        self.write("baseline", self.probe.read(), n=0)
+        self.write("baseline", self.read_memory(), n=0)
         n, seen = 0, set()
         while True:
             self.check_stopping(n)
             n += 1
             session_id, ready_ms, error = self.create_session(n)
-            reading = self.probe.read()
+            reading = self.read_memory()
             if session_id is None:
                 self.write("failed", reading, n=n, detail=error)
                 self.finish(STOP_FAILURE, f"agent {n} failed to start: {error}", None)
@@ -423,26 +433,26 @@ class ChurnAgent(SerialDriver):
 
     def cycles(self) -> None:
         cycles, batch = self.settings.churn.churn_cycles, self.settings.churn.churn_batch
-        self.write("baseline", self.probe.read(), n=0)
+        self.write("baseline", self.read_memory(), n=0)
         closed = 0
         for cycle in range(1, cycles + 1):
             sessions = self.open_batch(cycle, batch)
-            self.write("opened", self.probe.read(), n=len(sessions), closed=closed)
+            self.write("opened", self.read_memory(), n=len(sessions), closed=closed)
             closed += sum(self.close_session(s) for s in sessions)
-            reading = self.probe.read()
+            reading = self.read_memory()
             self.write("closed", reading, n=0, closed=closed)
             if not reading.alive:
                 self.finish(STOP_TARGET_DIED, f"target gone in cycle {cycle}", exit_codes.TARGET_DIED)
         self.finish(STOP_CHURN_DONE, f"{cycles} cycles of {batch} sessions done", None)
 
     def open_batch(self, cycle: int, batch: int) -> list[str]:
-        sessions = []
+        sessions: list[str] = []
         for i in range(batch):
             self.check_stopping(len(self.open_sessions))
             session_id, _, error = self.create_session((cycle - 1) * batch + i + 1)
             if session_id is None:
                 self.write("failed", None, n=len(sessions), detail=error)
                 self.finish(STOP_FAILURE, f"session failed to open in cycle {cycle}: {error}", None)
-            self.sessions.prompt(session_id)
+            self.session_client().prompt(session_id)
             sessions.append(session_id)
         return sessions

@@ -11,13 +11,14 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
-from agents.acp import AcpProcess, acp_call, initialize_acp, open_acp_session, prompt_params
+from agents.acp import AcpError, AcpProcess, acp_call, initialize_acp, open_acp_session, prompt_params
 from agents.base import KitAgent, auth_headers, one_line, shared_tls_context
 from agents.openai_chat import DEFAULT_PROMPT
-from agents.spec import RequestTemplate, SessionSteps, json_path, render
+from agents.spec import ReadyCheck, RequestTemplate, SessionSteps, json_path, render
 from contract.records import AgentRecord
 
 READY_POLL_S = 0.01  # between polls of a session's readiness: short, the start-up time is measured
@@ -71,21 +72,21 @@ class RestSessionClient:
         started = time.perf_counter()
         first, *then = self.steps.create
         reply, error = self.send(first, None, n)
-        session_id = json_path(reply, first.id_path) if reply is not None else None
+        id_path = first.id_path or "id"  # parse_capacity requires it
+        session_id = json_path(reply, id_path) if reply is not None else None
         if session_id is None:
-            return Opened(None, None, error or f"no session id at {first.id_path!r} in the reply")
+            return Opened(None, None, error or f"no session id at {id_path!r} in the reply")
         session_id = str(session_id)
         for step in then:
             reply, error = self.send(step, session_id, n)
             if reply is None:
                 return Opened(session_id, None, error)
-        error = self.wait_ready(session_id, n) if self.steps.ready else None
+        error = self.wait_ready(self.steps.ready, session_id, n) if self.steps.ready else None
         ready_ms = (time.perf_counter() - started) * 1000.0
         return Opened(session_id, None if error else ready_ms, error)
 
-    def wait_ready(self, session_id: str, n: int) -> str | None:
+    def wait_ready(self, check: ReadyCheck, session_id: str, n: int) -> str | None:
         """Poll until the session's status is a ready value; the error when it failed or timed out."""
-        check = self.steps.ready
         deadline = time.monotonic() + self.agent.settings.request_timeout
         while time.monotonic() < deadline:
             reply, error = self.send(check.request, session_id, n)
@@ -115,7 +116,7 @@ class RestSessionClient:
     ) -> tuple[dict | None, str | None]:
         """One templated request: (reply, None) or (None, error)."""
         values = self.values(session_id, n)
-        kwargs = {"headers": render(template.headers, values)} if template.headers else {}
+        kwargs: dict[str, Any] = {"headers": render(template.headers, values)} if template.headers else {}
         if template.body is not None:
             kwargs["json"] = render(template.body, values)
         body, record = self.agent.json_call(
@@ -147,7 +148,7 @@ class RestSessionClient:
             "id": session_id or "",
             "n": str(n),
             "uuid": uuid.uuid4().hex,
-            "assistant_id": agent.settings.assistant_id,
+            "assistant_id": agent.settings.assistant_id or "agent",
             "a2a_path": agent.settings.a2a_path,
         }
 
@@ -174,9 +175,17 @@ class AcpSessionClient:
         shared = {self.shared.pid} if self.shared is not None else set()
         return shared | {process.pid for process in self.processes.values()}
 
+    def process_for(self, session_id: str | None) -> AcpProcess:
+        """The session's own process, the shared one, or (opening, per process) a new one."""
+        if self.per_process:
+            return self.processes[session_id] if session_id else AcpProcess(self.command)
+        if self.shared is None:
+            raise AcpError("the shared agent process is not running")
+        return self.shared
+
     def open(self, n: int) -> Opened:
         started = time.perf_counter()
-        process = AcpProcess(self.command) if self.per_process else self.shared
+        process = self.process_for(None)
         session_id = open_acp_session(self.agent, process, initialize=self.per_process)
         if session_id is None:
             if self.per_process:
@@ -187,8 +196,7 @@ class AcpSessionClient:
         return Opened(session_id, (time.perf_counter() - started) * 1000.0, None)
 
     def prompt(self, session_id: str) -> bool:
-        process = self.processes.get(session_id) or self.shared
-        params = prompt_params(self.agent, session_id)
+        process, params = self.process_for(session_id), prompt_params(self.agent, session_id)
         return acp_call(self.agent, process, "acp.prompt", "session/prompt", params, session_id) is not None
 
     def close(self, session_id: str) -> str | None:
@@ -197,11 +205,12 @@ class AcpSessionClient:
             if process is not None:
                 process.stop()
             return None
-        if "close" not in ((self.shared.agent_capabilities.get("sessionCapabilities")) or {}):
+        shared = self.process_for(session_id)
+        if "close" not in (shared.agent_capabilities.get("sessionCapabilities") or {}):
             return "the agent does not advertise session/close: the session ends with its process"
         reply = acp_call(
             self.agent,
-            self.shared,
+            shared,
             "acp.session_close",
             "session/close",
             {"sessionId": session_id},

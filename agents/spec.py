@@ -15,6 +15,7 @@ import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from locust import constant, task
 from locust.exception import StopUser
@@ -22,6 +23,7 @@ from locust.exception import StopUser
 from agents.base import KitAgent, paced
 from contract.errors import InputError
 from contract.records import TaskRecord
+from contract.textfile import read_text
 
 STEPS = ("create", "prompt", "poll", "close")
 KIT_STATUSES = ("done", "failed", "cancelled")
@@ -125,9 +127,7 @@ def render(template: object, values: dict[str, str]) -> object:
 def load_spec(path: str) -> Spec:
     """Read and validate a spec file (cached: every simulated agent shares one parse)."""
     try:
-        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SpecError(f"spec {path}: cannot read ({exc.strerror or exc})") from exc
+        doc = tomllib.loads(read_text(path, SpecError, "spec"))
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"spec {path}: not valid TOML ({exc})") from exc
     return parse_spec(doc, path)
@@ -287,10 +287,13 @@ class SpecAgent(KitAgent):
         self.run_task(round_no=self.round)
 
     def run_task(self, round_no: int | None) -> TaskRecord | None:
+        if self.spec.create is None:  # a capacity-only spec: refused at on_start
+            return None
         submitted = time.time()
         reply = self.send(self.spec.create, None)
-        thing_id = json_path(reply, self.spec.create.id_path) if reply is not None else None
-        if thing_id is None:
+        id_path = self.spec.create.id_path
+        thing_id = json_path(reply, id_path) if reply is not None and id_path else None
+        if reply is None or thing_id is None:
             return None
         thing_id = str(thing_id)
         self.created.append(thing_id)
@@ -308,6 +311,8 @@ class SpecAgent(KitAgent):
         return row
 
     def poll_once(self, row: TaskRecord) -> None:
+        if self.spec.poll is None:
+            return
         reply = self.send(self.spec.poll, row.task_id)
         if reply is not None:
             apply_reply(row, self.spec, reply)
@@ -321,7 +326,7 @@ class SpecAgent(KitAgent):
             "model": self.settings.model,
             "id": thing_id or "",
         }
-        kwargs = {"headers": render(template.headers, values)} if template.headers else {}
+        kwargs: dict[str, Any] = {"headers": render(template.headers, values)} if template.headers else {}
         if template.body is not None:
             kwargs["json"] = render(template.body, values)
         path = str(render(template.path, values))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.capacity import capacity_points, capacity_result, churn_result, shared_pages_warning
-from analysis.cost import cost_by_model, price_rows, usage_rows
+from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
 from analysis.model import RunData
 from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.stats import describe
@@ -64,10 +64,11 @@ def _total(frame: pd.DataFrame, col: str) -> str:
 
 
 def _threshold_rows(meta: dict) -> list[tuple[str, object]]:
-    rows = []
+    rows: list[tuple[str, object]] = []
     for th in meta.get("thresholds") or []:
         if isinstance(th, dict) and "expr" in th:
-            state = {True: "passed", False: "FAILED"}.get(th.get("passed"), "not judged")
+            passed = th.get("passed")
+            state = "passed" if passed is True else "FAILED" if passed is False else "not judged"
             rows.append((f"threshold {th['expr']}", f"{state} (value {th.get('value', '?')})"))
     return rows
 
@@ -116,7 +117,7 @@ def record_gaps(run: RunData) -> list[str]:
 
 
 def _cost_lines(run: RunData) -> list[str]:
-    """LLM dollars as billed and at list price, at the run's price table; n/a rather than a guess."""
+    """LLM dollars at the run's price table, else as the gateway reported them; n/a rather than a guess."""
     rows, source = usage_rows(run)
     if source == "none":
         return []
@@ -125,15 +126,8 @@ def _cost_lines(run: RunData) -> list[str]:
         table = load_prices(settings.get("prices") or DEFAULT_PRICES_PATH)
     except PriceTableError as exc:
         return [f"LLM cost: n/a ({exc})"]
-    total = cost_by_model(price_rows(rows, table)[0]).loc["total"]
-    return [
-        f"LLM cost: ${_usd(total['usd_billed'])} as billed, ${_usd(total['usd_list'])} at list price "
-        f"over {int(total['calls'])} calls (usage from {source}; prices {Path(table.origin).name})"
-    ]
-
-
-def _usd(value) -> str:
-    return "n/a" if pd.isna(value) else f"{value:,.6f}"
+    line = describe_total(dollar_total(price_rows(rows, table)[0]))
+    return [f"{line} (usage from {source}; prices {Path(table.origin).name})"]
 
 
 def _capacity_lines(run: RunData) -> list[str]:
@@ -149,7 +143,7 @@ def _capacity_lines(run: RunData) -> list[str]:
         figure = f"retained {retained:,.3f} MiB per closed session{detail}, " if retained is not None else ""
         return [f"churn: {churn.verdict}; {figure}{churn.sessions_closed} sessions closed"]
     r = capacity_result(frame)
-    fit = (
+    marginal = (
         f"{r.fit.slope:.3f} MiB/agent (R² {r.fit.r2:.4f}, last {r.fit.points} points)" if r.fit else "no fit"
     )
     n_max = f"N_max {r.n_max} (N_stop {r.n_stop})" if r.n_max is not None else "N_max not published"
@@ -165,7 +159,7 @@ def _capacity_lines(run: RunData) -> list[str]:
         else "start-up: no agent was ready"
     )
     lines = [
-        f"capacity ({r.metric}, budget {r.budget_mib:,.1f} MiB): {n_max}, marginal {fit}",
+        f"capacity ({r.metric}, budget {r.budget_mib:,.1f} MiB): {n_max}, marginal {marginal}",
         f"{first}; {startup}; stop: {r.stop_reason}",
     ]
     warning = shared_pages_warning(r)

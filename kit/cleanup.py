@@ -91,7 +91,6 @@ def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, Rest
     set_agent_settings(environment, settings)
     recorder = Recorder(environment, run_dir)
     closer = Closer(environment)
-    closer.http = session_http_client(closer, CONNECTION_FRESH)
     return closer, RestSessionClient(closer, protocol), recorder
 
 
@@ -102,10 +101,11 @@ def clean(run_dir: Path, args: Namespace) -> tuple[int, int]:
     if not ids:
         return 0, 0
     closer, client, recorder = closer_for(run_dir, meta, args)
+    http = closer.http = session_http_client(closer, CONNECTION_FRESH)
     try:
         closed = sum(close_and_record(closer, client, sid) for sid in ids)
     finally:
-        closer.http.close()
+        http.close()
         recorder.close()
     return closed, len(ids) - closed
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import subprocess
 import time
 import weakref
@@ -28,12 +29,13 @@ from contract import exit_codes, schema
 from contract.csv_append import CsvAppender, RunFileError
 from contract.csv_tail import last_sample_event
 from contract.errors import KitError, one_line
-from kit import rundir, signals, webui
+from contract.redact import add_secret
+from kit import input_checks, rundir, signals, webui
 from kit.disk import DiskGuard
 from kit.finish import print_report_and_summary, write_locust_csvs
 from kit.judge import LiveJudge
 from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
-from kit.settings import KitSettings, read_settings, refresh
+from kit.settings import KitSettings, options_of, read_settings, refresh
 from kit.startup import (
     choose_agents,
     fail,
@@ -77,10 +79,10 @@ class KitRun:
     closing: bool = False  # set at quitting: from then on a stopped sampler or target is expected
     pacing: OpenModelPacing | RoundsPacing | None = None
     judge: LiveJudge | None = None
-    users_csv: CsvAppender | None = None
+    users_csv: CsvAppender = field(init=False)  # these three are set in setup(), right after
     driver_class: type | None = None
-    disk: DiskGuard | None = None
-    liveness: Liveness | None = None
+    disk: DiskGuard = field(init=False)
+    liveness: Liveness = field(init=False)
 
     # ---- life cycle -------------------------------------------------------------------------------
     def save(self) -> None:
@@ -134,7 +136,7 @@ class KitRun:
             return exit_codes.THRESHOLD_FAILED
         runner = self.environment.runner
         if runner and (runner.errors or runner.exceptions):
-            return self.environment.parsed_options.exit_code_on_error
+            return options_of(self.environment).exit_code_on_error
         if self.meta.get("validity", {}).get("valid") is False:
             return exit_codes.INVALID_RUN
         return exit_codes.OK
@@ -153,13 +155,14 @@ class KitRun:
         """KitShape.tick(): the profile's target now, or None once the run should end."""
         if self.stop is not None:
             return None
-        if self.profile is None:
+        profile = self.profile
+        if profile is None:
             try:
-                self.start_profile()
+                profile = self.start_profile()
             except KitError as exc:  # a bad value in the web UI form: refuse this start, keep the UI
                 log.error("loadkit: error: %s", one_line(exc))
                 return None
-        tick = self.profile.tick(elapsed_s)
+        tick = profile.tick(elapsed_s)
         if tick is None:
             return None
         now = time.time()
@@ -167,7 +170,7 @@ class KitRun:
         self.users_csv.write(
             {
                 "ts": now,
-                "users": self.environment.runner.user_count,
+                "users": self.user_count(),
                 "target_users": tick.users,
                 "phase": tick.phase,
             }
@@ -182,36 +185,40 @@ class KitRun:
             return (*tick.as_locust(), [self.driver_class])
         return tick.as_locust()
 
-    def start_profile(self) -> None:
+    def user_count(self) -> int:
+        return self.environment.runner.user_count if self.environment.runner else 0
+
+    def start_profile(self) -> Profile:
         """Build the profile from the settings as they are at start (the web UI form may have changed
         the options: converted again here), and the pacing and live judge it needs."""
         if self.environment.web_ui is not None:
-            self.settings = refresh(self.settings, self.environment.parsed_options)
+            self.settings = refresh(self.settings, options_of(self.environment))
             set_agent_settings(self.environment, self.settings.agent)
         now = time.time()
-        self.profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
-        self.driver_class = presets.resolve_class(self.profile.driver) if self.profile.driver else None
-        self.pacing = pacing_for(self.profile.paced_by(now))
+        self.profile = profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
+        self.driver_class = presets.resolve_class(profile.driver) if profile.driver else None
+        self.pacing = pacing_for(profile.paced_by(now))
         set_pacing(self.environment, self.pacing)
         dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
-        self.judge = LiveJudge(
+        self.judge = judge = LiveJudge(
             list(self.settings.thresholds), now, self.run_dir / schema.SAMPLES_CSV, dropped
         )
-        self.recorder.listeners.append(self.judge.on_row)
+        self.recorder.listeners.append(judge.on_row)
         self.meta["profile"] = {
-            "name": self.profile.name,
-            "params": _params(self.profile.params),
+            "name": profile.name,
+            "params": _params(profile.params),
             "phases": self.phases,
         }
         self.save()
-        gevent.spawn(self.judge_forever)
+        gevent.spawn(self.judge_forever, judge)
+        return profile
 
-    def judge_forever(self) -> None:
+    def judge_forever(self, judge: LiveJudge) -> None:
         while not self.closing:
             gevent.sleep(JUDGE_EVERY_S)
             bound_locust_history(self.environment)
             now = time.time()
-            due = [r for r in self.judge.judge(now) if r.abort_due]
+            due = [r for r in judge.judge(now) if r.abort_due]
             if due and self.stop is None:
                 self.note_breakpoint(due[0], now)
                 self.request_stop(
@@ -219,11 +226,9 @@ class KitRun:
                 )
 
     def note_breakpoint(self, result, now: float) -> None:
-        if self.profile.name == "breakpoint":
+        if self.profile is not None and self.profile.name == "breakpoint":
             elapsed = now - self.meta.get("start_ts", now)
-            point = breakpoint_stop_point(
-                self.profile, elapsed, now, result.expr, self.environment.runner.user_count
-            )
+            point = breakpoint_stop_point(self.profile, elapsed, now, result.expr, self.user_count())
             self.meta["breakpoint"] = dataclasses.asdict(point)
 
     def record_outcome(self, now: float) -> None:
@@ -290,14 +295,16 @@ class KitRun:
     def on_disk_error(self, why: str) -> None:
         """Stop at once; Locust's own HTML report (about 1 MB) is skipped: it would not fit and its
         failure would cost the quitting hooks that write run.json and the report."""
-        self.environment.parsed_options.html_file = None
+        options_of(self.environment).html_file = None
         self.meta["locust_html"] = "not written: the run directory could not be written"
         self.request_stop(f"disk error: {why}", exit_codes.DISK_ERROR, now=True)
 
     def note_sampler_stopped(self) -> None:
         """The side sampler died mid-run: the run goes on, and says where its samples stop."""
         stopped = sampler_stop(
-            self.run_dir / schema.SAMPLES_CSV, self.sampler.returncode, self.meta.get("start_ts")
+            self.run_dir / schema.SAMPLES_CSV,
+            self.sampler.returncode if self.sampler else None,
+            self.meta.get("start_ts"),
         )
         note = f"sampler stopped after {stopped['stopped_at_s']} s ({stopped['stopped_reason']})"
         log.warning("loadkit: %s; the run goes on without it", note)
@@ -333,27 +340,33 @@ def all_runs() -> list[KitRun]:
 
 
 def _params(params) -> dict:
-    return dataclasses.asdict(params) if dataclasses.is_dataclass(params) else dict(params or {})
+    if dataclasses.is_dataclass(params) and not isinstance(params, type):
+        return dataclasses.asdict(params)
+    return dict(params or {})
 
 
 def setup(environment: Environment) -> KitRun | None:
     """Locust `init`: settings converted once; on a worker only those and a row buffer; on master/local
     the whole run. Any KitError before load exits with its code and one line, leaving nothing behind."""
-    options = environment.parsed_options
+    options = options_of(environment)
     try:
         settings = read_settings(options, options.run_id or rundir.new_run_id())
         choose_agents(environment, settings)
     except KitError as exc:
         fail(exc)
     set_agent_settings(environment, settings.agent)
+    add_secret(os.environ.get(settings.agent.api_key_env or ""))  # masked in every row, line and report
     if isinstance(environment.runner, WorkerRunner):
         Recorder(environment, None)
         return None
+    if ignored := registry.ignored_options(settings.profile_name, settings.profile):
+        log.warning("loadkit: %s ignored by --load-profile %s", ", ".join(ignored), settings.profile_name)
     try:
+        input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
         target = resolve_target(settings)
     except KitError as exc:
         fail(exc)
-    run_dir = rundir.create_run_dir(settings.run_dir)
+    run_dir = rundir.create_run_dir(settings.run_dir)  # only now: bad input leaves nothing behind
     options.run_id, options.run_dir = settings.run_id, str(run_dir)  # Locust's own view (web UI, workers)
     if not options.html_file:
         options.html_file = str(run_dir / schema.LOCUST_HTML)
@@ -388,6 +401,7 @@ def setup(environment: Environment) -> KitRun | None:
     run.save()
     if environment.web_ui is not None:
         webui.install(environment.web_ui, run_dir / schema.SAMPLES_CSV)
+        webui.warn_if_exposed(options.web_host)
     run.liveness = liveness_of(settings, target)
     gevent.spawn(run.watch)
     gevent.spawn(run.watch_liveness)
@@ -408,7 +422,7 @@ def liveness_of(settings: KitSettings, target: Target) -> Liveness:
 def on_worker_test_start(environment: Environment) -> None:
     """A worker's test starts with the master's options (Locust sends them): its agents' settings again."""
     if run_of(environment) is None and isinstance(environment.runner, WorkerRunner):
-        options = environment.parsed_options
+        options = options_of(environment)
         try:
             settings = read_settings(options, options.run_id or "no-run-id")
         except KitError as exc:
