@@ -22,6 +22,7 @@ from analysis import capacity as cap
 from contract import exit_codes, schema
 from lifecycle.target import free_port, start_target, stop_target
 from tests.locust_runs import REPO, locust_command, run_locust, wait_for
+from tests.machine_noise import NoiseWindow
 
 SERVER = Path(__file__).parent / "gateways" / "rest_sessions.py"
 SPEC = REPO / "examples" / "specs" / "rest-sessions.toml"
@@ -89,10 +90,13 @@ def test_spec_capacity_reads_back_marginal_first_agent_and_n_max(rest_gateway, t
     assert "None" not in done.stdout and "not recorded MiB" not in done.stdout
 
 
+@pytest.mark.timing
 def test_two_write_gateway_start_up_is_the_servers_own_time(rest_gateway, tmp_path):
     """http.server writes headers and body apart: the default (fresh connection) figure matches the
-    server's own handling time within 5 ms; a keep-alive client meets the delayed-ACK stall."""
+    server's own handling time within 5 ms on a quiet machine (plus the measured scheduling delay); a
+    keep-alive client meets the delayed-ACK stall (~40 ms)."""
     figures = {}
+    noise = NoiseWindow()
     for mode in ("fresh", "keep-alive"):
         gateway = rest_gateway("--session-mib", "1", "--startup-ms", "45")
         run = tmp_path / mode
@@ -104,8 +108,10 @@ def test_two_write_gateway_start_up_is_the_servers_own_time(rest_gateway, tmp_pa
         ready = pd.read_csv(run / schema.CAPACITY_CSV)["ready_ms"].dropna()
         truth = statistics.median(server_stats(gateway)["create_ms"])
         figures[mode] = statistics.median(ready) - truth
-    assert abs(figures["fresh"]) <= 5.0, figures
-    assert figures["keep-alive"] >= 20.0, figures  # the test server really has the artefact
+    noise.close()
+    tolerance = noise.tolerance_ms(5.0)
+    assert abs(figures["fresh"]) <= tolerance, (figures, tolerance)
+    assert figures["keep-alive"] >= figures["fresh"] + 20.0, figures  # the server has the artefact
 
 
 def process_mode_run(rest_gateway, run_dir: Path, session_mib: str):
