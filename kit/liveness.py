@@ -42,7 +42,8 @@ class Liveness:
         if failure is None:
             self.failing_since = None
             return None
-        self.failing_since = self.failing_since or now
+        if self.failing_since is None:
+            self.failing_since = now
         self.last_failure = failure
         if now - self.failing_since >= self.timeout_s:
             stalled = f"{self.timeout_s:g} s ({failure}){self._frozen()}"
