@@ -125,7 +125,7 @@ def recorder_of(environment: Environment) -> Recorder | None:
     return _RECORDERS.get(environment)
 
 
-def record(environment: Environment, record: TaskRecord | AgentRecord) -> None:
+def record(environment: Environment, record: RequestRecord | TaskRecord | AgentRecord) -> None:
     """Lifecycle rows from agents; a no-op when the kit is not wired (agents used on their own)."""
     recorder = recorder_of(environment)
     if recorder is not None:
