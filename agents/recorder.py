@@ -40,12 +40,14 @@ class Recorder:
         self.listeners: list = []  # callables (file_name, row) told of every row written here
         _RECORDERS[environment] = self
         events = environment.events
-        events.request.add_listener(self._on_request)
+        self._hooks = [(events.request, self._on_request)]
         if isinstance(environment.runner, WorkerRunner) or run_dir is None:
-            events.report_to_master.add_listener(self._on_report_to_master)
+            self._hooks.append((events.report_to_master, self._on_report_to_master))
         else:
-            events.worker_report.add_listener(self._on_worker_report)
+            self._hooks.append((events.worker_report, self._on_worker_report))
             self._flusher = gevent.spawn(self._flush_forever)
+        for hook, listener in self._hooks:
+            hook.add_listener(listener)
 
     @property
     def is_buffering(self) -> bool:
@@ -63,6 +65,10 @@ class Recorder:
             appender.flush()
 
     def close(self) -> None:
+        """Flush and close the files and stop listening: a later run has a recorder of its own."""
+        for hook, listener in self._hooks:
+            hook.remove_listener(listener)
+        self._hooks = []
         if self._flusher is not None:
             self._flusher.kill(block=False)
         for appender in self._files.values():

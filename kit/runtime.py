@@ -1,5 +1,6 @@
-"""One kit run inside a Locust process, from `init` to `quit`: run directory, target, side sampler,
-recorder, stop reasons, run.json, and the end-of-run report and summary.
+"""Kit runs inside a Locust process: the target lives from `init` to `quit`; each run, from its start
+(`test_start`) to its stop (`test_stop`), has its own run directory, side sampler, recorder, profile,
+judge, stop reason, run.json and report. Headless there is one run; each start in the web UI is a new one.
 
 The locustfile only forwards Locust's events here. Load shapes live in scenarios/, protocols in agents/,
 tables in analysis/; this module wires them and owns no measurement math.
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import gevent
+from gevent.event import AsyncResult
 from locust.env import Environment
 from locust.runners import WorkerRunner
 
@@ -27,8 +29,10 @@ from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
 from contract.csv_tail import last_sample_event
 from kit import rundir, webui
-from kit.finish import print_report_and_summary, write_locust_csvs
+from kit.finish import print_summary, start_report, write_locust_csvs
 from kit.judge import LiveJudge
+from kit.live import LiveRun
+from kit.session import Session
 from kit.startup import (
     KitInputError,
     apply_gateway_preset,
@@ -47,6 +51,8 @@ from lifecycle.target import (
 from sampler.launch import stop_sampler
 from scenarios import registry
 from scenarios.breakpoint import stop_point as breakpoint_stop_point
+from scenarios.capacity import budget_bytes
+from scenarios.errors import ProfileConfigError, ThresholdConfigError
 from scenarios.evaluator import exit_code as exit_code_of
 
 log = logging.getLogger("loadkit")
@@ -80,6 +86,10 @@ class KitRun:
     judge: LiveJudge | None = None
     users_csv: CsvAppender | None = None
     driver_class: type | None = None
+    live: LiveRun | None = None
+    session: Session | None = None
+    finished: bool = False
+    report: AsyncResult | None = None  # the report being written, once finished
 
     # ---- life cycle -------------------------------------------------------------------------------
     def save(self) -> None:
@@ -87,11 +97,13 @@ class KitRun:
 
     def on_test_start(self) -> None:
         self.meta.setdefault("start_ts", time.time())
+        self.live.state = "running"
         self.save()
 
     def on_test_stop(self) -> None:
-        self.meta["end_ts"] = time.time()
-        self.close_phase(self.meta["end_ts"])
+        """STOP in the web UI (no stop asked before it), the profile's end, or an abort."""
+        web_stop = self.environment.web_ui is not None and not self.environment.parsed_options.headless
+        self.finish("stopped from the web UI" if web_stop else "profile complete")
 
     def request_stop(self, reason: str, exit_code: int | None, now: bool = False) -> None:
         """Ask the run to end: the profile stops at its next tick, or at once when `now`."""
@@ -102,18 +114,35 @@ class KitRun:
             self.environment.stop_timeout = 0  # nothing left to finish against: stop without grace
             gevent.spawn(self.environment.runner.quit)
 
-    def on_quitting(self) -> None:
-        """Stop what we started, flush every row, write Locust's CSVs, judge, settle the exit code."""
-        self.closing = True
+    def finish(self, default_reason: str) -> None:
+        """End this run: stop its sampler, flush every row, write Locust's CSVs, judge, settle the exit
+        code, write run.json and the report. Once only."""
+        if self.finished:
+            return
+        self.finished = self.closing = True
+        now = time.time()
+        self.meta["end_ts"] = now
+        self.close_phase(now)
         self.stop_sampler()
-        code = stop_target(self.target)
-        if code is not None:
-            self.meta["target"]["exit_code"] = code
         self.recorder.close()
         self.users_csv.close()
         write_locust_csvs(self.environment, self.run_dir)
-        self.record_outcome(time.time())
+        self.record_outcome(now)
         self.environment.process_exit_code = self.exit_code()
+        self.meta["stop_reason"] = self.stop.reason if self.stop else default_reason
+        self.meta["exit_code"] = self.environment.process_exit_code
+        self.save()
+        self.live.state = "writing the report"
+        self.report = start_report(self.run_dir)
+        self.report.rawlink(lambda _result: setattr(self.live, "state", "finished"))
+
+    def on_quitting(self) -> None:
+        """The process exits: finish the run if it is still going, then stop the target we started."""
+        self.finish("the Locust process quit" if self.environment.web_ui else "profile complete")
+        code = stop_target(self.target)
+        if code is not None:
+            self.meta["target"]["exit_code"] = code
+            self.save()
 
     def exit_code(self) -> int:
         """A stop's own code (target died...), then failed thresholds (99), request errors, a saturated
@@ -130,34 +159,27 @@ class KitRun:
         return exit_codes.OK
 
     def on_quit(self, exit_code: int) -> None:
-        """Final run.json, report and the console summary, after Locust's own tables."""
-        self.meta.setdefault("end_ts", time.time())
-        self.meta["stop_reason"] = self.stop.reason if self.stop else "profile complete"
-        self.meta["exit_code"] = exit_code
-        self.save()
-        print_report_and_summary(self.run_dir)
+        """The console summary of the last run, after Locust's own tables and its report."""
+        self.report.get()
+        print_summary(self.run_dir)
 
     # ---- the load shape --------------------------------------------------------------------------
     def shape_tick(self, elapsed_s: float):
         """KitShape.tick(): the profile's target now, or None once the run should end."""
         if self.stop is not None:
             return None
-        if self.profile is None:
-            self.start_profile()
+        if self.profile is None and not self.start_profile():
+            return None
         tick = self.profile.tick(elapsed_s)
         if tick is None:
+            self.stop = StopRequest("profile complete", None)
             return None
         now = time.time()
         self.note_phase(tick.phase, now)
-        self.users_csv.write(
-            {
-                "ts": now,
-                "users": self.environment.runner.user_count,
-                "target_users": tick.users,
-                "phase": tick.phase,
-            }
-        )
+        users = self.environment.runner.user_count
+        self.users_csv.write({"ts": now, "users": users, "target_users": tick.users, "phase": tick.phase})
         self.users_csv.flush()
+        self.live.on_users(now, users, tick.users)
         if isinstance(self.pacing, RoundsPacing):
             task_agents = [c for c in self.environment.user_classes if getattr(c, "task_agent", False)]
             return (*tick.as_locust(), task_agents or None)
@@ -167,12 +189,18 @@ class KitRun:
             return (*tick.as_locust(), [self.driver_class])
         return tick.as_locust()
 
-    def start_profile(self) -> None:
+    def start_profile(self) -> bool:
         """Build the profile and thresholds from the options as they are at start (the web UI form may
-        have changed them), and the pacing and live judge they need."""
+        have changed them), and the pacing and live judge they need. False (the run stops) on bad input
+        from the form."""
         options = self.environment.parsed_options
         now = time.time()
-        self.profile = registry.build_profile(profile_name(options), options)
+        try:
+            self.profile = registry.build_profile(profile_name(options), options)
+            thresholds = registry.build_thresholds(options)
+        except (ProfileConfigError, ThresholdConfigError) as exc:
+            self.request_stop(f"bad input: {exc}", exit_codes.BAD_INPUT)
+            return False
         self.driver_class = presets.resolve_class(self.profile.driver) if self.profile.driver else None
         if hasattr(self.profile, "pacer"):
             self.pacing = OpenModelPacing(self.profile.pacer(now))
@@ -180,9 +208,7 @@ class KitRun:
             self.pacing = RoundsPacing(self.profile.plan)
         set_pacing(self.environment, self.pacing)
         dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
-        self.judge = LiveJudge(
-            registry.build_thresholds(options), now, self.run_dir / schema.SAMPLES_CSV, dropped
-        )
+        self.judge = LiveJudge(thresholds, now, self.run_dir / schema.SAMPLES_CSV, dropped)
         self.recorder.listeners.append(self.judge.on_row)
         self.meta["profile"] = {
             "name": self.profile.name,
@@ -190,7 +216,28 @@ class KitRun:
             "phases": self.phases,
         }
         self.save()
+        self.live.judge = self.judge
+        self.live.edit_note = edit_note(self.profile)
+        if self.profile.name in ("capacity", "churn"):
+            self.live.budget_bytes = budget_bytes(options)
         gevent.spawn(self.judge_forever)
+        return True
+
+    def edit(self, users: int, spawn_rate: float) -> str | None:
+        """EDIT in the web UI: the manual profile ramps to the new user count at the new rate, a new
+        phase; None when applied, else why not."""
+        if self.finished or self.profile is None:
+            return "no run is going on: start one"
+        if not hasattr(self.profile, "edit"):
+            return edit_note(self.profile)
+        now, elapsed = time.time(), self.environment.shape_class.get_run_time()
+        self.profile.edit(users, spawn_rate, elapsed)
+        self.note_phase(self.profile.tick(elapsed).phase, now)
+        self.meta["profile"].setdefault("edits", []).append(
+            {"ts": now, "users": users, "spawn_rate": spawn_rate}
+        )
+        self.save()
+        return None
 
     def judge_forever(self) -> None:
         while not self.closing:
@@ -200,6 +247,7 @@ class KitRun:
             due = [r for r in self.judge.judge(now) if r.abort_due]
             if due and self.stop is None:
                 self.note_breakpoint(due[0], now)
+                self.live.aborted_expr = due[0].expr
                 self.request_stop(
                     f"threshold failed: {due[0].expr} (value {due[0].value})", exit_codes.THRESHOLD_FAILED
                 )
@@ -282,11 +330,34 @@ def bound_locust_history(environment: Environment) -> None:
 
 
 def run_of(environment: Environment) -> KitRun | None:
+    """The environment's current run (the last one, once it has finished)."""
     return _RUNS.get(environment)
+
+
+def run_for_tick(environment: Environment) -> KitRun | None:
+    """The run a shape tick drives: after a finished run, a new start in the web UI begins the next."""
+    run = _RUNS.get(environment)
+    if run is not None and run.finished:
+        try:
+            run = begin_run(environment, run.session)
+        except KitInputError as exc:
+            log.error("loadkit: the run could not start: %s", exc)
+            return None
+    return run
 
 
 def all_runs() -> list[KitRun]:
     return list(_RUNS.values())
+
+
+def edit_note(profile) -> str:
+    """What EDIT in the web UI does for this profile."""
+    if hasattr(profile, "edit"):
+        return "EDIT changes the user count and spawn rate live (a new phase in run.json and users.csv)"
+    return (
+        f"EDIT does not apply to the {profile.name} profile: it sets the user count itself; "
+        "STOP, choose the manual profile and start again to ramp by hand"
+    )
 
 
 def _params(params) -> dict:
@@ -294,7 +365,8 @@ def _params(params) -> dict:
 
 
 def setup(environment: Environment) -> KitRun | None:
-    """Locust `init`: on a worker only a row buffer; on master/local the whole run. Bad input exits 2."""
+    """Locust `init`: on a worker only a row buffer; on master/local the target and the first run. Bad
+    input exits 2."""
     options = environment.parsed_options
     apply_gateway_preset(environment, options)
     if isinstance(environment.runner, WorkerRunner):
@@ -303,38 +375,54 @@ def setup(environment: Environment) -> KitRun | None:
     if options.headless:  # decide now: Locust fills in -u/-r defaults before the first tick
         options.load_profile = profile_name(options)
     check_config(options)
-    options.run_id = options.run_id or rundir.new_run_id()
-    run_dir = rundir.create_run_dir(options.run_dir, options.run_id)
-    options.run_dir = str(run_dir)
-    if not options.html_file:
-        options.html_file = str(run_dir / schema.LOCUST_HTML)
+    session = Session(options.run_id, options.run_dir, options.html_file)
     try:
-        target = resolve_target(options)
+        session.target = resolve_target(options)
     except (TargetError, KitInputError) as exc:
         fail_input(str(exc))
-    environment.host = target.url
+    environment.host = session.target.url
+    try:
+        run = begin_run(environment, session)
+    except KitInputError as exc:
+        stop_target(session.target)
+        fail_input(str(exc))
+    if environment.web_ui is not None:
+        webui.install(environment.web_ui, session, lambda: _RUNS[environment].live, run_edit(environment))
+    return run
+
+
+def run_edit(environment: Environment):
+    """EDIT as the web UI calls it: on the current run."""
+    return lambda users, spawn_rate: _RUNS[environment].edit(users, spawn_rate)
+
+
+def begin_run(environment: Environment, session: Session) -> KitRun:
+    """A new run of the session: its id and directory, run.json, row files, side sampler and watcher.
+    Raises KitInputError when the sampler refuses to start."""
+    options = environment.parsed_options
+    options.run_id, run_dir = session.next_run()
+    options.run_dir = str(run_dir)
+    if not session.html_file:
+        options.html_file = str(run_dir / schema.LOCUST_HTML)
+    target = session.target
     meta = initial_meta(options, target)
-    run = KitRun(environment, run_dir, meta, target, Recorder(environment, run_dir))
+    sampler = start_side_sampler(options, target, run_dir)
+    run = KitRun(environment, run_dir, meta, target, Recorder(environment, run_dir), sampler, session=session)
     run.users_csv = CsvAppender(run_dir / schema.USERS_CSV, schema.USER_COLUMNS)
-    _RUNS[environment] = run
+    run.live = LiveRun(options.run_id, run_dir, meta)
+    run.recorder.listeners.append(run.live.on_row)
     set_run_link(
         environment,
         RunLink(
             target.pid, target.started_by_kit, lambda reason, code: run.request_stop(reason, code, now=True)
         ),
     )
-    try:
-        run.sampler = start_side_sampler(options, target, run_dir)
-    except KitInputError as exc:
-        stop_target(target)
-        fail_input(str(exc))
     meta["sampler"] = {
         "interval_s": options.sample_interval,
         "pid": run.sampler.pid if run.sampler else None,
         "argv": run.sampler.args if run.sampler else None,
     }
     run.save()
-    if environment.web_ui is not None:
-        webui.install(environment.web_ui, run_dir / schema.SAMPLES_CSV)
+    _RUNS[environment] = run
     gevent.spawn(run.watch)
     return run
