@@ -343,6 +343,7 @@ def run_for_tick(environment: Environment) -> KitRun | None:
         except KitInputError as exc:
             log.error("loadkit: the run could not start: %s", exc)
             return None
+        environment.shape_class.reset_time()  # the profile's clock starts once its sampler runs
     return run
 
 
