@@ -9,6 +9,7 @@ extend_web_ui example). Reads what the run writes; starts, stops and judges noth
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import math
@@ -22,12 +23,19 @@ from contract import schema
 from kit import prometheus
 from kit.live import LiveRun
 from kit.session import Session
+from scenarios import registry
+from scenarios.options import ProfileOptions
 
 TAB_KEY = "loadkit-resources"
 ROOT = "/loadkit"
 STATIC = Path(__file__).parent / "static"
 SHAPE = "KitShape"  # locustfile.py's one shape: the kit's profiles run through it
 _TEMPLATE_ARGS = "window.templateArgs = "
+FORM_GROUPS = ("profile", "thresholds", "agents")  # the start form's order; load-profile parameters first
+_GROUP_OF = {"threshold": "thresholds", "thresholds": "thresholds"} | {
+    dest: "agents"
+    for dest in ("request_timeout", "model", "prompt", "max_tokens", "poll_interval", "task_timeout")
+}
 _COCKPIT_TAGS = (
     f'<link rel="stylesheet" href="{ROOT}/static/cockpit.css">'
     f'<script src="{ROOT}/static/cockpit.js" defer></script>'
@@ -63,6 +71,11 @@ def install(
         from flask import jsonify
 
         return jsonify(_snapshot(current()))
+
+    @app.route(f"{ROOT}/form.json")
+    @guard
+    def form_json():
+        return {"profiles": _profile_defaults(), "groups": FORM_GROUPS}
 
     @app.route(f"{ROOT}/metrics")
     @guard
@@ -143,8 +156,33 @@ def _cockpit_page(page: str) -> str:
         shapes = args.get("available_shape_classes") or []
         if SHAPE in shapes:
             args["available_shape_classes"] = [SHAPE] + [s for s in shapes if s != SHAPE]
+        args["extra_options"] = _grouped(args.get("extra_options") or {})
         page = head + sep + str(htmlsafe_json_dumps(args)) + rest[end:]
     return page.replace("</body>", _COCKPIT_TAGS + "</body>", 1)
+
+
+def _grouped(extra: dict) -> dict:
+    """The kit's options in the start form by group (Locust draws them in this order; its own template
+    sorts them by name): the load profile and its parameters, thresholds, then the agents' options;
+    each field's label names its group."""
+
+    def group(dest: str) -> str:
+        return _GROUP_OF.get(dest, "profile")
+
+    order = sorted(extra, key=lambda dest: (FORM_GROUPS.index(group(dest)), dest != "load_profile"))
+    return {
+        dest: extra[dest] | {"help_text": f"{group(dest)}: {extra[dest].get('help_text') or ''}"}
+        for dest in order
+    }
+
+
+def _profile_defaults() -> dict[str, dict]:
+    """What each profile uses, with its defaults: the parameters it builds from an empty form."""
+    found = {}
+    for name in registry.PROFILE_NAMES:
+        params = registry.build_profile(name, ProfileOptions(profile=name)).params
+        found[name] = dataclasses.asdict(params) if dataclasses.is_dataclass(params) else dict(params)
+    return found
 
 
 def _run_dir(session: Session, run_id: str) -> Path:

@@ -31,7 +31,8 @@
   }
 
   // One chart: series [{name, points: [[x, y]]}], horizontal lines [{label, value}], x from x0 to x1.
-  function chart(key, title, unit, series, lines, x0, x1, xLabel) {
+  function chart(key, title, unit, allSeries, lines, x0, x1, xLabel) {
+    const series = allSeries.map((s) => ({ name: s.name, points: s.points.filter((p) => p[0] >= x0 && p[0] <= x1) }));
     const ys = series.flatMap((s) => s.points.map((p) => p[1])).concat(lines.map((l) => l.value));
     let lo = Math.min(0, ...ys), hi = Math.max(1e-9, ...ys);
     hi += (hi - lo) * 0.08;
@@ -80,6 +81,19 @@
     return chart("capacity", "RSS vs agents", "MiB", series, [], Math.min(...xs), Math.max(...xs), (n) => `${n} agents`);
   }
 
+  let profileDefaults = {};
+  fetch("/loadkit/form.json").then((r) => r.json()).then((form) => { profileDefaults = form.profiles; });
+
+  // What the profile chosen in Locust's start form (else the run's) uses, with its defaults.
+  function profileUses(run) {
+    const field = document.querySelector('input[name="load_profile"]');
+    const name = (field && field.value) || run.profile;
+    const params = profileDefaults[name];
+    if (!params) return "";
+    const items = Object.entries(params).map(([k, v]) => `${esc(k)} <b>${esc(v === null ? "—" : v)}</b>`);
+    return `<p class="note" id="loadkit-profile-uses">profile <b>${esc(name)}</b> uses (defaults when its fields are empty): ${items.join(" · ")}</p>`;
+  }
+
   function render(data) {
     const run = data.run;
     const links = `<a href="${esc(run.report)}">report</a><a href="${esc(run.files)}">run directory</a>`;
@@ -89,7 +103,7 @@
       '<button class="toggle" type="button">cockpit ⇆</button>' +
       `<h2 class="run">loadkit run <span id="loadkit-run-id">${esc(run.id)}</span> · ${esc(run.profile || "profile chosen at start")} · ` +
       `<span id="loadkit-run-state">${esc(run.state)}</span>${links}</h2>${stop}` +
-      `<p class="note" id="loadkit-edit">${esc(run.edit || "")}</p>${thresholdTable(data.thresholds)}` +
+      `<p class="note" id="loadkit-edit">${esc(run.edit || "")}</p>${profileUses(run)}${thresholdTable(data.thresholds)}` +
       `<div class="charts">${charts.join("")}${capacityChart(data.capacity)}</div>`;
   }
 
