@@ -163,6 +163,7 @@ class LiveRun:
             "dir": str(self.run_dir),
             "state": self.state,
             "profile": profile.get("name"),
+            "params": profile.get("params", {}),
             "phases": profile.get("phases", []),
             "stop_reason": self.meta.get("stop_reason"),
             "exit_code": self.meta.get("exit_code"),

@@ -84,14 +84,15 @@
   let profileDefaults = {};
   fetch("/loadkit/form.json").then((r) => r.json()).then((form) => { profileDefaults = form.profiles; });
 
-  // What the profile chosen in Locust's start form (else the run's) uses, with its defaults.
+  // What the profile chosen in Locust's start form uses, with its defaults; else the run's own values.
   function profileUses(run) {
     const field = document.querySelector('input[name="load_profile"]');
-    const name = (field && field.value) || run.profile;
-    const params = profileDefaults[name];
-    if (!params) return "";
+    const chosen = field && field.value;
+    const params = chosen ? profileDefaults[chosen] : run.params;
+    if (!params || !Object.keys(params).length) return "";
     const items = Object.entries(params).map(([k, v]) => `${esc(k)} <b>${esc(v === null ? "—" : v)}</b>`);
-    return `<p class="note" id="loadkit-profile-uses">profile <b>${esc(name)}</b> uses (defaults when its fields are empty): ${items.join(" · ")}</p>`;
+    const what = chosen ? `profile <b>${esc(chosen)}</b> uses (its defaults when the fields are empty)` : "this run's parameters";
+    return `<p class="note" id="loadkit-profile-uses">${what}: ${items.join(" · ")}</p>`;
   }
 
   function render(data) {
