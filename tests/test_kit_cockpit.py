@@ -196,15 +196,21 @@ def test_shaped_run_says_why_edit_does_not_apply_and_a_failing_threshold_shows_t
     assert _run_json(base / "run")["profile"]["name"] == "manual"  # the first run is untouched
 
 
-def test_a_start_after_an_abort_runs_normally(ui):
-    """Run 3: the form without the threshold; the smoke profile runs its whole duration."""
+def test_bad_form_values_end_that_run_with_exit_2_and_a_following_start_runs_normally(ui):
+    """Run 3: a malformed profile value ends the run at once with its reason; run 4, the form without
+    the threshold: the smoke profile runs its whole duration."""
     url, base = ui
-    third = base / "run-3"
+    bad, good = base / "run-3", base / "run-4"
+    form = {"load_profile": "smoke", "peak_users": "many", "user_count": "1", "spawn_rate": "1"}
+    assert _post(url, "/swarm", form)["success"]  # Locust's answer; the run then stops with the reason
+    wait_for(lambda: _finished(bad), 60, "the malformed run's end")
+    meta = _run_json(bad)
+    assert meta["stop_reason"].startswith("bad input: --peak-users 'many'") and meta["exit_code"] == 2
     form = {"load_profile": "smoke", "peak_users": "2", "duration": "5s", "threshold": ""}
     assert _post(url, "/swarm", form | {"user_count": "1", "spawn_rate": "1"})["success"]
-    wait_for(lambda: _finished(third), 120, "the third run's end")
-    meta = _run_json(third)
+    wait_for(lambda: _finished(good), 120, "the fourth run's end")
+    meta = _run_json(good)
     assert meta["stop_reason"] == "profile complete" and meta["exit_code"] == 0
     assert meta["end_ts"] - meta["start_ts"] >= 4.5
     assert meta["thresholds"] == []
-    assert csv_rows(third / schema.REQUESTS_CSV) == _locust_total(third) > 0
+    assert csv_rows(good / schema.REQUESTS_CSV) == _locust_total(good) > 0
