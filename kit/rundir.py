@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 
 from contract import schema
+from contract.csv_append import RunFileError
 
 KIT_VERSION = "0.1.0"
 
@@ -26,17 +27,21 @@ def new_run_id(now: float | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
-def create_run_dir(run_dir: str | None, run_id: str, root: Path = Path("runs")) -> Path:
-    path = Path(run_dir) if run_dir else root / run_id
+def create_run_dir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def write_run_json(run_dir: Path, meta: dict) -> None:
+    """Replace run.json whole; on a write error (disk full) the previous one stays, RunFileError says why."""
     path = run_dir / schema.RUN_JSON
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise RunFileError(path, exc) from None
 
 
 def read_run_json(run_dir: Path) -> dict:

@@ -22,44 +22,40 @@ from locust.env import Environment
 from locust.runners import WorkerRunner
 
 from agents import presets
-from agents.pacing import OpenModelPacing, RoundsPacing, set_pacing
+from agents.pacing import OpenModelPacing, RoundsPacing, pacing_for, set_pacing
 from agents.recorder import Recorder
 from agents.run_link import RunLink, set_run_link
+from agents.settings import set_agent_settings
 from contract import exit_codes, schema
-from contract.csv_append import CsvAppender
+from contract.csv_append import CsvAppender, RunFileError
 from contract.csv_tail import last_sample_event
-from kit import rundir, webui
+from contract.errors import KitError, one_line
+from kit import rundir, signals, webui
+from kit.disk import DiskGuard
 from kit.finish import print_summary, start_report, write_locust_csvs
 from kit.judge import LiveJudge
 from kit.live import LiveRun
+from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
 from kit.session import Session
+from kit.settings import KitSettings, read_settings, refresh
 from kit.startup import (
-    KitInputError,
-    apply_gateway_preset,
-    check_config,
-    fail_input,
+    choose_agents,
+    fail,
     initial_meta,
-    profile_name,
     resolve_target,
     start_side_sampler,
 )
-from lifecycle.target import (
-    Target,
-    TargetError,
-    stop_target,
-)
+from lifecycle.target import Target, stop_target
 from sampler.launch import stop_sampler
 from scenarios import registry
 from scenarios.breakpoint import stop_point as breakpoint_stop_point
-from scenarios.capacity import budget_bytes
-from scenarios.errors import ProfileConfigError, ThresholdConfigError
 from scenarios.evaluator import exit_code as exit_code_of
+from scenarios.profile import Profile
 
 log = logging.getLogger("loadkit")
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown Locust's
 WATCH_EVERY_S = 0.5
 JUDGE_EVERY_S = 1.0
-TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (FIELD-NOTES)
 LOCUST_HISTORY_KEEP = 3600  # entries, one a second
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -73,6 +69,7 @@ class StopRequest:
 @dataclass
 class KitRun:
     environment: Environment
+    settings: KitSettings
     run_dir: Path
     meta: dict
     target: Target
@@ -80,12 +77,14 @@ class KitRun:
     sampler: subprocess.Popen | None = None
     stop: StopRequest | None = None
     phases: list[dict] = field(default_factory=list)
-    profile: object | None = None  # a scenarios Profile, built at the first tick from the (UI) options
+    profile: Profile | None = None  # built at the first tick from the (UI) options
     closing: bool = False  # set at quitting: from then on a stopped sampler or target is expected
     pacing: OpenModelPacing | RoundsPacing | None = None
     judge: LiveJudge | None = None
     users_csv: CsvAppender | None = None
     driver_class: type | None = None
+    disk: DiskGuard | None = None
+    liveness: Liveness | None = None
     live: LiveRun | None = None
     session: Session | None = None
     finished: bool = False
@@ -93,7 +92,16 @@ class KitRun:
 
     # ---- life cycle -------------------------------------------------------------------------------
     def save(self) -> None:
-        rundir.write_run_json(self.run_dir, self.meta)
+        self.guarded(rundir.write_run_json, self.run_dir, self.meta)
+
+    def guarded(self, write, *args) -> None:
+        """A write into the run directory; a failure (disk full) stops the run with DISK_ERROR."""
+        try:
+            write(*args)
+        except RunFileError as exc:
+            self.disk.failed(exc)
+        except OSError as exc:  # Locust's CSVs, written with open()
+            self.disk.failed(RunFileError(Path(exc.filename or self.run_dir), exc))
 
     def on_test_start(self) -> None:
         self.meta.setdefault("start_ts", time.time())
@@ -116,7 +124,7 @@ class KitRun:
 
     def finish(self, default_reason: str) -> None:
         """End this run: stop its sampler, flush every row, write Locust's CSVs, judge, settle the exit
-        code, write run.json and the report. Once only."""
+        code, write run.json, then the report (in a thread). Once only."""
         if self.finished:
             return
         self.finished = self.closing = True
@@ -125,13 +133,14 @@ class KitRun:
         self.close_phase(now)
         self.stop_sampler()
         self.recorder.close()
-        self.users_csv.close()
-        write_locust_csvs(self.environment, self.run_dir)
+        self.guarded(self.users_csv.close)
+        self.guarded(write_locust_csvs, self.environment, self.run_dir)
         self.record_outcome(now)
         self.environment.process_exit_code = self.exit_code()
         self.meta["stop_reason"] = self.stop.reason if self.stop else default_reason
         self.meta["exit_code"] = self.environment.process_exit_code
         self.save()
+        self.disk.release()  # the report may use the reserved space; the run needs it no more
         self.live.state = "writing the report"
         self.report = start_report(self.run_dir)
         self.report.rawlink(lambda _result: setattr(self.live, "state", "finished"))
@@ -168,8 +177,13 @@ class KitRun:
         """KitShape.tick(): the profile's target now, or None once the run should end."""
         if self.stop is not None:
             return None
-        if self.profile is None and not self.start_profile():
-            return None
+        if self.profile is None:
+            try:
+                self.start_profile()
+            except KitError as exc:  # a bad value in the web UI form: this run ends with its reason
+                log.error("loadkit: error: %s", one_line(exc))
+                self.request_stop(f"bad input: {one_line(exc)}", exc.exit_code)
+                return None
         tick = self.profile.tick(elapsed_s)
         if tick is None:
             self.stop = StopRequest("profile complete", None)
@@ -178,7 +192,7 @@ class KitRun:
         self.note_phase(tick.phase, now)
         users = self.environment.runner.user_count
         self.users_csv.write({"ts": now, "users": users, "target_users": tick.users, "phase": tick.phase})
-        self.users_csv.flush()
+        self.guarded(self.users_csv.flush)
         self.live.on_users(now, users, tick.users)
         if isinstance(self.pacing, RoundsPacing):
             task_agents = [c for c in self.environment.user_classes if getattr(c, "task_agent", False)]
@@ -189,26 +203,21 @@ class KitRun:
             return (*tick.as_locust(), [self.driver_class])
         return tick.as_locust()
 
-    def start_profile(self) -> bool:
-        """Build the profile and thresholds from the options as they are at start (the web UI form may
-        have changed them), and the pacing and live judge they need. False (the run stops) on bad input
-        from the form."""
-        options = self.environment.parsed_options
+    def start_profile(self) -> None:
+        """Build the profile from the settings as they are at start (the web UI form may have changed
+        the options: converted again here), and the pacing and live judge it needs."""
+        if self.environment.web_ui is not None:
+            self.settings = refresh(self.settings, self.environment.parsed_options)
+            set_agent_settings(self.environment, self.settings.agent)
         now = time.time()
-        try:
-            self.profile = registry.build_profile(profile_name(options), options)
-            thresholds = registry.build_thresholds(options)
-        except (ProfileConfigError, ThresholdConfigError) as exc:
-            self.request_stop(f"bad input: {exc}", exit_codes.BAD_INPUT)
-            return False
+        self.profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
         self.driver_class = presets.resolve_class(self.profile.driver) if self.profile.driver else None
-        if hasattr(self.profile, "pacer"):
-            self.pacing = OpenModelPacing(self.profile.pacer(now))
-        elif hasattr(self.profile, "plan"):
-            self.pacing = RoundsPacing(self.profile.plan)
+        self.pacing = pacing_for(self.profile.paced_by(now))
         set_pacing(self.environment, self.pacing)
         dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
-        self.judge = LiveJudge(thresholds, now, self.run_dir / schema.SAMPLES_CSV, dropped)
+        self.judge = LiveJudge(
+            list(self.settings.thresholds), now, self.run_dir / schema.SAMPLES_CSV, dropped
+        )
         self.recorder.listeners.append(self.judge.on_row)
         self.meta["profile"] = {
             "name": self.profile.name,
@@ -219,9 +228,8 @@ class KitRun:
         self.live.judge = self.judge
         self.live.edit_note = edit_note(self.profile)
         if self.profile.name in ("capacity", "churn"):
-            self.live.budget_bytes = budget_bytes(options)
+            self.live.budget_bytes = self.settings.profile.capacity.memory_budget_bytes
         gevent.spawn(self.judge_forever)
-        return True
 
     def edit(self, users: int, spawn_rate: float) -> str | None:
         """EDIT in the web UI: the manual profile ramps to the new user count at the new rate, a new
@@ -265,7 +273,7 @@ class KitRun:
         if self.judge is None:
             return
         self.judge.judge(now)
-        self.meta["thresholds"] = [r.as_json() for r in self.judge.results]
+        self.meta["thresholds"] = self.judge.as_json()
         self.meta["validity"] = self.judge.validity()
         if isinstance(self.pacing, RoundsPacing):
             self.pacing.plan.stop(now)
@@ -315,10 +323,39 @@ class KitRun:
                         "target exited mid-run (seen by the sampler)", exit_codes.TARGET_DIED, now=True
                     )
                 else:
-                    log.warning(
-                        "loadkit: sampler stopped (%s); the run goes on without it", event or "no reason"
-                    )
-                    self.sampler = None
+                    if self.sampler.returncode == exit_codes.DISK_ERROR:
+                        self.save()  # on a full disk this fails too: the kit's own line names the cause
+                        samples = self.run_dir / schema.SAMPLES_CSV
+                        self.disk.failed(f"cannot write {samples}: the sampler's write failed", said=True)
+                    self.note_sampler_stopped()
+
+    def on_disk_error(self, why: str) -> None:
+        """Stop at once; Locust's own HTML report (about 1 MB) is skipped: it would not fit and its
+        failure would cost the quitting hooks that write run.json and the report."""
+        self.environment.parsed_options.html_file = None
+        self.meta["locust_html"] = "not written: the run directory could not be written"
+        self.request_stop(f"disk error: {why}", exit_codes.DISK_ERROR, now=True)
+
+    def note_sampler_stopped(self) -> None:
+        """The side sampler died mid-run: the run goes on, and says where its samples stop."""
+        stopped = sampler_stop(
+            self.run_dir / schema.SAMPLES_CSV, self.sampler.returncode, self.meta.get("start_ts")
+        )
+        note = f"sampler stopped after {stopped['stopped_at_s']} s ({stopped['stopped_reason']})"
+        log.warning("loadkit: %s; the run goes on without it", note)
+        self.meta["sampler"].update(stopped)
+        if self.judge is not None:
+            self.judge.samples_stopped(note)
+        self.sampler = None
+        self.save()
+
+    def watch_liveness(self) -> None:
+        """End the run when the target is gone or has not answered its health check for a while."""
+        while self.stop is None and not self.closing:
+            gevent.sleep(CHECK_EVERY_S)
+            reason = self.liveness.dead(time.monotonic())
+            if reason and not self.closing:
+                self.request_stop(f"target died mid-run: {reason}", exit_codes.TARGET_DIED, now=True)
 
 
 def bound_locust_history(environment: Environment) -> None:
@@ -339,9 +376,9 @@ def run_for_tick(environment: Environment) -> KitRun | None:
     run = _RUNS.get(environment)
     if run is not None and run.finished:
         try:
-            run = begin_run(environment, run.session)
-        except KitInputError as exc:
-            log.error("loadkit: the run could not start: %s", exc)
+            run = begin_run(environment, run.settings, run.session)
+        except KitError as exc:
+            log.error("loadkit: the run could not start: %s", one_line(exc))
             return None
         environment.shape_class.reset_time()  # the profile's clock starts once its sampler runs
     return run
@@ -351,7 +388,7 @@ def all_runs() -> list[KitRun]:
     return list(_RUNS.values())
 
 
-def edit_note(profile) -> str:
+def edit_note(profile: Profile) -> str:
     """What EDIT in the web UI does for this profile."""
     if hasattr(profile, "edit"):
         return "EDIT changes the user count and spawn rate live (a new phase in run.json and users.csv)"
@@ -366,29 +403,34 @@ def _params(params) -> dict:
 
 
 def setup(environment: Environment) -> KitRun | None:
-    """Locust `init`: on a worker only a row buffer; on master/local the target and the first run. Bad
-    input exits 2."""
+    """Locust `init`: settings converted once; on a worker only those and a row buffer; on master/local
+    the target and the first run. Any KitError before load exits with its code and one line, leaving
+    nothing behind."""
     options = environment.parsed_options
-    apply_gateway_preset(environment, options)
+    try:
+        settings = read_settings(options, options.run_id or rundir.new_run_id())
+        choose_agents(environment, settings)
+    except KitError as exc:
+        fail(exc)
+    set_agent_settings(environment, settings.agent)
     if isinstance(environment.runner, WorkerRunner):
         Recorder(environment, None)
         return None
-    if options.headless:  # decide now: Locust fills in -u/-r defaults before the first tick
-        options.load_profile = profile_name(options)
-    check_config(options)
-    session = Session(options.run_id, options.run_dir, options.html_file)
+    session = Session(options.run_id or None, options.run_dir or None, options.html_file)
     try:
-        session.target = resolve_target(options)
-    except (TargetError, KitInputError) as exc:
-        fail_input(str(exc))
+        session.target = resolve_target(settings)
+    except KitError as exc:
+        fail(exc)
     environment.host = session.target.url
     try:
-        run = begin_run(environment, session)
-    except KitInputError as exc:
+        run = begin_run(environment, settings, session)
+    except KitError as exc:
         stop_target(session.target)
-        fail_input(str(exc))
+        fail(exc)
     if environment.web_ui is not None:
         webui.install(environment.web_ui, session, lambda: _RUNS[environment].live, run_edit(environment))
+    if options.headless:
+        signals.install(run)
     return run
 
 
@@ -397,33 +439,64 @@ def run_edit(environment: Environment):
     return lambda users, spawn_rate: _RUNS[environment].edit(users, spawn_rate)
 
 
-def begin_run(environment: Environment, session: Session) -> KitRun:
-    """A new run of the session: its id and directory, run.json, row files, side sampler and watcher.
-    Raises KitInputError when the sampler refuses to start."""
+def begin_run(environment: Environment, settings: KitSettings, session: Session) -> KitRun:
+    """A run of the session: its id and directory, run.json, row files, side sampler and watchers.
+    Raises KitError when the sampler refuses to start."""
     options = environment.parsed_options
-    options.run_id, run_dir = session.next_run()
-    options.run_dir = str(run_dir)
+    run_id, run_dir = session.next_run(settings.run_id, settings.run_dir)
+    settings = dataclasses.replace(settings, run_id=run_id, run_dir=run_dir)
+    options.run_id, options.run_dir = run_id, str(run_dir)  # Locust's own view (web UI, workers)
     if not session.html_file:
         options.html_file = str(run_dir / schema.LOCUST_HTML)
     target = session.target
-    meta = initial_meta(options, target)
-    sampler = start_side_sampler(options, target, run_dir)
-    run = KitRun(environment, run_dir, meta, target, Recorder(environment, run_dir), sampler, session=session)
+    sampler = start_side_sampler(settings, target)
+    run = KitRun(
+        environment, settings, run_dir, initial_meta(settings, target), target, Recorder(environment, run_dir)
+    )
+    run.sampler, run.session = sampler, session
+    run.disk = DiskGuard(run_dir, run.on_disk_error)
+    run.recorder.on_write_error = run.disk.failed
     run.users_csv = CsvAppender(run_dir / schema.USERS_CSV, schema.USER_COLUMNS)
-    run.live = LiveRun(options.run_id, run_dir, meta)
+    run.live = LiveRun(run_id, run_dir, run.meta)
     run.recorder.listeners.append(run.live.on_row)
     set_run_link(
         environment,
         RunLink(
-            target.pid, target.started_by_kit, lambda reason, code: run.request_stop(reason, code, now=True)
+            target.pid,
+            target.started_by_kit,
+            lambda reason, code: run.request_stop(reason, code, now=True),
+            stopping=lambda: run.stop is not None,
+            target_dead=lambda: run.stop is not None and run.stop.exit_code == exit_codes.TARGET_DIED,
         ),
     )
-    meta["sampler"] = {
-        "interval_s": options.sample_interval,
+    run.meta["sampler"] = {
+        "interval_s": settings.target.sample_interval,
         "pid": run.sampler.pid if run.sampler else None,
         "argv": run.sampler.args if run.sampler else None,
     }
     run.save()
     _RUNS[environment] = run
+    run.liveness = liveness_of(settings, target)
     gevent.spawn(run.watch)
+    gevent.spawn(run.watch_liveness)
     return run
+
+
+def liveness_of(settings: KitSettings, target: Target) -> Liveness:
+    """The target's pids (the kit's own and those named with --target-pid) and the health endpoint of
+    any target with a URL."""
+    pids = ([target.pid] if target.pid else []) + list(settings.agent.target_pid)
+    health_path = settings.target.health_path
+    health = f"{target.url}{health_path}" if target.url else None
+    return Liveness(pids, health, settings.target.liveness_timeout, any_answer=not health_path)
+
+
+def on_worker_test_start(environment: Environment) -> None:
+    """A worker's test starts with the master's options (Locust sends them): its agents' settings again."""
+    if run_of(environment) is None and isinstance(environment.runner, WorkerRunner):
+        options = environment.parsed_options
+        try:
+            settings = read_settings(options, options.run_id or "no-run-id")
+        except KitError as exc:
+            fail(exc)
+        set_agent_settings(environment, settings.agent)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit import rundir
+from kit.settings import RUNS_ROOT
 from lifecycle.target import Target
 
 
@@ -21,10 +22,13 @@ class Session:
     target: Target | None = None
     dirs: dict[str, Path] = field(default_factory=dict)  # every run so far, by run id
 
-    def next_run(self) -> tuple[str, Path]:
-        """The next run's id and its (created) directory."""
-        suffix = f"-{len(self.dirs) + 1}" if self.dirs else ""
-        run_id = f"{self.run_id}{suffix}" if self.run_id else rundir.new_run_id()
-        run_dir = rundir.create_run_dir(f"{self.run_dir}{suffix}" if self.run_dir else None, run_id)
-        self.dirs[run_id] = run_dir
+    def next_run(self, first_id: str, first_dir: Path) -> tuple[str, Path]:
+        """The next run's id and its (created) directory; the first run's are the settings' own."""
+        n = len(self.dirs) + 1
+        if n == 1:
+            run_id, run_dir = first_id, first_dir
+        else:
+            run_id = f"{self.run_id}-{n}" if self.run_id else rundir.new_run_id()
+            run_dir = Path(f"{self.run_dir}-{n}") if self.run_dir else RUNS_ROOT / run_id
+        self.dirs[run_id] = rundir.create_run_dir(run_dir)
         return run_id, run_dir
