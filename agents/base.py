@@ -25,6 +25,7 @@ from agents.run_link import run_link_of
 from agents.settings import agent_settings_of
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 from contract.records import AgentRecord, RequestRecord, TaskRecord
+from contract.redact import redact
 
 _AGENT_IDS = itertools.count(1)
 IDLE_POLL_S = 0.2
@@ -81,7 +82,7 @@ class KitAgent(User):
             response_length=response_length,
             exception=None
             if record.ok or self.tolerated(record)
-            else AgentError(f"{record.error_kind}: {record.error}"),
+            else AgentError(redact(f"{record.error_kind}: {record.error}")),
             context={"kit_record": record},
         )
 

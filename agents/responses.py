@@ -85,6 +85,8 @@ def read_stream(response, record: RequestRecord, timing: StreamTiming) -> None:
     """Consume the typed SSE events, marking each text delta; usage from `response.completed`."""
     final = None
     for event in iter_sse(response.iter_lines()):
+        if event.data.strip() == "[DONE]":  # OpenClaw ends its Responses stream as chat completions do
+            break
         data = json.loads(event.data)
         kind = event.event or data.get("type")
         if kind == DELTA_EVENT and data.get("delta"):

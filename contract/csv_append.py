@@ -14,6 +14,8 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from contract.redact import redact
+
 
 class RunFileError(Exception):
     """A run-directory file could not be written; the message is one line naming the file and cause."""
@@ -95,4 +97,4 @@ def _cell(value):
     """None and NaN become an empty cell: "not measured", never zero."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    return value
+    return redact(value) if isinstance(value, str) else value

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import subprocess
 import time
 import weakref
@@ -30,7 +31,8 @@ from contract import exit_codes, schema
 from contract.csv_append import CsvAppender, RunFileError
 from contract.csv_tail import last_sample_event
 from contract.errors import KitError, one_line
-from kit import rundir, signals, webui
+from contract.redact import add_secret
+from kit import input_checks, rundir, signals, webui
 from kit.disk import DiskGuard
 from kit.finish import print_summary, start_report, write_locust_csvs
 from kit.judge import LiveJudge
@@ -413,11 +415,15 @@ def setup(environment: Environment) -> KitRun | None:
     except KitError as exc:
         fail(exc)
     set_agent_settings(environment, settings.agent)
+    add_secret(os.environ.get(settings.agent.api_key_env or ""))  # masked in every row, line and report
     if isinstance(environment.runner, WorkerRunner):
         Recorder(environment, None)
         return None
+    if ignored := registry.ignored_options(settings.profile_name, settings.profile):
+        log.warning("loadkit: %s ignored by --load-profile %s", ", ".join(ignored), settings.profile_name)
     session = Session(options.run_id or None, options.run_dir or None, options.html_file)
     try:
+        input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
         session.target = resolve_target(settings)
     except KitError as exc:
         fail(exc)
@@ -429,6 +435,7 @@ def setup(environment: Environment) -> KitRun | None:
         fail(exc)
     if environment.web_ui is not None:
         webui.install(environment.web_ui, session, lambda: _RUNS[environment].live, run_edit(environment))
+        webui.warn_if_exposed(options.web_host)
     if options.headless:
         signals.install(run)
     return run

@@ -23,12 +23,19 @@ class Session:
     dirs: dict[str, Path] = field(default_factory=dict)  # every run so far, by run id
 
     def next_run(self, first_id: str, first_dir: Path) -> tuple[str, Path]:
-        """The next run's id and its (created) directory; the first run's are the settings' own."""
-        n = len(self.dirs) + 1
-        if n == 1:
+        """The next run's id and its (created) directory; the first run's are the settings' own (checked
+        at start-up). A later run skips a name whose directory an earlier session left non-empty."""
+        if not self.dirs:
             run_id, run_dir = first_id, first_dir
         else:
-            run_id = f"{self.run_id}-{n}" if self.run_id else rundir.new_run_id()
-            run_dir = Path(f"{self.run_dir}-{n}") if self.run_dir else RUNS_ROOT / run_id
+            n = len(self.dirs) + 1
+            run_id, run_dir = self._later(n)
+            while run_dir.is_dir() and any(run_dir.iterdir()):
+                n += 1
+                run_id, run_dir = self._later(n)
         self.dirs[run_id] = rundir.create_run_dir(run_dir)
         return run_id, run_dir
+
+    def _later(self, n: int) -> tuple[str, Path]:
+        run_id = f"{self.run_id}-{n}" if self.run_id else rundir.new_run_id()
+        return run_id, Path(f"{self.run_dir}-{n}") if self.run_dir else RUNS_ROOT / run_id

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
+import logging
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,9 @@ from scenarios import registry
 from scenarios.options import ProfileOptions
 
 TAB_KEY = "loadkit-resources"
+WEB_HOST = "127.0.0.1"  # the kit's default for Locust's --web-host (Locust's own: all interfaces)
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+log = logging.getLogger("loadkit")
 ROOT = "/loadkit"
 STATIC = Path(__file__).parent / "static"
 SHAPE = "KitShape"  # locustfile.py's one shape: the kit's profiles run through it
@@ -205,3 +209,13 @@ def _resources_tab(web_ui) -> None:
             ],
         }
     ]
+
+
+def warn_if_exposed(web_host: str) -> None:
+    """The kit binds the web UI to 127.0.0.1 (kit/options.py); say so loudly when told otherwise."""
+    if web_host not in LOOPBACK:
+        log.warning(
+            "loadkit: the web UI listens on %s, reachable from other machines, with no authentication "
+            "unless --web-login/--web-auth is set: anyone who reaches it can start load",
+            web_host or "all interfaces",
+        )

@@ -11,6 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from contract import schema
 from kit.live import LiveRun
 from kit.prometheus import exposition
+from kit.session import Session
 from scenarios.manual import ManualParams, ManualProfile
 
 
@@ -77,3 +78,12 @@ def test_manual_edit_ramps_from_where_it_stands_then_holds():
     assert profile.tick(11.6).phase == "edit 1: hold 5"
     profile.edit(1, 4.0, t=20)
     assert profile.tick(20.5).phase == "edit 2: ramp to 1" and profile.tick(21.1).phase == "edit 2: hold 1"
+
+
+def test_later_runs_of_a_session_are_named_after_the_first_and_skip_used_directories(tmp_path):
+    session = Session("nightly", str(tmp_path / "run"), None)
+    assert session.next_run("nightly", tmp_path / "run") == ("nightly", tmp_path / "run")
+    (tmp_path / "run-2").mkdir()
+    (tmp_path / "run-2" / "run.json").write_text("{}")  # left by an earlier session
+    assert session.next_run("nightly", tmp_path / "run") == ("nightly-3", tmp_path / "run-3")
+    assert (tmp_path / "run-3").is_dir() and list(session.dirs) == ["nightly", "nightly-3"]
