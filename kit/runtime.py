@@ -91,6 +91,7 @@ class KitRun:
     session: Session | None = None
     finished: bool = False
     report: AsyncResult | None = None  # the report being written, once finished
+    finishing: gevent.Greenlet | None = None
 
     # ---- life cycle -------------------------------------------------------------------------------
     def save(self) -> None:
@@ -125,11 +126,16 @@ class KitRun:
             gevent.spawn(self.environment.runner.quit)
 
     def finish(self, default_reason: str) -> None:
-        """End this run: stop its sampler, flush every row, write Locust's CSVs, judge, settle the exit
-        code, write run.json, then the report (in a thread). Once only."""
-        if self.finished:
-            return
-        self.finished = self.closing = True
+        """End this run, once, and wait for it: in a greenlet of its own, so that Locust killing the
+        caller (runner.quit() ends the shape greenlet that fired test_stop) cannot cut it short."""
+        if self.finishing is None:
+            self.finished = self.closing = True
+            self.finishing = gevent.spawn(self._finish, default_reason)
+        self.finishing.join()
+
+    def _finish(self, default_reason: str) -> None:
+        """Stop the sampler, flush every row, write Locust's CSVs, judge, settle the exit code, write
+        run.json, then start the report (in a thread)."""
         now = time.time()
         self.meta["end_ts"] = now
         self.close_phase(now)
@@ -171,7 +177,8 @@ class KitRun:
 
     def on_quit(self, exit_code: int) -> None:
         """The console summary of the last run, after Locust's own tables and its report."""
-        self.report.get()
+        if self.report is not None:  # None when finishing failed (its traceback is in the log)
+            self.report.get()
         print_summary(self.run_dir)
 
     # ---- the load shape --------------------------------------------------------------------------
