@@ -16,6 +16,7 @@ from agents.capacity import CapacityAgent, ChurnAgent  # noqa: F401 - run by --l
 from agents.hermes_runs import HermesRunsAgent  # noqa: F401
 from agents.langgraph import LangGraphAgent  # noqa: F401
 from agents.openai_chat import ChatAgent  # noqa: F401
+from agents.openclaw import OpenClawChatAgent, OpenClawResponsesAgent  # noqa: F401
 from agents.responses import ResponsesAgent  # noqa: F401
 from agents.sessions import SessionAgent  # noqa: F401
 from agents.spec import SpecAgent  # noqa: F401

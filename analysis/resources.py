@@ -54,6 +54,7 @@ def cpu_rows(s: pd.DataFrame) -> list[tuple[str, float]]:
         ("host_cpu_pct", "host CPU %"),
         ("target_cpu_pct", "target CPU % (of one core)"),
         ("loadgen_cpu_pct", "load-generator CPU % (of one core)"),
+        ("loadgen_children_cpu_pct", "CPU % of helper processes the load generator ran (of one core)"),
     ):
         rows.append((f"mean {label}", time_weighted_mean(s["ts"], s[col])))
         rows.append((f"peak {label}", s[col].max()))

@@ -87,8 +87,8 @@ class LiveRun:
     series: dict[str, deque] = field(default_factory=dict)
     requests: int = 0
     _ttft: dict[int, list[float]] = field(default_factory=dict)
-    _samples: CsvTail | None = None
-    _capacity: CsvTail | None = None
+    _samples: CsvTail = field(init=False)
+    _capacity: CsvTail = field(init=False)
     _capacity_points: list[tuple[float, float]] = field(default_factory=list)
     _latest: dict[str, float] = field(default_factory=dict)
     _worst: dict[str, float] = field(default_factory=dict)

@@ -59,6 +59,8 @@ class Liveness:
         return f"target pid {pid} is gone"
 
     def _probe(self) -> str | None:
+        if self.health_url is None:
+            return None
         try:
             response = httpx.get(self.health_url, timeout=min(2.0, max(self.timeout_s / 2, 0.2)))
         except httpx.HTTPError as exc:

@@ -6,6 +6,7 @@ One place for option names and defaults; each room adds its own group through `a
 
 from __future__ import annotations
 
+from agents.session_policy import session_policy_arg
 from agents.settings import DEFAULTS
 from contract.cli import add, positive_float, positive_int, whole
 from kit.webui import WEB_HOST
@@ -204,6 +205,14 @@ def add_arguments(parser) -> None:
     )
     add(
         agents,
+        "--session-policy",
+        web_ui=True,
+        type=session_policy_arg,
+        default=DEFAULTS.session_policy,
+        help="how long an agent keeps a gateway session: sticky (whole run), fresh (new per task) or N turns",
+    )
+    add(
+        agents,
         "--backpressure-ok",
         action="store_true",
         default=DEFAULTS.backpressure_ok,
@@ -234,7 +243,12 @@ def add_arguments(parser) -> None:
         default=DEFAULTS.runs_follow,
         help="Hermes /v1/runs: follow a run by its SSE events or by polling",
     )
-    add(protocols, "--assistant-id", default=None, help="LangGraph assistant (graph) id (default: agent)")
+    add(
+        protocols,
+        "--assistant-id",
+        default=None,
+        help="LangGraph assistant (graph) id (default: the first the server lists)",
+    )
     add(protocols, "--langgraph-input", default=None, help="LangGraph run input as JSON")
     add(
         protocols,

@@ -39,7 +39,7 @@ from kit.judge import LiveJudge
 from kit.live import LiveRun
 from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
 from kit.session import Session
-from kit.settings import KitSettings, read_settings, refresh
+from kit.settings import KitSettings, options_of, read_settings, refresh
 from kit.startup import (
     choose_agents,
     fail,
@@ -52,6 +52,7 @@ from sampler.launch import stop_sampler
 from scenarios import registry
 from scenarios.breakpoint import stop_point as breakpoint_stop_point
 from scenarios.evaluator import exit_code as exit_code_of
+from scenarios.manual import ManualProfile
 from scenarios.profile import Profile
 
 log = logging.getLogger("loadkit")
@@ -83,12 +84,12 @@ class KitRun:
     closing: bool = False  # set at quitting: from then on a stopped sampler or target is expected
     pacing: OpenModelPacing | RoundsPacing | None = None
     judge: LiveJudge | None = None
-    users_csv: CsvAppender | None = None
+    users_csv: CsvAppender = field(init=False)  # these three are set in setup(), right after
     driver_class: type | None = None
-    disk: DiskGuard | None = None
-    liveness: Liveness | None = None
-    live: LiveRun | None = None
-    session: Session | None = None
+    disk: DiskGuard = field(init=False)
+    liveness: Liveness = field(init=False)
+    live: LiveRun = field(init=False)
+    session: Session = field(init=False)
     finished: bool = False
     report: AsyncResult | None = None  # the report being written, once finished
     finishing: gevent.Greenlet | None = None
@@ -113,7 +114,7 @@ class KitRun:
 
     def on_test_stop(self) -> None:
         """STOP in the web UI (no stop asked before it), the profile's end, or an abort."""
-        web_stop = self.environment.web_ui is not None and not self.environment.parsed_options.headless
+        web_stop = self.environment.web_ui is not None and not options_of(self.environment).headless
         self.finish("stopped from the web UI" if web_stop else "profile complete")
 
     def request_stop(self, reason: str, exit_code: int | None, now: bool = False) -> None:
@@ -170,7 +171,7 @@ class KitRun:
             return exit_codes.THRESHOLD_FAILED
         runner = self.environment.runner
         if runner and (runner.errors or runner.exceptions):
-            return self.environment.parsed_options.exit_code_on_error
+            return options_of(self.environment).exit_code_on_error
         if self.meta.get("validity", {}).get("valid") is False:
             return exit_codes.INVALID_RUN
         return exit_codes.OK
@@ -186,20 +187,21 @@ class KitRun:
         """KitShape.tick(): the profile's target now, or None once the run should end."""
         if self.stop is not None:
             return None
-        if self.profile is None:
+        profile = self.profile
+        if profile is None:
             try:
-                self.start_profile()
+                profile = self.start_profile()
             except KitError as exc:  # a bad value in the web UI form: this run ends with its reason
                 log.error("loadkit: error: %s", one_line(exc))
                 self.request_stop(f"bad input: {one_line(exc)}", exc.exit_code)
                 return None
-        tick = self.profile.tick(elapsed_s)
+        tick = profile.tick(elapsed_s)
         if tick is None:
             self.stop = StopRequest("profile complete", None)
             return None
         now = time.time()
         self.note_phase(tick.phase, now)
-        users = self.environment.runner.user_count
+        users = self.user_count()
         self.users_csv.write({"ts": now, "users": users, "target_users": tick.users, "phase": tick.phase})
         self.guarded(self.users_csv.flush)
         self.live.on_users(now, users, tick.users)
@@ -212,56 +214,62 @@ class KitRun:
             return (*tick.as_locust(), [self.driver_class])
         return tick.as_locust()
 
-    def start_profile(self) -> None:
+    def user_count(self) -> int:
+        return self.environment.runner.user_count if self.environment.runner else 0
+
+    def start_profile(self) -> Profile:
         """Build the profile from the settings as they are at start (the web UI form may have changed
         the options: converted again here), and the pacing and live judge it needs."""
         if self.environment.web_ui is not None:
-            self.settings = refresh(self.settings, self.environment.parsed_options)
+            self.settings = refresh(self.settings, options_of(self.environment))
             set_agent_settings(self.environment, self.settings.agent)
         now = time.time()
-        self.profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
-        self.driver_class = presets.resolve_class(self.profile.driver) if self.profile.driver else None
-        self.pacing = pacing_for(self.profile.paced_by(now))
+        self.profile = profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
+        self.driver_class = presets.resolve_class(profile.driver) if profile.driver else None
+        self.pacing = pacing_for(profile.paced_by(now))
         set_pacing(self.environment, self.pacing)
         dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
-        self.judge = LiveJudge(
+        self.judge = judge = LiveJudge(
             list(self.settings.thresholds), now, self.run_dir / schema.SAMPLES_CSV, dropped
         )
-        self.recorder.listeners.append(self.judge.on_row)
+        self.recorder.listeners.append(judge.on_row)
         self.meta["profile"] = {
-            "name": self.profile.name,
-            "params": _params(self.profile.params),
+            "name": profile.name,
+            "params": _params(profile.params),
             "phases": self.phases,
         }
         self.save()
-        self.live.judge = self.judge
-        self.live.edit_note = edit_note(self.profile)
-        if self.profile.name in ("capacity", "churn"):
+        self.live.judge = judge
+        self.live.edit_note = edit_note(profile)
+        if profile.name in ("capacity", "churn"):
             self.live.budget_bytes = self.settings.profile.capacity.memory_budget_bytes
-        gevent.spawn(self.judge_forever)
+        gevent.spawn(self.judge_forever, judge)
+        return profile
 
     def edit(self, users: int, spawn_rate: float) -> str | None:
         """EDIT in the web UI: the manual profile ramps to the new user count at the new rate, a new
         phase; None when applied, else why not."""
         if self.finished or self.profile is None:
             return "no run is going on: start one"
-        if not hasattr(self.profile, "edit"):
+        shape = self.environment.shape_class
+        if not isinstance(self.profile, ManualProfile) or shape is None:
             return edit_note(self.profile)
-        now, elapsed = time.time(), self.environment.shape_class.get_run_time()
+        now, elapsed = time.time(), shape.get_run_time()
         self.profile.edit(users, spawn_rate, elapsed)
-        self.note_phase(self.profile.tick(elapsed).phase, now)
+        if tick := self.profile.tick(elapsed):  # None once -t has run out
+            self.note_phase(tick.phase, now)
         self.meta["profile"].setdefault("edits", []).append(
             {"ts": now, "users": users, "spawn_rate": spawn_rate}
         )
         self.save()
         return None
 
-    def judge_forever(self) -> None:
+    def judge_forever(self, judge: LiveJudge) -> None:
         while not self.closing:
             gevent.sleep(JUDGE_EVERY_S)
             bound_locust_history(self.environment)
             now = time.time()
-            due = [r for r in self.judge.judge(now) if r.abort_due]
+            due = [r for r in judge.judge(now) if r.abort_due]
             if due and self.stop is None:
                 self.note_breakpoint(due[0], now)
                 self.live.aborted_expr = due[0].expr
@@ -270,11 +278,9 @@ class KitRun:
                 )
 
     def note_breakpoint(self, result, now: float) -> None:
-        if self.profile.name == "breakpoint":
+        if self.profile is not None and self.profile.name == "breakpoint":
             elapsed = now - self.meta.get("start_ts", now)
-            point = breakpoint_stop_point(
-                self.profile, elapsed, now, result.expr, self.environment.runner.user_count
-            )
+            point = breakpoint_stop_point(self.profile, elapsed, now, result.expr, self.user_count())
             self.meta["breakpoint"] = dataclasses.asdict(point)
 
     def record_outcome(self, now: float) -> None:
@@ -341,14 +347,16 @@ class KitRun:
     def on_disk_error(self, why: str) -> None:
         """Stop at once; Locust's own HTML report (about 1 MB) is skipped: it would not fit and its
         failure would cost the quitting hooks that write run.json and the report."""
-        self.environment.parsed_options.html_file = None
+        options_of(self.environment).html_file = None
         self.meta["locust_html"] = "not written: the run directory could not be written"
         self.request_stop(f"disk error: {why}", exit_codes.DISK_ERROR, now=True)
 
     def note_sampler_stopped(self) -> None:
         """The side sampler died mid-run: the run goes on, and says where its samples stop."""
         stopped = sampler_stop(
-            self.run_dir / schema.SAMPLES_CSV, self.sampler.returncode, self.meta.get("start_ts")
+            self.run_dir / schema.SAMPLES_CSV,
+            self.sampler.returncode if self.sampler else None,
+            self.meta.get("start_ts"),
         )
         note = f"sampler stopped after {stopped['stopped_at_s']} s ({stopped['stopped_reason']})"
         log.warning("loadkit: %s; the run goes on without it", note)
@@ -389,7 +397,8 @@ def run_for_tick(environment: Environment) -> KitRun | None:
         except KitError as exc:
             log.error("loadkit: the run could not start: %s", one_line(exc))
             return None
-        environment.shape_class.reset_time()  # the profile's clock starts once its sampler runs
+        if environment.shape_class is not None:  # the profile's clock starts once its sampler runs
+            environment.shape_class.reset_time()
     return run
 
 
@@ -399,7 +408,7 @@ def all_runs() -> list[KitRun]:
 
 def edit_note(profile: Profile) -> str:
     """What EDIT in the web UI does for this profile."""
-    if hasattr(profile, "edit"):
+    if isinstance(profile, ManualProfile):
         return "EDIT changes the user count and spawn rate live (a new phase in run.json and users.csv)"
     return (
         f"EDIT does not apply to the {profile.name} profile: it sets the user count itself; "
@@ -408,14 +417,16 @@ def edit_note(profile: Profile) -> str:
 
 
 def _params(params) -> dict:
-    return dataclasses.asdict(params) if dataclasses.is_dataclass(params) else dict(params or {})
+    if dataclasses.is_dataclass(params) and not isinstance(params, type):
+        return dataclasses.asdict(params)
+    return dict(params or {})
 
 
 def setup(environment: Environment) -> KitRun | None:
     """Locust `init`: settings converted once; on a worker only those and a row buffer; on master/local
     the target and the first run. Any KitError before load exits with its code and one line, leaving
     nothing behind."""
-    options = environment.parsed_options
+    options = options_of(environment)
     try:
         settings = read_settings(options, options.run_id or rundir.new_run_id())
         choose_agents(environment, settings)
@@ -428,10 +439,11 @@ def setup(environment: Environment) -> KitRun | None:
         return None
     if ignored := registry.ignored_options(settings.profile_name, settings.profile):
         log.warning("loadkit: %s ignored by --load-profile %s", ", ".join(ignored), settings.profile_name)
-    session = Session(options.run_id or None, options.run_dir or None, options.html_file)
     try:
         input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
-        session.target = resolve_target(settings)
+        session = Session(
+            resolve_target(settings), options.run_id or None, options.run_dir or None, options.html_file
+        )
     except KitError as exc:
         fail(exc)
     environment.host = session.target.url
@@ -456,7 +468,7 @@ def run_edit(environment: Environment):
 def begin_run(environment: Environment, settings: KitSettings, session: Session) -> KitRun:
     """A run of the session: its id and directory, run.json, row files, side sampler and watchers.
     Raises KitError when the sampler refuses to start."""
-    options = environment.parsed_options
+    options = options_of(environment)
     run_id, run_dir = session.next_run(settings.run_id, settings.run_dir)
     settings = dataclasses.replace(settings, run_id=run_id, run_dir=run_dir)
     options.run_id, options.run_dir = run_id, str(run_dir)  # Locust's own view (web UI, workers)
@@ -508,7 +520,7 @@ def liveness_of(settings: KitSettings, target: Target) -> Liveness:
 def on_worker_test_start(environment: Environment) -> None:
     """A worker's test starts with the master's options (Locust sends them): its agents' settings again."""
     if run_of(environment) is None and isinstance(environment.runner, WorkerRunner):
-        options = environment.parsed_options
+        options = options_of(environment)
         try:
             settings = read_settings(options, options.run_id or "no-run-id")
         except KitError as exc:

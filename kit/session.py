@@ -16,10 +16,10 @@ from lifecycle.target import Target
 
 @dataclass
 class Session:
+    target: Target
     run_id: str | None  # --run-id as given (None: generate one per run)
     run_dir: str | None  # --run-dir as given (None: runs/<run-id>)
     html_file: str | None  # --html as given (None: each run's own locust_report.html)
-    target: Target | None = None
     dirs: dict[str, Path] = field(default_factory=dict)  # every run so far, by run id
 
     def next_run(self, first_id: str, first_dir: Path) -> tuple[str, Path]:

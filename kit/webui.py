@@ -185,7 +185,8 @@ def _profile_defaults() -> dict[str, dict]:
     found = {}
     for name in registry.PROFILE_NAMES:
         params = registry.build_profile(name, ProfileOptions(profile=name)).params
-        found[name] = dataclasses.asdict(params) if dataclasses.is_dataclass(params) else dict(params)
+        is_record = dataclasses.is_dataclass(params) and not isinstance(params, type)
+        found[name] = dataclasses.asdict(params) if is_record else dict(params)
     return found
 
 

@@ -12,6 +12,7 @@ from contract import schema
 from kit.live import LiveRun
 from kit.prometheus import exposition
 from kit.session import Session
+from lifecycle.target import Target
 from scenarios.manual import ManualParams, ManualProfile
 
 
@@ -81,7 +82,7 @@ def test_manual_edit_ramps_from_where_it_stands_then_holds():
 
 
 def test_later_runs_of_a_session_are_named_after_the_first_and_skip_used_directories(tmp_path):
-    session = Session("nightly", str(tmp_path / "run"), None)
+    session = Session(Target(url="http://127.0.0.1:1"), "nightly", str(tmp_path / "run"), None)
     assert session.next_run("nightly", tmp_path / "run") == ("nightly", tmp_path / "run")
     (tmp_path / "run-2").mkdir()
     (tmp_path / "run-2" / "run.json").write_text("{}")  # left by an earlier session
