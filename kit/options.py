@@ -11,6 +11,10 @@ from agents.settings import DEFAULTS
 from contract.cli import add, positive_float, positive_int, whole
 from kit.webui import WEB_HOST
 
+# Options shown in the web UI form are text defaulting to None: Locust converts a form value to the type
+# of the option's current value, so "" for a float would fail inside Locust; kit/settings.py converts
+# and checks them (an empty field: the default in agents/settings.py).
+
 
 def add_arguments(parser) -> None:
     """Target, sampler, run-directory and agent options (profiles, cost, capacity add their own); the
@@ -153,9 +157,8 @@ def add_arguments(parser) -> None:
         agents,
         "--request-timeout",
         web_ui=True,
-        type=positive_float,
-        default=DEFAULTS.request_timeout,
-        help="seconds before a request counts as timed out",
+        default=None,
+        help=f"seconds before a request counts as timed out (default {DEFAULTS.request_timeout:g})",
     )
     add(
         agents,
@@ -169,25 +172,22 @@ def add_arguments(parser) -> None:
         agents,
         "--max-tokens",
         web_ui=True,
-        type=positive_int,
-        default=DEFAULTS.max_tokens,
-        help="max_tokens asked per chat call",
+        default=None,
+        help=f"max_tokens asked per chat call (default {DEFAULTS.max_tokens})",
     )
     add(
         agents,
         "--poll-interval",
         web_ui=True,
-        type=positive_float,
-        default=DEFAULTS.poll_interval,
-        help="seconds between task status polls",
+        default=None,
+        help=f"seconds between task status polls (default {DEFAULTS.poll_interval:g})",
     )
     add(
         agents,
         "--task-timeout",
         web_ui=True,
-        type=positive_float,
-        default=DEFAULTS.task_timeout,
-        help="seconds a task may take before it is recorded as timeout",
+        default=None,
+        help=f"seconds a task may take before it is recorded as timeout (default {DEFAULTS.task_timeout:g})",
     )
     add(
         agents,

@@ -190,12 +190,13 @@ def _positive(name: str, value: Any) -> Any:
     """A number option that must be finite and > 0, keeping its type (int stays int)."""
     flag = "--" + name.replace("_", "-")
     kind = type(getattr(DEFAULTS, name))
+    expected = "a whole number > 0" if kind is int else "a finite number > 0"
     try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{flag} {value!r}: expected a number") from None
+        number = kind(str(value).strip())
+    except ValueError:
+        raise InputError(f"{flag} {value!r}: expected {expected}") from None
     if not (math.isfinite(number) and number > 0):
-        raise InputError(f"{flag} {value!r}: expected a finite number > 0")
+        raise InputError(f"{flag} {value!r}: expected {expected}")
     return number
 
 
