@@ -42,6 +42,7 @@ from kit.startup import (
     initial_meta,
     resolve_target,
     start_side_sampler,
+    warn_before_load,
 )
 from lifecycle.target import Target, stop_target
 from sampler.launch import stop_sampler
@@ -359,13 +360,12 @@ def setup(environment: Environment) -> KitRun | None:
     if isinstance(environment.runner, WorkerRunner):
         Recorder(environment, None)
         return None
-    if ignored := registry.ignored_options(settings.profile_name, settings.profile):
-        log.warning("loadkit: %s ignored by --load-profile %s", ", ".join(ignored), settings.profile_name)
     try:
         input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
         target = resolve_target(settings)
     except KitError as exc:
         fail(exc)
+    warn_before_load(settings)
     run_dir = rundir.create_run_dir(settings.run_dir)  # only now: bad input leaves nothing behind
     options.run_id, options.run_dir = settings.run_id, str(run_dir)  # Locust's own view (web UI, workers)
     if not options.html_file:
