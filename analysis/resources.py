@@ -11,9 +11,9 @@ import pandas as pd
 
 from analysis.model import RunData
 from analysis.stats import time_weighted_mean, time_where
-from contract.schema import GIB, MIB
+from contract.schema import MIB, WARNING_AVAILABLE_BYTES
 
-DEFAULT_WARNING_BYTES = GIB
+DEFAULT_WARNING_BYTES = WARNING_AVAILABLE_BYTES
 
 
 def resource_table(run: RunData, warning_bytes: float = DEFAULT_WARNING_BYTES) -> pd.DataFrame | None:

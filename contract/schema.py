@@ -167,3 +167,4 @@ FILES_COLUMNS: dict[str, tuple[str, ...]] = {
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
+WARNING_AVAILABLE_BYTES = GIB  # host available memory below this is a warning (report, live charts)
