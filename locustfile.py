@@ -68,5 +68,5 @@ class KitShape(LoadTestShape):
     use_common_options = True  # the manual profile reads -u/-r/-t itself
 
     def tick(self):
-        run = runtime.run_of(self.runner.environment)
+        run = runtime.run_for_tick(self.runner.environment)  # a new start in the web UI: a new run
         return run.shape_tick(self.get_run_time()) if run else None

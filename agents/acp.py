@@ -16,7 +16,7 @@ import time
 from typing import IO
 
 import gevent
-from locust import between, task
+from locust import between, tag, task
 from locust.exception import StopUser
 
 from agents.base import KitAgent, one_line, paced
@@ -88,6 +88,7 @@ class AcpAgent(KitAgent):
     def pid(self) -> int | None:
         return self.process.pid if self.process is not None else None
 
+    @tag("acp")
     @task
     @paced
     def prompt(self) -> None:

@@ -110,12 +110,14 @@ class KitAgent(User):
         path: str,
         ids: dict | None = None,
         check: Callable[[dict], tuple[str, str] | None] | None = None,
+        expect: type = dict,
         **kwargs,
     ) -> tuple[dict | None, RequestRecord]:
         """One JSON request, reported as a row; the body is None when the request failed.
 
         `check` sees a 2xx body and may return (error_kind, message) for protocol-level errors that arrive
-        with HTTP 200 (JSON-RPC errors), so the row is failed before it is reported.
+        with HTTP 200 (JSON-RPC errors), so the row is failed before it is reported. `expect=list` takes a
+        JSON array as the body instead of an object.
         """
         self.honour_backoff()
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **(ids or {}))
@@ -130,9 +132,9 @@ class KitAgent(User):
             record.latency_ms = (time.perf_counter() - started) * 1000.0
             http_record(record, response)
             if record.ok:
-                body = response.json() if response.content else {}
-                if not isinstance(body, dict):
-                    raise ValueError(f"expected a JSON object, got {one_line(response.text, 60)}")
+                body = response.json() if response.content else expect()
+                if not isinstance(body, expect):
+                    raise ValueError(f"expected a JSON {expect.__name__}, got {one_line(response.text, 60)}")
                 body = _checked(record, body, check)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
@@ -156,7 +158,8 @@ class KitAgent(User):
 
     def poll_task(self, row: TaskRecord, poll_once: Callable[[TaskRecord], None]) -> None:
         """Call `poll_once` until the row's status is terminal or the task timeout passes."""
-        timeout = self.settings.task_timeout
+        timeout, interval = self.settings.task_timeout, self.settings.poll_interval
+        row.poll_interval_ms = interval * 1000.0
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline:
@@ -164,7 +167,7 @@ class KitAgent(User):
                 row.polls += 1
                 if row.status in TERMINAL_STATUSES:
                     return
-                time.sleep(self.settings.poll_interval)
+                time.sleep(interval)
         except GreenletExit:  # the run stopped mid-task: the row says so (status unfinished)
             row.status, row.error = "unfinished", "the run stopped before the task ended"
             row.fill_durations()

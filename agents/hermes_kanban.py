@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import psutil
-from locust import constant, task
+from locust import constant, tag, task
 
-from agents.base import KitAgent, one_line, paced
+from agents.base import TERMINAL_STATUSES, KitAgent, one_line, paced
 from agents.pacing import pacing_of
 from contract.records import RequestRecord, TaskRecord
 
@@ -123,6 +123,7 @@ class HermesKanbanAgent(KitAgent):
             self.archive_own()
         super().on_stop()
 
+    @tag("kanban", "tasks")
     @task
     @paced
     def submit_and_wait(self) -> None:
@@ -199,13 +200,15 @@ def apply_kanban_state(row: TaskRecord, shown: dict) -> None:
     runs = shown.get("runs") or []
     last_run = runs[-1] if runs else {}
     status = str(board_task.get("status"))
-    row.status = TERMINAL.get(status, row.status)
     row.submitted_ts = _ts(board_task.get("created_at")) or row.submitted_ts
-    row.started_ts = _ts(board_task.get("started_at")) or _ts(last_run.get("started_at")) or row.started_ts
     row.worker_pid = last_run.get("worker_pid") or row.worker_pid
-    if status in TERMINAL:
-        row.finished_ts = _ts(board_task.get("completed_at")) or _ts(last_run.get("ended_at"))
-        row.finished_ts = row.finished_ts or last_event_ts(shown) or time.time()
+    if status == "running" and row.started_ts is None:
+        row.started_ts = time.time()  # our clock until the board's times replace it at the end
+    if status in TERMINAL and row.status not in TERMINAL_STATUSES:
+        row.status, row.finished_ts = TERMINAL[status], time.time()
+        started = _ts(board_task.get("started_at")) or _ts(last_run.get("started_at"))
+        finished = _ts(board_task.get("completed_at")) or _ts(last_run.get("ended_at"))
+        row.adopt_server_times(started, finished or last_event_ts(shown))
     if status in ("blocked", "archived"):
         reason = last_run.get("error") or last_run.get("summary") or last_event_reason(shown)
         row.error = one_line(reason or f"board status {status}")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import gevent
 from locust.env import Environment
+from locust.event import EventHook
 from locust.runners import WorkerRunner
 
 from contract import schema
@@ -43,12 +44,14 @@ class Recorder:
         self.on_write_error: Callable[[RunFileError], None] | None = None
         _RECORDERS[environment] = self
         events = environment.events
-        events.request.add_listener(self._on_request)
+        self._hooks: list[tuple[EventHook, Callable[..., None]]] = [(events.request, self._on_request)]
         if isinstance(environment.runner, WorkerRunner) or run_dir is None:
-            events.report_to_master.add_listener(self._on_report_to_master)
+            self._hooks.append((events.report_to_master, self._on_report_to_master))
         else:
-            events.worker_report.add_listener(self._on_worker_report)
+            self._hooks.append((events.worker_report, self._on_worker_report))
             self._flusher = gevent.spawn(self._flush_forever)
+        for hook, listener in self._hooks:
+            hook.add_listener(listener)
 
     @property
     def is_buffering(self) -> bool:
@@ -66,6 +69,10 @@ class Recorder:
             self._guarded(appender.flush)
 
     def close(self) -> None:
+        """Flush and close the files and stop listening: a later run has a recorder of its own."""
+        for hook, listener in self._hooks:
+            hook.remove_listener(listener)
+        self._hooks = []
         if self._flusher is not None:
             self._flusher.kill(block=False)
         for appender in list(self._files.values()):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 
-from locust import between, task
+from locust import between, tag, task
 
 from agents.base import KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT, fill_usage, session_headers
@@ -27,6 +27,7 @@ class ResponsesAgent(KitAgent):
     weight = 3
     wait_time = between(0.5, 1.5)
 
+    @tag("responses")
     @task
     @paced
     def respond(self) -> None:

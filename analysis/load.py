@@ -29,6 +29,7 @@ TEXT_COLUMNS = frozenset(
         "event",
         "status",
         "phase",
+        "times_from",
     }
 )
 

@@ -12,6 +12,7 @@ import pandas as pd
 from analysis import cost, plots, prices, render
 from analysis.capacity import capacity_result, capacity_section
 from analysis.capacity_plot import capacity_plot
+from analysis.drift import drift_section
 from analysis.errors import error_table
 from analysis.knee import knees, little_check, load_levels, time_bins
 from analysis.latency import latency_table
@@ -53,7 +54,11 @@ def cost_report_section(run: RunData) -> Section | None:
 
 # REGISTRY of sections other modules contribute, each a function RunData -> Section | None. The lead
 # extends this list; a function that raises becomes a one-line note in the report, never a lost report.
-EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [capacity_report_section, cost_report_section]
+EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [
+    capacity_report_section,
+    cost_report_section,
+    drift_section,
+]
 
 PERCENTILE_RULE = (
     "percentiles need roughly "

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.capacity import capacity_result, churn_result
-from analysis.cost import cost_by_model, price_rows, usage_rows
+from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
 from analysis.model import RunData
 from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.stats import describe
@@ -117,7 +117,7 @@ def record_gaps(run: RunData) -> list[str]:
 
 
 def _cost_lines(run: RunData) -> list[str]:
-    """LLM dollars as billed and at list price, at the run's price table; n/a rather than a guess."""
+    """LLM dollars at the run's price table, else as the gateway reported them; n/a rather than a guess."""
     rows, source = usage_rows(run)
     if source == "none":
         return []
@@ -126,15 +126,8 @@ def _cost_lines(run: RunData) -> list[str]:
         table = load_prices(settings.get("prices") or DEFAULT_PRICES_PATH)
     except PriceTableError as exc:
         return [f"LLM cost: n/a ({exc})"]
-    total = cost_by_model(price_rows(rows, table)[0]).loc["total"]
-    return [
-        f"LLM cost: ${_usd(total['usd_billed'])} as billed, ${_usd(total['usd_list'])} at list price "
-        f"over {int(total['calls'])} calls (usage from {source}; prices {Path(table.origin).name})"
-    ]
-
-
-def _usd(value) -> str:
-    return "n/a" if pd.isna(value) else f"{value:,.6f}"
+    line = describe_total(dollar_total(price_rows(rows, table)[0]))
+    return [f"{line} (usage from {source}; prices {Path(table.origin).name})"]
 
 
 def _capacity_lines(run: RunData) -> list[str]:

@@ -69,6 +69,7 @@ def locust_command(
         str(run_dir),
         "--run-id",
         run_dir.name,
+        "--reuse-run-dir",  # the campaign made it, and keeps its locust.log there
     ]
     if target_cmd:
         command += ["--target-cmd", target_cmd]
