@@ -28,13 +28,15 @@ class KitProcess:
     err: Path
 
     @classmethod
-    def start(cls, run_dir: Path, *args: str, logs: Path | None = None) -> KitProcess:
-        """Start the kit; its stdout and stderr go to files in `logs` (default: beside the run dir)."""
+    def start(cls, run_dir: Path, *args: str, logs: Path | None = None, group: bool = False) -> KitProcess:
+        """Start the kit; its stdout and stderr go to files in `logs` (default: beside the run dir).
+        `group`: in a process group of its own, as a terminal's foreground job (see signal_group)."""
         logs = logs or run_dir.parent
         logs.mkdir(parents=True, exist_ok=True)
         out, err = logs / f"{run_dir.name}.out", logs / f"{run_dir.name}.err"
         with open(out, "w") as stdout, open(err, "w") as stderr:
-            proc = subprocess.Popen(locust_command(run_dir, *args), cwd=REPO, stdout=stdout, stderr=stderr)
+            command = locust_command(run_dir, *args)
+            proc = subprocess.Popen(command, cwd=REPO, stdout=stdout, stderr=stderr, start_new_session=group)
         return cls(run_dir, proc, out, err)
 
     def wait_rows(self, file_name: str, count: int, timeout: float = 60) -> None:
@@ -42,6 +44,10 @@ class KitProcess:
 
     def signal(self, sig: int) -> None:
         self.proc.send_signal(sig)
+
+    def signal_group(self, sig: int) -> None:
+        """To every process of the kit's group, as Ctrl-C in a terminal does (needs start(group=True))."""
+        os.killpg(self.proc.pid, sig)
 
     def wait(self, timeout: float = 90) -> int:
         return self.proc.wait(timeout)

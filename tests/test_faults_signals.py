@@ -18,7 +18,7 @@ from tests.fault_runs import (
     gateway_sessions,
     gateway_tasks,
 )
-from tests.locust_runs import wait_for
+from tests.locust_runs import csv_rows, wait_for
 
 pytestmark = pytest.mark.faults
 STOP_TIMEOUT_S = 30  # locust.conf's stop-timeout, which these runs inherit
@@ -131,8 +131,18 @@ def test_sigkill_of_the_kit_leaves_whole_rows_and_no_process(tmp_path):
     assert_nothing_left(meta)
 
 
-def test_capacity_interrupted_mid_ramp_closes_every_session_it_created(simulator, tmp_path):
+@pytest.mark.parametrize(
+    ("sig", "group"),
+    [(signal.SIGINT, False), (signal.SIGINT, True), (signal.SIGTERM, False)],
+    ids=["sigint", "ctrl-c-to-the-group", "sigterm"],
+)
+def test_capacity_interrupted_mid_ramp_closes_every_session_it_created(simulator, tmp_path, sig, group):
+    """Ctrl-C (to the kit, or to its whole process group as a terminal sends it) or SIGTERM mid-ramp:
+    creation stops, every session the run created is closed on the simulator (its own count), the exit
+    code and stop reason name the signal, the report says it was interrupted and projects nothing."""
     gateway = simulator("--agent-mib", "2", "--first-agent-mib", "0", "--agent-startup-ms", "150")
+    name = signal.Signals(sig).name
+    run_id = f"cap-{name.lower()}"
     kit = KitProcess.start(
         tmp_path / "run",
         "--load-profile",
@@ -142,21 +152,25 @@ def test_capacity_interrupted_mid_ramp_closes_every_session_it_created(simulator
         "--target-pid",
         str(gateway.pid),
         "--run-id",
-        "cap-sigint",
+        run_id,
         "--memory-budget",
         "8GiB",
+        group=group,
     )
     try:
         kit.wait_rows(schema.CAPACITY_CSV, 6)
-        kit.signal(signal.SIGINT)
+        ready = csv_rows(kit.run_dir / schema.CAPACITY_CSV) - 1  # rows after the baseline (150 ms each)
+        (kit.signal_group if group else kit.signal)(sig)
         code = kit.wait()
     finally:
         kit.kill()
-    assert code == exit_codes.INTERRUPTED[signal.SIGINT], kit.stderr[-2000:]
+    assert code == exit_codes.INTERRUPTED[sig] == 128 + sig, kit.stderr[-2000:]
     meta = kit.meta()
-    assert meta["stop_reason"] == "interrupted by SIGINT"
-    sessions = gateway_sessions(gateway.url, "cap-sigint")
-    assert len(sessions) >= 5 and {s["status"] for s in sessions} == {"closed"}
+    assert meta["stop_reason"] == f"interrupted by {name}" and meta["exit_code"] == code
+    assert meta["end_ts"] - meta["interrupt"]["first_ts"] < STOP_TIMEOUT_S / 3  # closed, not timed out
+    sessions = gateway_sessions(gateway.url, run_id)
+    assert 5 <= len(sessions) <= ready + 2  # creation stopped at once: at most the one or two in flight
+    assert {s["status"] for s in sessions} == {"closed"}
     agents = pd.read_csv(kit.run_dir / schema.AGENTS_CSV)
     created = agents[agents.event == "created"]
     assert sorted(created.session_id) == sorted(s["id"] for s in sessions)
@@ -164,4 +178,7 @@ def test_capacity_interrupted_mid_ramp_closes_every_session_it_created(simulator
     capacity = pd.read_csv(kit.run_dir / schema.CAPACITY_CSV)
     assert capacity.iloc[-1]["event"] == "stop" and capacity.iloc[-1]["detail"] == schema.STOP_INTERRUPTED
     assert "stop: interrupted" in kit.stdout
+    report = (kit.run_dir / schema.REPORT_MD).read_text()
+    assert f"interrupted by {name}" in report and "no projection" in report
+    assert "Projection to other budgets" not in report
     assert_nothing_left(meta)
