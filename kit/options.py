@@ -89,6 +89,13 @@ def add_arguments(parser) -> None:
         default=1.0,
         help="seconds between sampler readings (default 1; 0.1 for 10 Hz)",
     )
+    add(
+        sampler,
+        "--trend-min-duration",
+        type=positive_float,
+        default=600.0,
+        help="seconds of samples after warm-up a soak verdict (leak, drift, slope thresholds) needs",
+    )
     add(sampler, "--pss-every", type=int, default=0, help="read PSS/USS every Nth sample (costly; 0 = never)")
     add(
         sampler,

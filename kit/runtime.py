@@ -216,7 +216,7 @@ class KitRun:
         """Thresholds' final verdicts, rounds, dropped arrivals and the run's validity, into run.json."""
         if self.judge is None:
             return
-        self.judge.judge(now)
+        self.judge.judge(now, final=True)
         self.meta["thresholds"] = [r.as_json() for r in self.judge.results]
         self.meta["validity"] = self.judge.validity()
         if isinstance(self.pacing, RoundsPacing):

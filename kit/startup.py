@@ -20,6 +20,7 @@ from agents import presets as gateways
 from analysis.prices import PriceTableError, load_prices
 from contract import exit_codes, schema
 from kit import rundir
+from kit.judge import soak_warning
 from lifecycle.target import Target, free_port, simulator_command, start_target, target_command
 from sampler.launch import start_sampler
 from sampler.options import SamplerOptions, UsageError
@@ -51,12 +52,14 @@ def check_config(options) -> None:
     """Build the profile and thresholds and load the price table once, to surface every config error
     before any load or process starts."""
     try:
-        registry.build_profile(profile_name(options), options)
-        registry.build_thresholds(options)
+        profile = registry.build_profile(profile_name(options), options)
+        thresholds = registry.build_thresholds(options)
         if options.prices:
             load_prices(options.prices)
     except (ProfileConfigError, ThresholdConfigError, PriceTableError) as exc:
         fail_input(str(exc))
+    if warning := soak_warning(profile, thresholds, options.sample_interval, options.trend_min_duration):
+        log.warning("loadkit: warning: %s", warning)
 
 
 def apply_gateway_preset(environment: Environment, options) -> gateways.GatewayPreset:
@@ -192,6 +195,7 @@ def initial_meta(options, target: Target) -> dict:
         },
         "profile": {},
         "thresholds": [],
+        "trend_min_duration_s": options.trend_min_duration,
         "cost": {
             "prices": str(Path(options.prices).resolve()) if options.prices else None,
             "host_price_month": options.host_price,
