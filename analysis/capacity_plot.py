@@ -37,11 +37,13 @@ def capacity_plot(runs: Mapping[str, tuple[CapacityResult, object]], out: Path) 
                 label=f"{label} fit {fit.slope:.2f} MiB/agent, R² {fit.r2:.3f}",
             )
     first = next(iter(runs.values()))[0]
+    if first.n_max is not None:
+        ax.axvline(first.n_max, color="green", ls=":", lw=1, label=f"N_max = {first.n_max} agents")
     if first.budget_mib is not None:
         ax.axhline(first.budget_mib, color="red", ls="--", lw=1, label=f"budget {first.budget_mib:,.0f} MiB")
     ax.set_xlabel("agents (N)")
     ax.set_ylabel(f"target {first.metric.upper()} (MiB)")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(out, dpi=90)
     plt.close(fig)
