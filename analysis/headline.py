@@ -183,13 +183,14 @@ def _load_headline(run: RunData, profile: str) -> Headline:
         verdict = f"All {len(judged)} thresholds passed."
     else:
         verdict = "No threshold was judged; the figures below are the whole run's."
-    return Headline(profile, f"Did the gateway hold the {profile} load?", verdict, _latency_figures(run))
+    question = f"Did the gateway hold the {profile} load?" if profile != "unknown" else "Run of unknown profile:"
+    return Headline(profile, question, verdict, _latency_figures(run))
 
 
 def _latency_figures(run: RunData) -> list[Figure]:
     table = latency_table(run)
     if table is None:
-        return [Figure("requests", 0, "", LATENCY)]
+        return []
     busiest = table["requests"].idxmax()
     figures = [
         Figure("requests", int(table["requests"].sum()), "", LATENCY),

@@ -137,11 +137,11 @@ def page(title: str, sections: list[Section]) -> str:
             parts, notes = readable(df)
             out.append(f"<h4>{html.escape(caption)}</h4>" + "".join(table_html(p) for p in parts))
             out += [f"<p class='foot'>{html.escape(n)}</p>" for n in notes]
-        out += [_img(p) for p in sec.images]
+        out += [image_html(p) for p in sec.images]
     out.append("</body></html>")
     return "\n".join(out)
 
 
-def _img(path: Path) -> str:
+def image_html(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     return f"<p><img alt='{html.escape(path.stem)}' src='data:image/png;base64,{data}'></p>"
