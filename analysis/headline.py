@@ -183,7 +183,9 @@ def _load_headline(run: RunData, profile: str) -> Headline:
         verdict = f"All {len(judged)} thresholds passed."
     else:
         verdict = "No threshold was judged; the figures below are the whole run's."
-    question = f"Did the gateway hold the {profile} load?" if profile != "unknown" else "Run of unknown profile:"
+    question = (
+        f"Did the gateway hold the {profile} load?" if profile != "unknown" else "Run of unknown profile:"
+    )
     return Headline(profile, question, verdict, _latency_figures(run))
 
 

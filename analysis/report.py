@@ -11,8 +11,8 @@ import pandas as pd
 
 from analysis import cost, labels, plots, render
 from analysis import headline as headline_mod
-from analysis.capacity import capacity_result, capacity_section
-from analysis.capacity_plot import capacity_plot
+from analysis.capacity import capacity_result, capacity_section, churn_result
+from analysis.capacity_plot import capacity_plot, churn_plot
 from analysis.errors import error_table
 from analysis.knee import knees, little_check, load_levels, time_bins
 from analysis.latency import latency_table
@@ -244,6 +244,7 @@ def _attach_plots(
         headline_mod.CAPACITY: [
             lambda: capacity_plot({"this run": (capacity_result(frame), frame)}, out / "capacity.png")
         ],
+        headline_mod.CHURN: [lambda: churn_plot(churn_result(frame), frame, out / "churn.png")],
     }
     for title, draws in drawers.items():
         if title in by_title:
