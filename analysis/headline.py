@@ -74,7 +74,7 @@ def headline(run: RunData) -> Headline:
     stop = run.meta.get("stop_reason")
     if isinstance(stop, str) and stop != "profile complete":
         head.verdict += f" The run ended early: {stop}."
-    elif stop is None:
+    elif stop is None and run.meta:
         head.verdict += " run.json records no end: the run did not finish (killed?)."
     return head
 
@@ -143,7 +143,8 @@ def _round_text(row: pd.Series) -> str:
 def _soak_headline(run: RunData, profile: str) -> Headline:
     memory, errors = soak_trends(run)
     question = "Does the gateway leak memory or drift into errors over time?"
-    verdict = f"Memory: {memory.verdict}{_slope_text(memory)}; errors: {errors.verdict}{_slope_text(errors)}."
+    error_text = f"{errors.verdict}{_slope_text(errors)}" if errors.points else "no requests recorded"
+    verdict = f"Memory: {memory.verdict}{_slope_text(memory)}; errors: {error_text}."
     figures = [
         Figure("target RSS slope", memory.slope_per_h, "MiB/h", SOAK),
         Figure("error-rate drift", errors.slope_per_h, "percentage points/h", SOAK),

@@ -92,7 +92,9 @@ def trend_values(run_dir: Path) -> dict[str, tuple[float | None, int]]:
     }
 
 
-def soak_warning(profile, thresholds: list[Threshold], interval_s: float, min_duration_s: float) -> str | None:
+def soak_warning(
+    profile, thresholds: list[Threshold], interval_s: float, min_duration_s: float
+) -> str | None:
     """At start: a soak (or a run with trend thresholds) too short for the verdict's minimum data."""
     wants = profile.name == "soak" or any(th.metric.name in TREND_METRICS for th in thresholds)
     duration = getattr(profile, "end_s", None)

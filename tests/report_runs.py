@@ -30,7 +30,7 @@ def meta(profile: str, run_id: str | None = None, t0: float = T0, duration_s: fl
         {"name": "ramp-down", "start_ts": t0 + duration_s * 0.9, "end_ts": t0 + duration_s},
     ]
     return {
-        "run_id": run_id or f"{profile}-run",
+        "run_id": run_id or profile,
         "start_ts": t0,
         "end_ts": t0 + duration_s,
         "stop_reason": "profile complete",
@@ -46,15 +46,15 @@ def recorded_run(path: Path, profile: str, t0: float = T0, leak_mib_per_h: float
     if profile == "rounds":
         return rounds_run(path)
     if profile in ("capacity", "churn"):
-        write_run_dir(path, meta(profile, t0=t0, duration_s=300))
+        write_run_dir(path, meta(profile, path.name, t0=t0, duration_s=300))
         frame = synthetic_run() if profile == "capacity" else churn_frame()
         frame.to_csv(path / "capacity.csv", index=False)
         return path
     if profile == "soak":
         samples = soak_samples(3600, interval_s=5, leak_mib_per_h=leak_mib_per_h, t0=t0)
-        return write_run_dir(path, meta("soak", t0=t0, duration_s=3600), samples=samples)
+        return write_run_dir(path, meta("soak", path.name, t0=t0, duration_s=3600), samples=samples)
     requests = stream_requests(3000, 600, t0=t0).assign(model="sim-model")
     extra = {"thresholds": THRESHOLDS} | ({"breakpoint": BREAK} if profile == "breakpoint" else {})
     return write_run_dir(
-        path, meta(profile, t0=t0, **extra), samples=soak_samples(600, t0=t0), requests=requests
+        path, meta(profile, path.name, t0=t0, **extra), samples=soak_samples(600, t0=t0), requests=requests
     )
