@@ -19,6 +19,7 @@ from locust.exception import StopUser
 
 from agents import recorder
 from agents.pacing import Ticket, pacing_of
+from agents.settings import agent_settings_of
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 from contract.records import AgentRecord, RequestRecord, TaskRecord
 
@@ -42,6 +43,7 @@ class KitAgent(User):
         self.http: httpx.Client | None = None
         self.backoff_until = 0.0
         self.round: int | None = None  # the rounds profile's round the current work belongs to
+        self.settings = agent_settings_of(environment)  # converted once by the run (kit/settings.py)
 
     def on_start(self) -> None:
         if pacing_of(self.environment) is not None:
@@ -51,8 +53,8 @@ class KitAgent(User):
             raise StopUser("no target URL (--host)")
         self.http = httpx.Client(
             base_url=base_url,
-            timeout=httpx.Timeout(self.option("request_timeout", 120.0), connect=10.0),
-            headers=auth_headers(self.option("api_key_env", None)),
+            timeout=httpx.Timeout(self.settings.request_timeout, connect=10.0),
+            headers=auth_headers(self.settings.api_key_env),
             limits=httpx.Limits(max_connections=8, max_keepalive_connections=8),
             verify=shared_tls_context(),
         )
@@ -61,14 +63,9 @@ class KitAgent(User):
         if self.http is not None:
             self.http.close()
 
-    def option(self, name: str, default):
-        """A kit option from Locust's parsed options, or the default when run without them."""
-        value = getattr(self.environment.parsed_options, name, None)
-        return default if value is None else value
-
     @property
     def run_id(self) -> str:
-        return self.option("run_id", "no-run-id")
+        return self.settings.run_id
 
     def report(self, record: RequestRecord, response_length: int = 0) -> None:
         """Fire Locust's request event carrying the raw record."""
@@ -87,7 +84,7 @@ class KitAgent(User):
 
     def tolerated(self, record: RequestRecord) -> bool:
         """A 429 stays a failed row in requests.csv; with --backpressure-ok Locust counts it as a success."""
-        return record.error_kind == "backpressure" and bool(self.option("backpressure_ok", False))
+        return record.error_kind == "backpressure" and self.settings.backpressure_ok
 
     def record(self, record: TaskRecord | AgentRecord) -> None:
         recorder.record(self.environment, record)
@@ -127,14 +124,14 @@ class KitAgent(User):
 
     def poll_task(self, row: TaskRecord, poll_once: Callable[[TaskRecord], None]) -> None:
         """Call `poll_once` until the row's status is terminal or the task timeout passes."""
-        timeout = float(self.option("task_timeout", 600.0))
+        timeout = self.settings.task_timeout
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             poll_once(row)
             row.polls += 1
             if row.status in TERMINAL_STATUSES:
                 return
-            time.sleep(float(self.option("poll_interval", 0.5)))
+            time.sleep(self.settings.poll_interval)
         row.status, row.error = "timeout", f"not terminal after {timeout:g} s"
 
     def take_ticket(self) -> Ticket | None:

@@ -20,16 +20,16 @@ from agents.base import KitAgent
 from agents.run_link import run_link_of
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
+from contract.errors import InputError
 from contract.records import AgentRecord
 from contract.schema import STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE, STOP_TARGET_DIED
-from contract.units import parse_size
 from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFound, TreeSelector
 
 READINGS_PER_STEP = 3  # seeds/000: the median of 3 readings after each agent
 NO_REFRESH_S = 1e9  # the probe re-finds processes itself, once per step
 
 
-class ProbeError(Exception):
+class ProbeError(InputError):
     """The target's processes cannot be found or read; the message is one line."""
 
 
@@ -119,16 +119,17 @@ class SerialDriver(KitAgent):
 
     def on_start(self) -> None:
         super().on_start()
-        self.metric = str(self.option("capacity_metric", "rss"))
-        self.budget_bytes = parse_size(str(self.option("memory_budget", "1GiB")))
-        self.max_agents = int(self.option("max_agents", 0) or 0) or None
+        params = self.settings.capacity
+        self.metric = params.capacity_metric
+        self.budget_bytes = params.memory_budget_bytes
+        self.max_agents = params.max_agents
         self.log: CsvAppender | None = None
         self.probe: MemoryProbe | None = None
         self.open_sessions: list[str] = []  # ours, closed at the end on a gateway we did not start
         try:
             self.probe = self.make_probe()
         except ProbeError as exc:
-            self.stop_run(f"{self.profile_name}: {exc}", exit_codes.BAD_INPUT)
+            self.stop_run(f"{self.profile_name}: {exc}", exc.exit_code)
             raise StopUser() from None
         self.log = CsvAppender(self.run_dir() / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS)
 
@@ -143,15 +144,15 @@ class SerialDriver(KitAgent):
         link = run_link_of(self.environment)
         own = [link.target_pid] if link is not None and link.target_pid else []
         return probe_for(
-            own + list(self.option("target_pid", None) or []),
-            list(self.option("target_match", None) or []),
-            list(self.option("target_cgroup", None) or []),
-            list(self.option("sidecar_pid", None) or []),
-            list(self.option("sidecar_match", None) or []),
+            own + list(self.settings.target_pid),
+            list(self.settings.target_match),
+            list(self.settings.target_cgroup),
+            list(self.settings.sidecar_pid),
+            list(self.settings.sidecar_match),
         )
 
     def run_dir(self) -> Path:
-        path = Path(self.option("run_dir", "."))
+        path = Path(self.settings.run_dir)
         path.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -232,7 +233,7 @@ class SerialDriver(KitAgent):
         """Close the sessions this run left open on a gateway the kit did not start (one it started is
         stopped with them); measurement is over, so closing cannot skew it. --no-cleanup keeps them."""
         link = run_link_of(self.environment)
-        if not self.option("cleanup", True) or (link is not None and link.target_started_by_kit):
+        if not self.settings.cleanup or (link is not None and link.target_started_by_kit):
             return
         for session_id in self.open_sessions:
             self.close_session(session_id)
@@ -298,7 +299,7 @@ class ChurnAgent(SerialDriver):
 
     @task
     def churn_cycles(self) -> None:
-        cycles, batch = int(self.option("churn_cycles", 10)), int(self.option("churn_batch", 5))
+        cycles, batch = self.settings.churn.churn_cycles, self.settings.churn.churn_batch
         self.write("baseline", self.probe.read(with_pss=self.metric == "pss"), n=0)
         closed = 0
         for cycle in range(1, cycles + 1):
@@ -325,7 +326,7 @@ class ChurnAgent(SerialDriver):
                 "POST",
                 f"/v1/agents/{session_id}/prompt",
                 ids={"session_id": session_id},
-                json={"input": self.option("prompt", None) or "hi"},
+                json={"input": self.settings.prompt or "hi"},
             )
             sessions.append(session_id)
         return sessions

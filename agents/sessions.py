@@ -28,7 +28,7 @@ class SessionAgent(KitAgent):
         self.session_id = self.open_session()
 
     def on_stop(self) -> None:
-        if self.session_id and self.option("cleanup", True):
+        if self.session_id and self.settings.cleanup:
             self.call("session.close", "DELETE", f"/v1/agents/{self.session_id}")
             self.record(
                 AgentRecord(

@@ -18,6 +18,7 @@ from pathlib import Path
 from locust import constant, task
 
 from agents.base import KitAgent, paced
+from contract.errors import InputError
 from contract.records import TaskRecord
 
 STEPS = ("create", "prompt", "poll", "close")
@@ -39,7 +40,7 @@ TIME_FIELDS = ("submitted_ts", "started_ts", "finished_ts")
 _PLACEHOLDER = re.compile(r"\{(run_id|agent_id|session|prompt|model|id)\}")
 
 
-class SpecError(ValueError):
+class SpecError(InputError):
     """A spec file that cannot be used; the message is one line naming the file and the key."""
 
 
@@ -185,11 +186,11 @@ class SpecAgent(KitAgent):
 
     def on_start(self) -> None:
         super().on_start()
-        self.spec = load_spec(str(self.option("spec_file", "")))
+        self.spec = load_spec(self.settings.spec_file or "")
         self.created: list[str] = []
 
     def on_stop(self) -> None:
-        if self.spec.close is not None and self.option("cleanup", True):
+        if self.spec.close is not None and self.settings.cleanup:
             for thing_id in self.created:
                 self.send(self.spec.close, thing_id)
         super().on_stop()
@@ -230,8 +231,8 @@ class SpecAgent(KitAgent):
             "run_id": self.run_id,
             "agent_id": self.agent_id,
             "session": f"{self.run_id}-{self.agent_id}",
-            "prompt": str(self.option("prompt", "Do a small task.")),
-            "model": str(self.option("model", "sim-model")),
+            "prompt": self.settings.prompt or "Do a small task.",
+            "model": self.settings.model,
             "id": thing_id or "",
         }
         kwargs = {"headers": render(template.headers, values)} if template.headers else {}

@@ -13,6 +13,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from contract.errors import InputError
+
 DEFAULT_PRICES_PATH = Path(__file__).resolve().parents[1] / "prices.toml"
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
 TEXT_FIELDS = ("currency", "as_of", "source")
@@ -21,7 +23,7 @@ _AS_OF = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
 
 
-class PriceTableError(ValueError):
+class PriceTableError(InputError):
     """A price file that cannot be used; str() is one line naming the file, the model and the fault."""
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from contract import schema
 from contract.csv_tail import CsvTail
+from kit.settings import KitSettings
+from scenarios import registry
 from scenarios.evaluator import ThresholdEvaluator, ThresholdResult
 from scenarios.metrics import TREND_METRICS
 from scenarios.thresholds import Threshold
@@ -92,17 +94,18 @@ def trend_values(run_dir: Path) -> dict[str, tuple[float | None, int]]:
     }
 
 
-def soak_warning(
-    profile, thresholds: list[Threshold], interval_s: float, min_duration_s: float
-) -> str | None:
+def soak_warning(settings: KitSettings) -> str | None:
     """At start: a soak (or a run with trend thresholds) too short for the verdict's minimum data."""
-    wants = profile.name == "soak" or any(th.metric.name in TREND_METRICS for th in thresholds)
-    duration = getattr(profile, "end_s", None)
-    if not wants or duration is None or duration == float("inf"):
+    trend_rules = any(th.metric.name in TREND_METRICS for th in settings.thresholds)
+    if settings.profile_name != "soak" and not trend_rules:
         return None
-    from analysis.soak import SoakRule, data_warning
+    duration = getattr(registry.build_profile(settings.profile_name, settings.profile), "end_s", None)
+    if duration is None or duration == float("inf"):
+        return None
+    from analysis.soak import SoakRule, data_warning  # scipy only when a soak is asked for
 
-    return data_warning(duration, interval_s, SoakRule(min_duration_s=min_duration_s))
+    rule = SoakRule(min_duration_s=settings.target.trend_min_duration)
+    return data_warning(duration, settings.target.sample_interval, rule)
 
 
 def _float(text) -> float | None:

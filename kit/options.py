@@ -6,6 +6,7 @@ One place for option names and defaults; each room adds its own group through `a
 
 from __future__ import annotations
 
+from agents.settings import DEFAULTS
 from contract.cli import add, positive_float
 
 
@@ -124,7 +125,7 @@ def add_arguments(parser) -> None:
         "--request-timeout",
         web_ui=True,
         type=positive_float,
-        default=120.0,
+        default=DEFAULTS.request_timeout,
         help="seconds before a request counts as timed out",
     )
     add(
@@ -135,13 +136,20 @@ def add_arguments(parser) -> None:
         help="model name sent to the gateway (default: the preset's)",
     )
     add(agents, "--prompt", web_ui=True, default=None, help="prompt text agents send")
-    add(agents, "--max-tokens", web_ui=True, type=int, default=64, help="max_tokens asked per chat call")
+    add(
+        agents,
+        "--max-tokens",
+        web_ui=True,
+        type=int,
+        default=DEFAULTS.max_tokens,
+        help="max_tokens asked per chat call",
+    )
     add(
         agents,
         "--poll-interval",
         web_ui=True,
         type=positive_float,
-        default=0.5,
+        default=DEFAULTS.poll_interval,
         help="seconds between task status polls",
     )
     add(
@@ -149,7 +157,7 @@ def add_arguments(parser) -> None:
         "--task-timeout",
         web_ui=True,
         type=positive_float,
-        default=600.0,
+        default=DEFAULTS.task_timeout,
         help="seconds a task may take before it is recorded as timeout",
     )
     add(
@@ -157,7 +165,7 @@ def add_arguments(parser) -> None:
         "--no-cleanup",
         dest="cleanup",
         action="store_false",
-        default=True,
+        default=DEFAULTS.cleanup,
         help="leave what the run created on the gateway (default: remove it; only what carries our run id)",
     )
     add(
@@ -170,7 +178,7 @@ def add_arguments(parser) -> None:
         agents,
         "--backpressure-ok",
         action="store_true",
-        default=False,
+        default=DEFAULTS.backpressure_ok,
         help="count HTTP 429 as a success in Locust's stats (it stays a backpressure row in requests.csv)",
     )
 
@@ -180,7 +188,7 @@ def add_arguments(parser) -> None:
         "--no-chat-stream",
         dest="chat_stream",
         action="store_false",
-        default=True,
+        default=DEFAULTS.chat_stream,
         help="chat completions without streaming (usage and cost from the body)",
     )
     add(
@@ -188,14 +196,14 @@ def add_arguments(parser) -> None:
         "--no-responses-stream",
         dest="responses_stream",
         action="store_false",
-        default=True,
+        default=DEFAULTS.responses_stream,
         help="Responses API without streaming",
     )
     add(
         protocols,
         "--runs-follow",
         choices=("events", "poll"),
-        default="events",
+        default=DEFAULTS.runs_follow,
         help="Hermes /v1/runs: follow a run by its SSE events or by polling",
     )
     add(protocols, "--assistant-id", default=None, help="LangGraph assistant (graph) id (default: agent)")
@@ -204,22 +212,22 @@ def add_arguments(parser) -> None:
         protocols,
         "--langgraph-join",
         action="store_true",
-        default=False,
+        default=DEFAULTS.langgraph_join,
         help="LangGraph: wait with /join instead of polling the run",
     )
     add(
         protocols,
         "--a2a-version",
         choices=("auto", "1.0", "0.3"),
-        default="auto",
+        default=DEFAULTS.a2a_version,
         help="A2A protocol version (auto: 1.0, falling back to 0.3)",
     )
-    add(protocols, "--a2a-path", default="/", help="A2A JSON-RPC path")
+    add(protocols, "--a2a-path", default=DEFAULTS.a2a_path, help="A2A JSON-RPC path")
     add(
         protocols,
         "--a2a-stream",
         action="store_true",
-        default=False,
+        default=DEFAULTS.a2a_stream,
         help="A2A: SendStreamingMessage instead of SendMessage",
     )
     add(
@@ -232,14 +240,14 @@ def add_arguments(parser) -> None:
     add(
         protocols,
         "--hermes-command",
-        default="hermes",
+        default=DEFAULTS.hermes_command,
         help="Hermes Kanban: the Hermes CLI to run (`hermes kanban ...`), e.g. a venv's bin/hermes",
     )
     add(protocols, "--kanban-board", default=None, help="Hermes Kanban: board slug (default: current)")
     add(
         protocols,
         "--kanban-assignee",
-        default="default",
+        default=DEFAULTS.kanban_assignee,
         help='Hermes Kanban: profile assigned to created tasks, which the dispatcher needs ("" for none)',
     )
 

@@ -26,8 +26,7 @@ def new_run_id(now: float | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
-def create_run_dir(run_dir: str | None, run_id: str, root: Path = Path("runs")) -> Path:
-    path = Path(run_dir) if run_dir else root / run_id
+def create_run_dir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
 

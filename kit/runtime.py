@@ -20,40 +20,36 @@ from locust.env import Environment
 from locust.runners import WorkerRunner
 
 from agents import presets
-from agents.pacing import OpenModelPacing, RoundsPacing, set_pacing
+from agents.pacing import OpenModelPacing, RoundsPacing, pacing_for, set_pacing
 from agents.recorder import Recorder
 from agents.run_link import RunLink, set_run_link
+from agents.settings import set_agent_settings
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
 from contract.csv_tail import last_sample_event
+from contract.errors import KitError, one_line
 from kit import rundir, webui
 from kit.finish import print_report_and_summary, write_locust_csvs
-from kit.judge import LiveJudge
+from kit.judge import LiveJudge, soak_warning
+from kit.settings import KitSettings, read_settings, refresh
 from kit.startup import (
-    KitInputError,
-    apply_gateway_preset,
-    check_config,
-    fail_input,
+    choose_agents,
+    fail,
     initial_meta,
-    profile_name,
     resolve_target,
     start_side_sampler,
 )
-from lifecycle.target import (
-    Target,
-    TargetError,
-    stop_target,
-)
+from lifecycle.target import Target, stop_target
 from sampler.launch import stop_sampler
 from scenarios import registry
 from scenarios.breakpoint import stop_point as breakpoint_stop_point
 from scenarios.evaluator import exit_code as exit_code_of
+from scenarios.profile import Profile
 
 log = logging.getLogger("loadkit")
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown Locust's
 WATCH_EVERY_S = 0.5
 JUDGE_EVERY_S = 1.0
-TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (FIELD-NOTES)
 LOCUST_HISTORY_KEEP = 3600  # entries, one a second
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -67,6 +63,7 @@ class StopRequest:
 @dataclass
 class KitRun:
     environment: Environment
+    settings: KitSettings
     run_dir: Path
     meta: dict
     target: Target
@@ -74,7 +71,7 @@ class KitRun:
     sampler: subprocess.Popen | None = None
     stop: StopRequest | None = None
     phases: list[dict] = field(default_factory=list)
-    profile: object | None = None  # a scenarios Profile, built at the first tick from the (UI) options
+    profile: Profile | None = None  # built at the first tick from the (UI) options
     closing: bool = False  # set at quitting: from then on a stopped sampler or target is expected
     pacing: OpenModelPacing | RoundsPacing | None = None
     judge: LiveJudge | None = None
@@ -143,7 +140,11 @@ class KitRun:
         if self.stop is not None:
             return None
         if self.profile is None:
-            self.start_profile()
+            try:
+                self.start_profile()
+            except KitError as exc:  # a bad value in the web UI form: refuse this start, keep the UI
+                log.error("loadkit: error: %s", one_line(exc))
+                return None
         tick = self.profile.tick(elapsed_s)
         if tick is None:
             return None
@@ -168,20 +169,19 @@ class KitRun:
         return tick.as_locust()
 
     def start_profile(self) -> None:
-        """Build the profile and thresholds from the options as they are at start (the web UI form may
-        have changed them), and the pacing and live judge they need."""
-        options = self.environment.parsed_options
+        """Build the profile from the settings as they are at start (the web UI form may have changed
+        the options: converted again here), and the pacing and live judge it needs."""
+        if self.environment.web_ui is not None:
+            self.settings = refresh(self.settings, self.environment.parsed_options)
+            set_agent_settings(self.environment, self.settings.agent)
         now = time.time()
-        self.profile = registry.build_profile(profile_name(options), options)
+        self.profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
         self.driver_class = presets.resolve_class(self.profile.driver) if self.profile.driver else None
-        if hasattr(self.profile, "pacer"):
-            self.pacing = OpenModelPacing(self.profile.pacer(now))
-        elif hasattr(self.profile, "plan"):
-            self.pacing = RoundsPacing(self.profile.plan)
+        self.pacing = pacing_for(self.profile.paced_by(now))
         set_pacing(self.environment, self.pacing)
         dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
         self.judge = LiveJudge(
-            registry.build_thresholds(options), now, self.run_dir / schema.SAMPLES_CSV, dropped
+            list(self.settings.thresholds), now, self.run_dir / schema.SAMPLES_CSV, dropped
         )
         self.recorder.listeners.append(self.judge.on_row)
         self.meta["profile"] = {
@@ -294,27 +294,32 @@ def _params(params) -> dict:
 
 
 def setup(environment: Environment) -> KitRun | None:
-    """Locust `init`: on a worker only a row buffer; on master/local the whole run. Bad input exits 2."""
+    """Locust `init`: settings converted once; on a worker only those and a row buffer; on master/local
+    the whole run. Any KitError before load exits with its code and one line, leaving nothing behind."""
     options = environment.parsed_options
-    apply_gateway_preset(environment, options)
+    try:
+        settings = read_settings(options, options.run_id or rundir.new_run_id())
+        choose_agents(environment, settings)
+    except KitError as exc:
+        fail(exc)
+    set_agent_settings(environment, settings.agent)
     if isinstance(environment.runner, WorkerRunner):
         Recorder(environment, None)
         return None
-    if options.headless:  # decide now: Locust fills in -u/-r defaults before the first tick
-        options.load_profile = profile_name(options)
-    check_config(options)
-    options.run_id = options.run_id or rundir.new_run_id()
-    run_dir = rundir.create_run_dir(options.run_dir, options.run_id)
-    options.run_dir = str(run_dir)
+    if warning := soak_warning(settings):
+        log.warning("loadkit: warning: %s", warning)
+    try:
+        target = resolve_target(settings)
+    except KitError as exc:
+        fail(exc)
+    run_dir = rundir.create_run_dir(settings.run_dir)
+    options.run_id, options.run_dir = settings.run_id, str(run_dir)  # Locust's own view (web UI, workers)
     if not options.html_file:
         options.html_file = str(run_dir / schema.LOCUST_HTML)
-    try:
-        target = resolve_target(options)
-    except (TargetError, KitInputError) as exc:
-        fail_input(str(exc))
     environment.host = target.url
-    meta = initial_meta(options, target)
-    run = KitRun(environment, run_dir, meta, target, Recorder(environment, run_dir))
+    run = KitRun(
+        environment, settings, run_dir, initial_meta(settings, target), target, Recorder(environment, run_dir)
+    )
     run.users_csv = CsvAppender(run_dir / schema.USERS_CSV, schema.USER_COLUMNS)
     _RUNS[environment] = run
     set_run_link(
@@ -324,12 +329,12 @@ def setup(environment: Environment) -> KitRun | None:
         ),
     )
     try:
-        run.sampler = start_side_sampler(options, target, run_dir)
-    except KitInputError as exc:
+        run.sampler = start_side_sampler(settings, target)
+    except KitError as exc:
         stop_target(target)
-        fail_input(str(exc))
-    meta["sampler"] = {
-        "interval_s": options.sample_interval,
+        fail(exc)
+    run.meta["sampler"] = {
+        "interval_s": settings.target.sample_interval,
         "pid": run.sampler.pid if run.sampler else None,
         "argv": run.sampler.args if run.sampler else None,
     }
@@ -338,3 +343,14 @@ def setup(environment: Environment) -> KitRun | None:
         webui.install(environment.web_ui, run_dir / schema.SAMPLES_CSV)
     gevent.spawn(run.watch)
     return run
+
+
+def on_worker_test_start(environment: Environment) -> None:
+    """A worker's test starts with the master's options (Locust sends them): its agents' settings again."""
+    if run_of(environment) is None and isinstance(environment.runner, WorkerRunner):
+        options = environment.parsed_options
+        try:
+            settings = read_settings(options, options.run_id or "no-run-id")
+        except KitError as exc:
+            fail(exc)
+        set_agent_settings(environment, settings.agent)

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 import httpx
 
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
+from contract.errors import InputError
 
 _PR_SET_PDEATHSIG = 1
 
 
-class TargetError(Exception):
+class TargetError(InputError):
     """The target could not be started or reached; the message is one line for the user."""
 
 

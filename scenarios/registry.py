@@ -14,7 +14,8 @@ from scenarios.errors import ProfileConfigError
 from scenarios.open_model import OpenModelProfile
 from scenarios.options import ProfileOptions, read_options
 from scenarios.options import add_arguments as _add_arguments
-from scenarios.shape import Profile, StagedProfile
+from scenarios.profile import Profile
+from scenarios.shape import StagedProfile
 from scenarios.thresholds import Threshold, load_thresholds_file, parse_threshold
 
 BUILDERS: dict[str, Callable[[ProfileOptions], Profile]] = {
@@ -26,8 +27,8 @@ BUILDERS: dict[str, Callable[[ProfileOptions], Profile]] = {
     "breakpoint": breakpoint.build,
     "soak": soak.build,
     "rounds": rounds.build,
-    "capacity": lambda opts: capacity.build(opts.raw),  # seeds/000, reads its own options
-    "churn": lambda opts: churn.build(opts.raw),
+    "capacity": lambda opts: capacity.build(opts.capacity),
+    "churn": lambda opts: churn.build(opts.churn),
 }
 PROFILE_NAMES: tuple[str, ...] = tuple(BUILDERS)
 
