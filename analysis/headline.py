@@ -145,10 +145,9 @@ def _soak_headline(run: RunData, profile: str) -> Headline:
     question = "Does the gateway leak memory or drift into errors over time?"
     error_text = f"{errors.verdict}{_slope_text(errors)}" if errors.points else "no requests recorded"
     verdict = f"Memory: {memory.verdict}{_slope_text(memory)}; errors: {error_text}."
-    figures = [
-        Figure("target RSS slope", memory.slope_per_h, "MiB/h", SOAK),
-        Figure("error-rate drift", errors.slope_per_h, "percentage points/h", SOAK),
-    ]
+    figures = [Figure("target RSS slope", memory.slope_per_h, "MiB/h", SOAK)]
+    if errors.points:
+        figures.append(Figure("error-rate drift", errors.slope_per_h, "percentage points/h", SOAK))
     return Headline(profile, question, verdict, figures)
 
 
