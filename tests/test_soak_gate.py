@@ -13,11 +13,11 @@ import pytest
 from contract.exit_codes import OK, THRESHOLD_FAILED
 from tests.locust_runs import run_locust
 
-# A few tasks/s x 0.5 MiB = thousands of MiB/h when leaking; a flat gateway stays far below 1,000 MiB/h.
-SLOPE_RULE = "target_rss_slope_mib_per_h < 1000"
-# Detached workers leave the gateway's process tree: the sampled RSS is the gateway's own, where the
-# leak knob keeps its MiB (docs/simulator.md).
-BOARD = "--task-seconds 0.3 --dispatch-interval 0.2 --worker-mib 0 --task-llm-calls 0 --detach-workers"
+# ~1 task/s x 3 MiB = ~10,000 MiB/h when leaking; flat, the task workers coming and going in the
+# gateway's tree move its RSS by tens of MiB, a slope of a few hundred MiB/h either way over 45 s.
+SLOPE_RULE = "target_rss_slope_mib_per_h < 3000"
+LEAK_MIB = 3.0
+BOARD = "--task-seconds 0.3 --dispatch-interval 0.2 --worker-mib 0 --task-llm-calls 0"
 
 
 def _soak(run_dir, leak_mib: float, duration: str, *extra: str):
@@ -52,7 +52,7 @@ def _thresholds(run_dir) -> dict[str, dict]:
     return {t["expr"]: t for t in meta["thresholds"]}
 
 
-@pytest.mark.parametrize(("leak_mib", "code"), [(0.5, THRESHOLD_FAILED), (0.0, OK)])
+@pytest.mark.parametrize(("leak_mib", "code"), [(LEAK_MIB, THRESHOLD_FAILED), (0.0, OK)])
 def test_a_leaking_soak_fails_the_slope_threshold_and_a_flat_one_passes(tmp_path, leak_mib, code):
     run_dir = tmp_path / "run"
     proc = _soak(
@@ -79,7 +79,7 @@ def test_a_leaking_soak_fails_the_slope_threshold_and_a_flat_one_passes(tmp_path
         assert f"THRESHOLD FAILED: {SLOPE_RULE}" in proc.stdout
         assert "Memory: leak" in proc.stdout
     else:
-        assert slope["passed"] is True and slope["value"] < 1000
+        assert slope["passed"] is True
 
 
 def test_a_soak_too_short_for_a_verdict_warns_at_start_and_leaves_the_rule_not_judged(tmp_path):
