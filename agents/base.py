@@ -6,6 +6,7 @@ record in the event context (so requests.csv gets exact values). Protocol logic 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import os
@@ -14,14 +15,17 @@ import time
 from collections.abc import Callable
 
 import httpx
+from gevent import GreenletExit
 from locust import User
 from locust.exception import StopUser
 
 from agents import recorder
 from agents.pacing import Ticket, pacing_of
+from agents.run_link import run_link_of
 from agents.settings import agent_settings_of
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 from contract.records import AgentRecord, RequestRecord, TaskRecord
+from contract.redact import redact
 
 _AGENT_IDS = itertools.count(1)
 IDLE_POLL_S = 0.2
@@ -78,7 +82,7 @@ class KitAgent(User):
             response_length=response_length,
             exception=None
             if record.ok or self.tolerated(record)
-            else AgentError(f"{record.error_kind}: {record.error}"),
+            else AgentError(redact(f"{record.error_kind}: {record.error}")),
             context={"kit_record": record},
         )
 
@@ -105,10 +109,14 @@ class KitAgent(User):
         """
         self.honour_backoff()
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **(ids or {}))
+        if self.target_dead():  # e.g. clean-up in on_stop: a frozen target would hold it for the timeout
+            record.ok, record.error_kind, record.error = False, "connection", "not sent: the target is dead"
+            return None, record
         started = time.perf_counter()
         body = None
         try:
-            response = self.http.request(method, path, **kwargs)
+            with self.reported_if_cut(record, started):
+                response = self.http.request(method, path, **kwargs)
             record.latency_ms = (time.perf_counter() - started) * 1000.0
             http_record(record, response)
             if record.ok:
@@ -122,17 +130,41 @@ class KitAgent(User):
         self.report(record)
         return body, record
 
+    @contextlib.contextmanager
+    def reported_if_cut(self, record: RequestRecord, started: float):
+        """A request the run's stop cuts short (this agent's greenlet killed) is still a row: failed,
+        error kind `interrupted`, its latency so far."""
+        try:
+            yield
+        except GreenletExit:
+            record.ok, record.error_kind = False, "interrupted"
+            record.error = "the run stopped before the answer"
+            record.latency_ms = (time.perf_counter() - started) * 1000.0
+            self.report(record)
+            raise
+
     def poll_task(self, row: TaskRecord, poll_once: Callable[[TaskRecord], None]) -> None:
         """Call `poll_once` until the row's status is terminal or the task timeout passes."""
         timeout = self.settings.task_timeout
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            poll_once(row)
-            row.polls += 1
-            if row.status in TERMINAL_STATUSES:
-                return
-            time.sleep(self.settings.poll_interval)
+        try:
+            while time.monotonic() < deadline:
+                poll_once(row)
+                row.polls += 1
+                if row.status in TERMINAL_STATUSES:
+                    return
+                time.sleep(self.settings.poll_interval)
+        except GreenletExit:  # the run stopped mid-task: the row says so (status unfinished)
+            row.status, row.error = "unfinished", "the run stopped before the task ended"
+            row.fill_durations()
+            self.record(row)
+            raise
         row.status, row.error = "timeout", f"not terminal after {timeout:g} s"
+
+    def target_dead(self) -> bool:
+        """The run has found the target dead or frozen: nothing more is sent (and no row written)."""
+        link = run_link_of(self.environment)
+        return link is not None and link.target_dead()
 
     def take_ticket(self) -> Ticket | None:
         """Under an open model or rounds, wait for this agent's next permitted start (None: no work
@@ -191,6 +223,7 @@ def paced(work: Callable[[KitAgent], None]) -> Callable[[KitAgent], None]:
         finally:
             self.finish_ticket(ticket)
 
+    gated.paced = True  # tests/test_pacing_open_model.py: every agent task is paced
     return gated
 
 

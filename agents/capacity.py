@@ -22,7 +22,14 @@ from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
 from contract.errors import InputError
 from contract.records import AgentRecord
-from contract.schema import STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE, STOP_TARGET_DIED
+from contract.schema import (
+    STOP_BUDGET,
+    STOP_CAP,
+    STOP_CHURN_DONE,
+    STOP_FAILURE,
+    STOP_INTERRUPTED,
+    STOP_TARGET_DIED,
+)
 from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFound, TreeSelector
 
 READINGS_PER_STEP = 3  # seeds/000: the median of 3 readings after each agent
@@ -134,6 +141,7 @@ class SerialDriver(KitAgent):
         self.log = CsvAppender(self.run_dir() / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS)
 
     def on_stop(self) -> None:
+        self.clean_up()  # also when the run's stop killed the driver mid-step
         if self.log is not None:
             self.log.close()
         if self.probe is not None:
@@ -193,6 +201,8 @@ class SerialDriver(KitAgent):
             json={"run_id": self.run_id, "metadata": {"agent": self.agent_id, "n": n}},
         )
         session_id = str(body["id"]) if body and body.get("id") else None
+        if session_id:
+            self.open_sessions.append(session_id)
         ready_ms = (time.perf_counter() - started) * 1000.0 if session_id else None
         error = None if session_id else (record.error or "no session id in reply")
         self.record(
@@ -209,6 +219,8 @@ class SerialDriver(KitAgent):
         return session_id, ready_ms, error
 
     def close_session(self, session_id: str) -> bool:
+        if session_id in self.open_sessions:
+            self.open_sessions.remove(session_id)
         _, record = self.json_call(
             "session.close", "DELETE", f"/v1/agents/{session_id}", ids={"session_id": session_id}
         )
@@ -235,9 +247,14 @@ class SerialDriver(KitAgent):
         link = run_link_of(self.environment)
         if not self.settings.cleanup or (link is not None and link.target_started_by_kit):
             return
-        for session_id in self.open_sessions:
-            self.close_session(session_id)
-        self.open_sessions.clear()
+        while self.open_sessions:
+            self.close_session(self.open_sessions[-1])
+
+    def stop_if_run_ends(self) -> None:
+        """The run is ending (a signal, a dead target): create nothing more, close what is open."""
+        link = run_link_of(self.environment)
+        if link is not None and link.stopping():
+            self.finish(STOP_INTERRUPTED, "stopped with the run", None)
 
     def stop_run(self, message: str, exit_code: int | None) -> None:
         """End the whole run now: through the kit when it is wired, else Locust's runner directly."""
@@ -257,6 +274,7 @@ class CapacityAgent(SerialDriver):
         self.write("baseline", baseline, n=0)
         n, seen = 0, set()
         while True:
+            self.stop_if_run_ends()
             n += 1
             session_id, ready_ms, error = self.create_session(n)
             reading = self.probe.read(with_pss=self.metric == "pss")
@@ -265,7 +283,6 @@ class CapacityAgent(SerialDriver):
                 self.finish(STOP_FAILURE, f"agent {n} failed to start: {error}", None)
             duplicate = session_id in seen
             seen.add(session_id)
-            self.open_sessions.append(session_id)
             self.write(
                 "ready",
                 reading,
@@ -317,6 +334,7 @@ class ChurnAgent(SerialDriver):
     def open_batch(self, cycle: int, batch: int) -> list[str]:
         sessions = []
         for i in range(batch):
+            self.stop_if_run_ends()
             session_id, _, error = self.create_session((cycle - 1) * batch + i + 1)
             if session_id is None:
                 self.write("failed", None, n=len(sessions), detail=error)

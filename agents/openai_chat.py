@@ -38,9 +38,15 @@ class ChatAgent(KitAgent):
         record.session_id = self.session_key
         started = time.perf_counter()
         try:
-            with self.http.stream(
-                "POST", "/v1/chat/completions", json=self.chat_body(stream), headers=self.session_headers()
-            ) as response:
+            with (
+                self.reported_if_cut(record, started),
+                self.http.stream(
+                    "POST",
+                    "/v1/chat/completions",
+                    json=self.chat_body(stream),
+                    headers=self.session_headers(),
+                ) as response,
+            ):
                 if response.status_code >= 400:
                     response.read()
                     http_record(record, response)

@@ -44,7 +44,6 @@ class GatewayPreset:
 
 
 CHAT = "agents.openai_chat:ChatAgent"
-RESPONSES = "agents.responses:ResponsesAgent"
 
 PRESETS: dict[str, GatewayPreset] = {
     preset.name: preset
@@ -69,9 +68,9 @@ PRESETS: dict[str, GatewayPreset] = {
         ),
         GatewayPreset(
             name="openclaw",
-            agent_classes=(CHAT, RESPONSES),
+            agent_classes=("agents.openclaw:OpenClawChatAgent", "agents.openclaw:OpenClawResponsesAgent"),
             health_path="/health",
-            summary="OpenClaw gateway's OpenAI-compatible HTTP endpoints",
+            summary="OpenClaw gateway: chat completions and /v1/responses; sessions deleted over its RPC",
             session_header="x-openclaw-session-key",
             api_key_env="OPENCLAW_GATEWAY_TOKEN",
             defaults={"model": "openclaw"},

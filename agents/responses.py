@@ -37,7 +37,8 @@ class ResponsesAgent(KitAgent):
         record.session_id = f"{self.run_id}-{self.agent_id}"
         started = time.perf_counter()
         try:
-            self.send(record, stream, started)
+            with self.reported_if_cut(record, started):
+                self.send(record, stream, started)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
         if record.latency_ms is None:
@@ -84,6 +85,8 @@ def read_stream(response, record: RequestRecord, timing: StreamTiming) -> None:
     """Consume the typed SSE events, marking each text delta; usage from `response.completed`."""
     final = None
     for event in iter_sse(response.iter_lines()):
+        if event.data.strip() == "[DONE]":  # OpenClaw ends its Responses stream as chat completions do
+            break
         data = json.loads(event.data)
         kind = event.event or data.get("type")
         if kind == DELTA_EVENT and data.get("delta"):

@@ -20,6 +20,7 @@ from locust import constant, task
 from agents.base import KitAgent, paced
 from contract.errors import InputError
 from contract.records import TaskRecord
+from contract.textfile import read_text
 
 STEPS = ("create", "prompt", "poll", "close")
 KIT_STATUSES = ("done", "failed", "cancelled")
@@ -96,9 +97,7 @@ def render(template: object, values: dict[str, str]) -> object:
 def load_spec(path: str) -> Spec:
     """Read and validate a spec file (cached: every simulated agent shares one parse)."""
     try:
-        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SpecError(f"spec {path}: cannot read ({exc.strerror or exc})") from exc
+        doc = tomllib.loads(read_text(path, SpecError, "spec"))
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"spec {path}: not valid TOML ({exc})") from exc
     return parse_spec(doc, path)

@@ -19,6 +19,20 @@ def positive_float(text: str) -> float:
     return value
 
 
+def whole(text: str) -> int:
+    """A whole number >= 0 (argparse's int accepts "-5")."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def positive_int(text: str) -> int:
+    value = whole(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
 def env_var(flag: str) -> str:
     """The LOCUST_* variable of an option, named as Locust names its own (--run-time: LOCUST_RUN_TIME)."""
     return "LOCUST_" + flag.lstrip("-").replace("-", "_").upper()

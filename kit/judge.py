@@ -8,6 +8,7 @@ Judging rules live in scenarios/evaluator.py; this module only feeds and asks.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,11 @@ class LiveJudge:
         self.dropped = dropped
         self.loadgen_cpu: list[float] = []
         self.results: list[ThresholdResult] = []
+        self.samples_note: str | None = None  # why sample-based thresholds cannot be judged
+
+    def samples_stopped(self, note: str) -> None:
+        """The sampler died: thresholds on samples are "not judged" from now on, with this reason."""
+        self.samples_note = note
 
     def on_row(self, file_name: str, row: dict) -> None:
         if self.evaluator is None:
@@ -59,8 +65,25 @@ class LiveJudge:
         if final and self.trends:
             for name, (value, points) in trend_values(self.run_dir).items():
                 self.evaluator.observe_trend(name, value, points)
-        self.results = self.evaluator.evaluate(now)
+        self.results = [
+            dataclasses.replace(r, passed=None, abort_due=False) if self._unjudged(th) else r
+            for th, r in zip(self.evaluator.thresholds, self.evaluator.evaluate(now), strict=True)
+        ]
         return self.results
+
+    def as_json(self) -> list[dict]:
+        """run.json's "thresholds": each verdict, with a note where a threshold could not be judged."""
+        if self.evaluator is None:
+            return []
+        return [
+            r.as_json() | ({"note": self.samples_note} if self._unjudged(th) else {})
+            for th, r in zip(self.evaluator.thresholds, self.results, strict=True)
+        ]
+
+    def _unjudged(self, threshold: Threshold) -> bool:
+        m = threshold.metric  # sample metrics, and the memory trends made of samples
+        on_samples = m.source == "sample" or (m.source == "trend" and m.column in schema.SAMPLE_COLUMNS)
+        return self.samples_note is not None and on_samples
 
     def validity(self) -> dict:
         """Was the load generator itself the bottleneck? Judged on its CPU as the sampler saw it."""

@@ -7,11 +7,14 @@ One place for option names and defaults; each room adds its own group through `a
 from __future__ import annotations
 
 from agents.settings import DEFAULTS
-from contract.cli import add, positive_float
+from contract.cli import add, positive_float, positive_int, whole
+from kit.webui import WEB_HOST
 
 
 def add_arguments(parser) -> None:
-    """Target, sampler, run-directory and agent options (profiles, cost, capacity add their own)."""
+    """Target, sampler, run-directory and agent options (profiles, cost, capacity add their own); the
+    web UI bound to 127.0.0.1 unless --web-host (or LOCUST_WEB_HOST, locust.conf) says otherwise."""
+    parser.set_defaults(web_host=WEB_HOST)
     target = parser.add_argument_group("loadkit: target", "what to load and watch")
     add(
         target,
@@ -39,6 +42,14 @@ def add_arguments(parser) -> None:
     )
     add(
         target,
+        "--no-host-check",
+        dest="host_check",
+        action="store_false",
+        default=True,
+        help="do not check that --host answers before load starts (for gateways that answer late)",
+    )
+    add(
+        target,
         "--start-timeout",
         type=positive_float,
         default=30.0,
@@ -46,8 +57,16 @@ def add_arguments(parser) -> None:
     )
     add(
         target,
+        "--liveness-timeout",
+        type=positive_float,
+        default=10.0,
+        help="seconds the target's health check may fail or go unanswered mid-run before the run stops "
+        "with exit code 3 (a frozen gateway); default 10",
+    )
+    add(
+        target,
         "--target-pid",
-        type=int,
+        type=positive_int,
         action="append",
         default=None,
         help="sample this pid and its process tree (repeatable)",
@@ -69,7 +88,7 @@ def add_arguments(parser) -> None:
     add(
         target,
         "--sidecar-pid",
-        type=int,
+        type=positive_int,
         action="append",
         default=None,
         help="measure this process apart from the target (repeatable)",
@@ -97,7 +116,13 @@ def add_arguments(parser) -> None:
         default=600.0,
         help="seconds of samples after warm-up a soak verdict (leak, drift, slope thresholds) needs",
     )
-    add(sampler, "--pss-every", type=int, default=0, help="read PSS/USS every Nth sample (costly; 0 = never)")
+    add(
+        sampler,
+        "--pss-every",
+        type=whole,
+        default=0,
+        help="read PSS/USS every Nth sample (costly; 0 = never)",
+    )
     add(
         sampler,
         "--queue-url",
@@ -110,7 +135,17 @@ def add_arguments(parser) -> None:
     run = parser.add_argument_group("loadkit: run directory")
     add(run, "--run-dir", default=None, help="where this run's files go (default runs/<run-id>)")
     add(
-        run, "--run-id", default=None, help="run id tagged on everything the kit creates (default: generated)"
+        run,
+        "--run-id",
+        default=None,
+        help="run id tagged on everything the kit creates: letters, digits, . _ - (default: generated)",
+    )
+    add(
+        run,
+        "--reuse-run-dir",
+        action="store_true",
+        default=False,
+        help="write into a non-empty --run-dir (refused by default: two runs' rows would mix)",
     )
 
     agents = parser.add_argument_group("loadkit: agents")
@@ -140,7 +175,7 @@ def add_arguments(parser) -> None:
         agents,
         "--max-tokens",
         web_ui=True,
-        type=int,
+        type=positive_int,
         default=DEFAULTS.max_tokens,
         help="max_tokens asked per chat call",
     )

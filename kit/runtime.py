@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import subprocess
 import time
 import weakref
@@ -25,12 +26,15 @@ from agents.recorder import Recorder
 from agents.run_link import RunLink, set_run_link
 from agents.settings import set_agent_settings
 from contract import exit_codes, schema
-from contract.csv_append import CsvAppender
+from contract.csv_append import CsvAppender, RunFileError
 from contract.csv_tail import last_sample_event
 from contract.errors import KitError, one_line
-from kit import rundir, webui
+from contract.redact import add_secret
+from kit import input_checks, rundir, signals, webui
+from kit.disk import DiskGuard
 from kit.finish import print_report_and_summary, write_locust_csvs
 from kit.judge import LiveJudge, soak_warning
+from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
 from kit.settings import KitSettings, read_settings, refresh
 from kit.startup import (
     choose_agents,
@@ -77,10 +81,21 @@ class KitRun:
     judge: LiveJudge | None = None
     users_csv: CsvAppender | None = None
     driver_class: type | None = None
+    disk: DiskGuard | None = None
+    liveness: Liveness | None = None
 
     # ---- life cycle -------------------------------------------------------------------------------
     def save(self) -> None:
-        rundir.write_run_json(self.run_dir, self.meta)
+        self.guarded(rundir.write_run_json, self.run_dir, self.meta)
+
+    def guarded(self, write, *args) -> None:
+        """A write into the run directory; a failure (disk full) stops the run with DISK_ERROR."""
+        try:
+            write(*args)
+        except RunFileError as exc:
+            self.disk.failed(exc)
+        except OSError as exc:  # Locust's CSVs, written with open()
+            self.disk.failed(RunFileError(Path(exc.filename or self.run_dir), exc))
 
     def on_test_start(self) -> None:
         self.meta.setdefault("start_ts", time.time())
@@ -107,8 +122,8 @@ class KitRun:
         if code is not None:
             self.meta["target"]["exit_code"] = code
         self.recorder.close()
-        self.users_csv.close()
-        write_locust_csvs(self.environment, self.run_dir)
+        self.guarded(self.users_csv.close)
+        self.guarded(write_locust_csvs, self.environment, self.run_dir)
         self.record_outcome(time.time())
         self.environment.process_exit_code = self.exit_code()
 
@@ -132,6 +147,7 @@ class KitRun:
         self.meta["stop_reason"] = self.stop.reason if self.stop else "profile complete"
         self.meta["exit_code"] = exit_code
         self.save()
+        self.disk.release()  # the report may use the reserved space; the run needs it no more
         print_report_and_summary(self.run_dir)
 
     # ---- the load shape --------------------------------------------------------------------------
@@ -158,7 +174,7 @@ class KitRun:
                 "phase": tick.phase,
             }
         )
-        self.users_csv.flush()
+        self.guarded(self.users_csv.flush)
         if isinstance(self.pacing, RoundsPacing):
             task_agents = [c for c in self.environment.user_classes if getattr(c, "task_agent", False)]
             return (*tick.as_locust(), task_agents or None)
@@ -217,7 +233,7 @@ class KitRun:
         if self.judge is None:
             return
         self.judge.judge(now, final=True)
-        self.meta["thresholds"] = [r.as_json() for r in self.judge.results]
+        self.meta["thresholds"] = self.judge.as_json()
         self.meta["validity"] = self.judge.validity()
         if isinstance(self.pacing, RoundsPacing):
             self.pacing.plan.stop(now)
@@ -267,10 +283,39 @@ class KitRun:
                         "target exited mid-run (seen by the sampler)", exit_codes.TARGET_DIED, now=True
                     )
                 else:
-                    log.warning(
-                        "loadkit: sampler stopped (%s); the run goes on without it", event or "no reason"
-                    )
-                    self.sampler = None
+                    if self.sampler.returncode == exit_codes.DISK_ERROR:
+                        self.save()  # on a full disk this fails too: the kit's own line names the cause
+                        samples = self.run_dir / schema.SAMPLES_CSV
+                        self.disk.failed(f"cannot write {samples}: the sampler's write failed", said=True)
+                    self.note_sampler_stopped()
+
+    def on_disk_error(self, why: str) -> None:
+        """Stop at once; Locust's own HTML report (about 1 MB) is skipped: it would not fit and its
+        failure would cost the quitting hooks that write run.json and the report."""
+        self.environment.parsed_options.html_file = None
+        self.meta["locust_html"] = "not written: the run directory could not be written"
+        self.request_stop(f"disk error: {why}", exit_codes.DISK_ERROR, now=True)
+
+    def note_sampler_stopped(self) -> None:
+        """The side sampler died mid-run: the run goes on, and says where its samples stop."""
+        stopped = sampler_stop(
+            self.run_dir / schema.SAMPLES_CSV, self.sampler.returncode, self.meta.get("start_ts")
+        )
+        note = f"sampler stopped after {stopped['stopped_at_s']} s ({stopped['stopped_reason']})"
+        log.warning("loadkit: %s; the run goes on without it", note)
+        self.meta["sampler"].update(stopped)
+        if self.judge is not None:
+            self.judge.samples_stopped(note)
+        self.sampler = None
+        self.save()
+
+    def watch_liveness(self) -> None:
+        """End the run when the target is gone or has not answered its health check for a while."""
+        while self.stop is None and not self.closing:
+            gevent.sleep(CHECK_EVERY_S)
+            reason = self.liveness.dead(time.monotonic())
+            if reason and not self.closing:
+                self.request_stop(f"target died mid-run: {reason}", exit_codes.TARGET_DIED, now=True)
 
 
 def bound_locust_history(environment: Environment) -> None:
@@ -303,16 +348,20 @@ def setup(environment: Environment) -> KitRun | None:
     except KitError as exc:
         fail(exc)
     set_agent_settings(environment, settings.agent)
+    add_secret(os.environ.get(settings.agent.api_key_env or ""))  # masked in every row, line and report
     if isinstance(environment.runner, WorkerRunner):
         Recorder(environment, None)
         return None
     if warning := soak_warning(settings):
         log.warning("loadkit: warning: %s", warning)
+    if ignored := registry.ignored_options(settings.profile_name, settings.profile):
+        log.warning("loadkit: %s ignored by --load-profile %s", ", ".join(ignored), settings.profile_name)
     try:
+        input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
         target = resolve_target(settings)
     except KitError as exc:
         fail(exc)
-    run_dir = rundir.create_run_dir(settings.run_dir)
+    run_dir = rundir.create_run_dir(settings.run_dir)  # only now: bad input leaves nothing behind
     options.run_id, options.run_dir = settings.run_id, str(run_dir)  # Locust's own view (web UI, workers)
     if not options.html_file:
         options.html_file = str(run_dir / schema.LOCUST_HTML)
@@ -320,12 +369,18 @@ def setup(environment: Environment) -> KitRun | None:
     run = KitRun(
         environment, settings, run_dir, initial_meta(settings, target), target, Recorder(environment, run_dir)
     )
+    run.disk = DiskGuard(run_dir, run.on_disk_error)
+    run.recorder.on_write_error = run.disk.failed
     run.users_csv = CsvAppender(run_dir / schema.USERS_CSV, schema.USER_COLUMNS)
     _RUNS[environment] = run
     set_run_link(
         environment,
         RunLink(
-            target.pid, target.started_by_kit, lambda reason, code: run.request_stop(reason, code, now=True)
+            target.pid,
+            target.started_by_kit,
+            lambda reason, code: run.request_stop(reason, code, now=True),
+            stopping=lambda: run.stop is not None,
+            target_dead=lambda: run.stop is not None and run.stop.exit_code == exit_codes.TARGET_DIED,
         ),
     )
     try:
@@ -341,8 +396,22 @@ def setup(environment: Environment) -> KitRun | None:
     run.save()
     if environment.web_ui is not None:
         webui.install(environment.web_ui, run_dir / schema.SAMPLES_CSV)
+        webui.warn_if_exposed(options.web_host)
+    run.liveness = liveness_of(settings, target)
     gevent.spawn(run.watch)
+    gevent.spawn(run.watch_liveness)
+    if options.headless:
+        signals.install(run)
     return run
+
+
+def liveness_of(settings: KitSettings, target: Target) -> Liveness:
+    """The target's pids (the kit's own and those named with --target-pid) and the health endpoint of
+    any target with a URL."""
+    pids = ([target.pid] if target.pid else []) + list(settings.agent.target_pid)
+    health_path = settings.target.health_path
+    health = f"{target.url}{health_path}" if target.url else None
+    return Liveness(pids, health, settings.target.liveness_timeout, any_answer=not health_path)
 
 
 def on_worker_test_start(environment: Environment) -> None:

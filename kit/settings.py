@@ -19,6 +19,7 @@ from agents import presets
 from agents.settings import DEFAULTS, AgentSettings
 from analysis.prices import load_prices
 from contract.errors import InputError
+from kit import input_checks
 from scenarios import registry
 from scenarios.options import ProfileOptions, read_options
 from scenarios.thresholds import Threshold
@@ -28,6 +29,7 @@ RUNS_ROOT = Path("runs")
 _POSITIVE = ("request_timeout", "poll_interval", "task_timeout", "max_tokens")
 # Agent options a preset may default: its attribute (or its `defaults` entry) fills an unset option.
 _PRESET_ATTRIBUTES = ("session_header", "api_key_env")
+_COMMANDS = ("acp_command", "hermes_command")  # command lines given as one string
 _SEQUENCES = ("target_pid", "target_match", "target_cgroup", "sidecar_pid", "sidecar_match")
 
 
@@ -36,10 +38,12 @@ class TargetSettings:
     """What to load and watch: the gateway, how it is started or found, how it is sampled."""
 
     host: str | None
+    host_check: bool  # GET --host once before load (--no-host-check skips it)
     sim_args: str
     target_cmd: str | None
     health_path: str
     start_timeout: float
+    liveness_timeout: float
     sample_interval: float
     trend_min_duration: float  # seconds of samples after warm-up a soak verdict needs
     pss_every: int
@@ -67,6 +71,7 @@ class KitSettings:
 def read_settings(options: Any, run_id: str) -> KitSettings:
     """Convert and check every option; `run_id` is the given or generated id."""
     preset = presets.preset(options.gateway)
+    run_id = input_checks.run_id(run_id)
     run_dir = Path(_given(options, "run_dir") or RUNS_ROOT / run_id)
     prices = _given(options, "prices")
     if prices:
@@ -133,18 +138,22 @@ def agent_settings(
     for name in _POSITIVE:
         values[name] = _positive(name, values.get(name, getattr(DEFAULTS, name)))
     values["langgraph_input"] = _json_object("langgraph_input", values.get("langgraph_input"))
+    for name in _COMMANDS:
+        input_checks.command("--" + name.replace("_", "-"), values.get(name))
     values.update(capacity=profile.capacity, churn=profile.churn, **fixed)
     return AgentSettings(**values)
 
 
 def _target(options: Any, preset: presets.GatewayPreset) -> TargetSettings:
-    health = _given(options, "health_path")
+    health = getattr(options, "health_path", None)  # "" on the command line: no health check
     return TargetSettings(
-        host=_given(options, "host"),
-        sim_args=_given(options, "sim_args") or "",
-        target_cmd=_given(options, "target_cmd"),
-        health_path=preset.health_path if health is None else health,
+        host=input_checks.host(_given(options, "host")),
+        host_check=options.host_check,
+        sim_args=input_checks.command("--sim-args", _given(options, "sim_args")) or "",
+        target_cmd=input_checks.command("--target-cmd", _given(options, "target_cmd")),
+        health_path=input_checks.health_path(preset.health_path if health is None else health),
         start_timeout=options.start_timeout,
+        liveness_timeout=options.liveness_timeout,
         sample_interval=options.sample_interval,
         trend_min_duration=options.trend_min_duration,
         pss_every=options.pss_every,

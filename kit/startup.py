@@ -20,7 +20,8 @@ from locust.env import Environment
 from agents import presets as gateways
 from contract import schema
 from contract.errors import InputError, KitError, one_line
-from kit import rundir
+from contract.redact import redact, redact_args
+from kit import input_checks, rundir
 from kit.settings import KitSettings
 from lifecycle.target import Target, free_port, simulator_command, start_target, target_command
 from sampler.launch import start_sampler
@@ -32,7 +33,7 @@ TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (docs/
 
 def fail(error: KitError) -> NoReturn:
     """The one place an error becomes an exit: one line on stderr, the error's own exit code."""
-    sys.stderr.write(f"loadkit: error: {one_line(error)}\n")
+    sys.stderr.write(f"loadkit: error: {redact(one_line(error))}\n")
     sys.exit(error.exit_code)
 
 
@@ -55,7 +56,9 @@ def resolve_target(settings: KitSettings) -> Target:
             )
         return Target(url="")
     if target.host and not target.target_cmd:
-        return Target(url=target.host.rstrip("/"))
+        if target.host_check:
+            input_checks.host_answers(target.host, target.health_path)
+        return Target(url=target.host)
     port = free_port()
     url = (target.host or "http://127.0.0.1:{port}").replace("{port}", str(port)).rstrip("/")
     if target.target_cmd:
@@ -151,7 +154,7 @@ def initial_meta(settings: KitSettings, target: Target) -> dict:
             "url": target.url,
             "gateway": settings.preset.name,
             "started_by_kit": target.started_by_kit,
-            "command": target.command,
+            "command": redact_args(target.command) if target.command else None,
             "pid": target.pid,
         },
         "profile": {},

@@ -111,6 +111,7 @@ def stop_target(target: Target, timeout_s: float = 10.0) -> int | None:
         return None
     if popen.poll() is None:
         _signal_group(popen.pid, signal.SIGTERM)
+        _signal_group(popen.pid, signal.SIGCONT)  # a frozen (SIGSTOPped) target acts on SIGTERM only then
         try:
             popen.wait(timeout_s)
         except subprocess.TimeoutExpired:

@@ -19,6 +19,7 @@ from scenarios.capacity import CapacityParams
 from scenarios.churn import ChurnParams
 from scenarios.errors import ProfileConfigError
 
+MAX_USERS = 10_000  # per load-generator process
 # (flag, help). All are strings defaulting to None so the web UI shows a text field and passes text.
 _TEXT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--peak-users", "users at the plateau (smoke/average/stress/soak) or breakpoint's cap"),
@@ -117,8 +118,8 @@ def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
         max_agents=max_agents,
         thresholds_file=get("thresholds") or None,
         threshold_exprs=_threshold_list(get("threshold")),
-        num_users=get("num_users"),
-        spawn_rate=get("spawn_rate"),
+        num_users=_convert(get, "num_users", _positive_int, "-u/--users"),
+        spawn_rate=_convert(get, "spawn_rate", _positive_float, "-r/--spawn-rate"),
         run_time_s=get("run_time"),
         capacity=capacity.read_params(ns, max_agents),
         churn=churn.read_params(ns),
@@ -133,14 +134,16 @@ def _getter(ns: Any) -> Callable[[str], Any]:
     return get
 
 
-def _convert(get: Callable[[str], Any], dest: str, parse: Callable[[str], Any]) -> Any:
+def _convert(
+    get: Callable[[str], Any], dest: str, parse: Callable[[str], Any], flag: str | None = None
+) -> Any:
     raw = get(dest)
     if raw is None:
         return None
     try:
         return parse(str(raw).strip())
     except ValueError as e:
-        raise ProfileConfigError(f"--{dest.replace('_', '-')} {raw!r}: {e}") from None
+        raise ProfileConfigError(f"{flag or '--' + dest.replace('_', '-')} {raw!r}: {e}") from None
 
 
 def _threshold_list(raw: Any) -> tuple[str, ...]:
@@ -150,8 +153,14 @@ def _threshold_list(raw: Any) -> tuple[str, ...]:
 
 
 def _whole(text: str) -> int:
+    """A user count: a whole number, at most MAX_USERS (every user costs memory in this process)."""
     if not text.isdigit():
         raise ValueError("must be a whole number >= 0")
+    if int(text) > MAX_USERS:
+        raise ValueError(
+            f"more than {MAX_USERS} users in one load generator: each holds a greenlet and an HTTP "
+            "client in memory; split the load over Locust workers (--processes)"
+        )
     return int(text)
 
 

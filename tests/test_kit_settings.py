@@ -17,6 +17,7 @@ from agents.settings import DEFAULTS, AgentSettings, agent_settings_of, set_agen
 from analysis.prices import PriceTableError
 from contract import exit_codes
 from contract.errors import InputError, KitError, TargetDiedError
+from kit import input_checks
 from kit import options as kit_options
 from kit.settings import read_settings, refresh
 from kit.startup import resolve_target
@@ -204,3 +205,41 @@ def test_agents_read_the_settings_the_run_set():
     agent = Probe(environment)
     assert agent.run_id == "r-9" and agent.settings.model == "m"
     assert agent_settings_of(Environment()) == DEFAULTS
+
+
+@pytest.mark.parametrize("given, path", [("health", "/health"), ("//ok", "/ok"), ("", ""), (" /up ", "/up")])
+def test_the_health_path_is_normalised(parse, given, path):
+    assert settings_of(parse("--health-path", given)).target.health_path == path
+
+
+def test_no_host_check_skips_reaching_the_host(parse):
+    closed = "http://127.0.0.1:9"
+    assert resolve_target(settings_of(parse("--host", closed, "--no-host-check"))).url == closed
+    with pytest.raises(InputError, match="nothing answers"):
+        resolve_target(settings_of(parse("--host", closed)))
+
+
+def test_a_non_empty_run_dir_is_used_only_when_asked(tmp_path):
+    (tmp_path / "old.csv").write_text("a\n1\n")
+    with pytest.raises(InputError, match="not empty"):
+        input_checks.run_dir(tmp_path, reuse=False)
+    assert input_checks.run_dir(tmp_path, reuse=True) == tmp_path
+    assert input_checks.run_dir(tmp_path / "new", reuse=False) == tmp_path / "new"
+
+
+@pytest.mark.parametrize(
+    "argv, ignored",
+    [
+        (["--load-profile", "average", "-u", "5", "-t", "10s"], ["-u", "-t"]),
+        (
+            ["--load-profile", "manual", "-u", "5", "--peak-users", "3", "--rounds", "2"],
+            ["--peak-users", "--rounds"],
+        ),
+        (["--load-profile", "smoke", "--peak-users", "3", "--duration", "5s"], []),
+        (["--load-profile", "average", "--arrival-rate", "2", "--max-agents", "4"], []),
+        (["--load-profile", "average", "--max-agents", "4"], ["--max-agents"]),
+    ],
+)
+def test_options_the_profile_ignores_are_named(parse, argv, ignored):
+    settings = settings_of(parse(*argv))
+    assert registry.ignored_options(settings.profile_name, settings.profile) == ignored
