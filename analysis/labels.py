@@ -85,6 +85,8 @@ LABELS: dict[str, str] = {
     "ttft_p50_ms": "TTFT p50 (ms)",
     "error_pct": "errors (%)",
     "in_flight": "requests in flight",
+    "latency_ms": "latency (ms)",
+    "ttft_ms": "TTFT (ms)",
     "little_in_flight": "in flight by Little's law",
     "busy_ratio": "in flight per agent",
     # thresholds (run.json)

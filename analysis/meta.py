@@ -23,6 +23,7 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "validity": (dict,),
     "breakpoint": (dict,),
     "open_model": (dict,),
+    "sampler": (dict,),
 }
 THRESHOLD_TYPES: dict[str, tuple[type, ...]] = {
     "expr": (str,),

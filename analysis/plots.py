@@ -18,6 +18,7 @@ from analysis.model import RunData  # noqa: E402
 from analysis.resources import DEFAULT_WARNING_BYTES  # noqa: E402
 from analysis.rounds import phase_windows  # noqa: E402
 from contract.schema import MIB  # noqa: E402
+from contract.units import parse_duration, parse_size  # noqa: E402
 
 MAX_LINE_POINTS = 5000  # longer series are thinned for drawing only
 
@@ -72,6 +73,8 @@ def timeline_plot(
         steps = "steps-post" if name in ("users", "queue") else "default"
         for col in cols:
             ax.plot(minutes, frame[col], lw=1, label=_legend(col), drawstyle=steps)
+        for value, rule in threshold_lines(run.meta, [c.removesuffix("_mib") for c in cols]):
+            ax.axhline(value, color="purple", ls=":", lw=1, label=f"threshold {rule}")
         if name.startswith("available"):
             ax.axhline(
                 warning_bytes / MIB,
@@ -85,6 +88,29 @@ def timeline_plot(
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     axes[-1, 0].set_xlabel("minutes since start")
     return _save(fig, out)
+
+
+def threshold_lines(meta: dict, columns: list[str]) -> list[tuple[float, str]]:
+    """The limits of run.json's thresholds on these columns, in the plot's units (MiB for bytes, ms,
+    percent, counts), with their rule in words; a limit that does not parse is not drawn."""
+    lines = []
+    for th in meta.get("thresholds") or []:
+        words = str(th.get("expr", "")).split() if isinstance(th, dict) else []
+        if len(words) < 3 or words[0] not in columns:
+            continue
+        try:
+            lines.append((_limit(words[0], words[-1]), " ".join([label(words[0]), *words[1:]])))
+        except ValueError:
+            continue
+    return lines
+
+
+def _limit(column: str, text: str) -> float:
+    if column.endswith("_bytes"):
+        return parse_size(text) / MIB
+    if column.endswith("_ms") and not text.endswith("ms") and text[-1:].isalpha():
+        return parse_duration(text) * 1000  # "5s", "2m"
+    return float(text.removesuffix("ms")) if column.endswith("_ms") else float(text.rstrip("%"))
 
 
 def _shade_phases(ax: plt.Axes, meta: dict, t0: float, named: bool) -> None:
@@ -106,14 +132,16 @@ def _shade_phases(ax: plt.Axes, meta: dict, t0: float, named: bool) -> None:
             )
 
 
-def latency_vs_users_plot(levels: pd.DataFrame | None, out: Path) -> Path | None:
-    """Latency p50/p95 and TTFT p50 per active-users level."""
+def latency_vs_users_plot(levels: pd.DataFrame | None, out: Path, meta: dict | None = None) -> Path | None:
+    """Latency p50/p95 and TTFT p50 per active-users level, with the latency and TTFT thresholds."""
     if levels is None or levels.empty:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     for col in ("latency_p50_ms", "latency_p95_ms", "ttft_p50_ms"):
         if levels[col].notna().any():
             ax.plot(levels.index, levels[col], marker="o", label=label(col))
+    for value, rule in threshold_lines(meta or {}, ["latency_ms", "ttft_ms"]):
+        ax.axhline(value, color="purple", ls=":", lw=1, label=f"threshold {rule}")
     ax.set_xlabel("active agents")
     ax.set_ylabel("milliseconds")
     ax.legend(fontsize=8)

@@ -239,7 +239,9 @@ def _attach_plots(
             lambda: plots.timeline_plot(run, bins, out / "timeline.png", warning_bytes),
             lambda: plots.rss_vs_agents_plot(rss_by_agent_count(run), out / "rss_vs_agents.png"),
         ],
-        "Load levels and knee": [lambda: plots.latency_vs_users_plot(levels, out / "latency_vs_users.png")],
+        "Load levels and knee": [
+            lambda: plots.latency_vs_users_plot(levels, out / "latency_vs_users.png", run.meta)
+        ],
         headline_mod.ROUNDS: [
             lambda: plots.rounds_plot(rounds_table(run, warning_bytes), out / "rounds.png", warning_bytes)
         ],
