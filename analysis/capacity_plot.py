@@ -26,7 +26,7 @@ def capacity_plot(runs: Mapping[str, tuple[CapacityResult, object]], out: Path) 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for i, (label, (result, frame)) in enumerate(runs.items()):
         points = capacity_points(frame, result.metric)
-        ax.plot(points["n"], points["mib"], ".", ms=3, color=f"C{i}", label=f"{label} readings")
+        ax.plot(points["n"], points["mib"], ".", ms=3, color=f"C{i}", label=f"{label} readings".strip())
         if result.fit is not None:
             fit = result.fit
             x = np.array([1.0, float(points["n"].max())])  # the tail trend, drawn back to N = 1
@@ -36,7 +36,7 @@ def capacity_plot(runs: Mapping[str, tuple[CapacityResult, object]], out: Path) 
                 "-",
                 lw=1.5,
                 color=f"C{i}",
-                label=f"{label} fit {fit.slope:.2f} MiB/agent, R² {fit.r2:.3f}",
+                label=f"{label} fit {fit.slope:.2f} MiB/agent, R² {fit.r2:.3f}".strip(),
             )
     first = next(iter(runs.values()))[0]
     if first.n_max is not None:

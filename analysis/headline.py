@@ -12,6 +12,7 @@ import pandas as pd
 
 from analysis import cost, prices
 from analysis.capacity import capacity_result, churn_result
+from analysis.knee import load_levels, time_bins
 from analysis.latency import latency_table
 from analysis.model import RunData
 from analysis.rounds import rounds_table
@@ -20,6 +21,7 @@ from analysis.soak import Trend, soak_trends
 # Titles of the report sections the figures come from (analysis/report.py uses the same names).
 CAPACITY, CHURN, ROUNDS, SOAK = "Capacity", "Churn (open, prompt, close)", "Rounds", "Soak verdict"
 LATENCY, THRESHOLDS, COST = "Latency per operation", "Run summary", "Cost"
+LEVELS = "Load levels and knee"
 
 
 @dataclass(frozen=True)
@@ -203,7 +205,21 @@ def _latency_figures(run: RunData) -> list[Figure]:
         streams = table["ttft_p95"].dropna()
         op = table.loc[streams.index, "requests"].idxmax()
         figures.append(Figure(f"p95 TTFT of {op}", table.loc[op, "ttft_p95"], "ms", LATENCY))
-    return figures
+    return figures + _peak_figures(run)
+
+
+def _peak_figures(run: RunData) -> list[Figure]:
+    """Latency p95 and errors at the highest load level the run held (the load-levels table's last row)."""
+    bins = time_bins(run)
+    levels = load_levels(bins) if bins is not None else None
+    if levels is None or levels.empty:
+        return []
+    peak = levels.iloc[-1]
+    at = f"at peak ({levels.index[-1]:g} agents)"
+    return [
+        Figure(f"latency p95 {at}", peak["latency_p95_ms"], "ms", LEVELS),
+        Figure(f"errors {at}", peak["error_pct"], "%", LEVELS),
+    ]
 
 
 def _thresholds(run: RunData) -> list[dict]:

@@ -144,7 +144,7 @@ def latency_vs_users_plot(levels: pd.DataFrame | None, out: Path, meta: dict | N
         ax.axhline(value, color="purple", ls=":", lw=1, label=f"threshold {rule}")
     ax.set_xlabel("active agents")
     ax.set_ylabel("milliseconds")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     return _save(fig, out)
 
 

@@ -65,7 +65,7 @@ LEADS: dict[str, tuple[str, ...]] = {
     "churn": (headline_mod.CHURN,),
     "rounds": (headline_mod.ROUNDS, "Resources"),
     "soak": (headline_mod.SOAK, "Resources"),
-    "breakpoint": ("Load levels and knee", headline_mod.LATENCY),
+    "breakpoint": (headline_mod.LEVELS, headline_mod.LATENCY),
 }
 
 
@@ -246,7 +246,7 @@ def _attach_plots(
             lambda: plots.rounds_plot(rounds_table(run, warning_bytes), out / "rounds.png", warning_bytes)
         ],
         headline_mod.CAPACITY: [
-            lambda: capacity_plot({"this run": (capacity_result(frame), frame)}, out / "capacity.png")
+            lambda: capacity_plot({"": (capacity_result(frame), frame)}, out / "capacity.png")
         ],
         headline_mod.CHURN: [lambda: churn_plot(churn_result(frame), frame, out / "churn.png")],
     }

@@ -12,6 +12,7 @@ import pytest
 from analysis import render
 from analysis.capacity import capacity_result, churn_result
 from analysis.headline import headline
+from analysis.knee import load_levels, time_bins
 from analysis.labels import LABELS
 from analysis.latency import latency_table
 from analysis.load import load_run
@@ -100,6 +101,12 @@ def test_load_profiles_lead_with_thresholds_latency_and_ttft(tmp_path, profile):
     assert figures["p95 latency of chat.stream"].value == table.loc["chat.stream", "latency_p95"]
     assert figures["p95 TTFT of chat.stream"].value == table.loc["chat.stream", "ttft_p95"]
     assert figures["failed requests"].value == table["failed"].sum()
+    levels = load_levels(time_bins(run))
+    peak = f"latency p95 at peak ({levels.index[-1]:g} agents)"
+    assert (
+        figures[peak].value == levels["latency_p95_ms"].iloc[-1]
+        and figures[peak].source == "Load levels and knee"
+    )
     assert all(
         f.source in section_titles(md) or f.source + " (ms, successful requests)" in section_titles(md)
         for f in head.figures
