@@ -6,11 +6,13 @@ side-by-side tables. Parses arguments and prints; computes nothing itself.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from pathlib import Path
 
 from analysis.compare import compare_table
 from analysis.index import write_index
-from analysis.load import load_run
+from analysis.load import is_run_dir, load_run
 from analysis.render import table_markdown
 from analysis.report import write_report
 from analysis.summary import console_summary
@@ -23,6 +25,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(exit_codes.BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _mib(text: str) -> float:
+    """A finite, positive number of MiB."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of MiB, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive, finite number of MiB, got {text!r}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,12 +60,14 @@ def _report(args: list[str]) -> int:
     parser.add_argument("run_dir")
     parser.add_argument(
         "--warning-mib",
-        type=float,
+        type=_mib,
         default=1024.0,
         help="available-memory warning line in MiB (default 1024)",
     )
     parser.add_argument("--out", default=None, help="write the report here instead of into the run directory")
     ns = parser.parse_args(args)
+    if not is_run_dir(Path(ns.run_dir)):
+        raise FileNotFoundError(f"not a run directory (no run.json and no run CSV): {ns.run_dir}")
     out = write_report(ns.run_dir, ns.warning_mib * MIB, ns.out)
     print(console_summary(load_run(ns.run_dir)))
     print(f"report: {out}")

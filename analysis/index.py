@@ -20,7 +20,7 @@ import pandas as pd  # noqa: E402
 
 from analysis import render  # noqa: E402
 from analysis.headline import Figure, headline  # noqa: E402
-from analysis.load import load_run  # noqa: E402
+from analysis.load import is_run_dir, load_run  # noqa: E402
 from analysis.model import RunData  # noqa: E402
 from contract import schema  # noqa: E402
 
@@ -50,7 +50,7 @@ def index_rows(folder: Path) -> list[IndexRow]:
 
 def _row(path: Path) -> IndexRow:
     when = path.stat().st_mtime
-    if not any((path / name).exists() for name in (schema.RUN_JSON, *schema.FILES_COLUMNS)):
+    if not is_run_dir(path):
         return IndexRow(path, when, path.name, problem="not a run directory: no run.json and no run CSV")
     try:
         run = load_run(path)

@@ -35,6 +35,13 @@ TEXT_COLUMNS = frozenset(
 )
 
 
+def is_run_dir(path: Path) -> bool:
+    """Holds run.json or one of the run's CSVs: something a run (even a killed one) left behind."""
+    return any(
+        (path / name).exists() for name in (schema.RUN_JSON, schema.CAPACITY_CSV, *schema.FILES_COLUMNS)
+    )
+
+
 def load_run(path: str | Path) -> RunData:
     """Load every known file of a run directory; absent or damaged ones are listed in `missing`."""
     run_dir = Path(path)

@@ -140,3 +140,23 @@ def test_a_read_only_run_directory_is_reported_into_out_dir(damaged, tmp_path):
         assert not (damaged / "report.md").exists()
     finally:
         subprocess.run(["umount", str(mount)], check=False)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["/nonexistent-run-dir"],
+        ["index", "/nonexistent-runs"],
+        [],
+        [str(REPO / "docs"), "--warning-mib", "inf"],
+        [str(REPO / "docs"), "--warning-mib", "-5"],
+        ["index"],
+        [str(REPO / "docs")],  # a directory that is no run: nothing written into it
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args):
+    proc = subprocess.run(
+        [sys.executable, "-m", "analysis", *args], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert proc.returncode == exit_codes.BAD_INPUT
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
