@@ -117,6 +117,10 @@ LABELS: dict[str, str] = {
     "usd_p95": "p95 ($/task)",
     "usd_per_1000_tasks": "$ per 1,000 tasks",
     "item": "item",
+    # session drift (analysis/drift.py)
+    "turn": "turn of the session",
+    "tokens_in_median": "input tokens, median",
+    "from_s": "from (s into run)",
     # capacity projection
     "budget_gib": "budget (GiB)",
     "projected_agents": "projected agents",

@@ -31,6 +31,7 @@ TEXT_COLUMNS = frozenset(
         "event",
         "status",
         "phase",
+        "times_from",
     }
 )
 

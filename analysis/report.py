@@ -13,6 +13,7 @@ from analysis import cost, labels, plots, render
 from analysis import headline as headline_mod
 from analysis.capacity import capacity_result, capacity_section, churn_result
 from analysis.capacity_plot import capacity_plot, churn_plot
+from analysis.drift import drift_section
 from analysis.errors import error_table
 from analysis.knee import knees, little_check, load_levels, time_bins
 from analysis.latency import latency_table
@@ -51,7 +52,11 @@ def cost_report_section(run: RunData) -> Section | None:
 
 # REGISTRY of sections other modules contribute, each a function RunData -> Section | None. The lead
 # extends this list; a function that raises becomes a one-line note in the report, never a lost report.
-EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [capacity_report_section, cost_report_section]
+EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [
+    capacity_report_section,
+    cost_report_section,
+    drift_section,
+]
 
 PERCENTILE_RULE = (
     "percentiles need roughly "

@@ -35,6 +35,7 @@ class LiveJudge:
         self.trends = {th.metric.name for th in thresholds} & TREND_METRICS
         self.dropped = dropped
         self.loadgen_cpu: list[float] = []
+        self.helpers_cpu: list[float] = []  # children the load generator ran: reported, never judged
         self.results: list[ThresholdResult] = []
         self.samples_note: str | None = None  # why sample-based thresholds cannot be judged
 
@@ -46,7 +47,8 @@ class LiveJudge:
         if self.evaluator is None:
             return
         if file_name == schema.REQUESTS_CSV:
-            self.evaluator.observe_request(row)
+            if row.get("error_kind") != "interrupted":  # cut by the run's own stop: not the gateway's doing
+                self.evaluator.observe_request(row)
         elif file_name == schema.TASKS_CSV:
             self.evaluator.observe_task(row)
 
@@ -57,6 +59,9 @@ class LiveJudge:
             cpu = _float(row.get("loadgen_cpu_pct"))
             if cpu is not None:
                 self.loadgen_cpu.append(cpu)
+            helpers = _float(row.get("loadgen_children_cpu_pct"))
+            if helpers is not None:
+                self.helpers_cpu.append(helpers)
             if self.evaluator is not None:
                 self.evaluator.observe_sample(row)
         if self.evaluator is None:
@@ -86,7 +91,8 @@ class LiveJudge:
         return self.samples_note is not None and on_samples
 
     def validity(self) -> dict:
-        """Was the load generator itself the bottleneck? Judged on its CPU as the sampler saw it."""
+        """Was the load generator itself the bottleneck? Judged on its own CPU as the sampler saw it; the
+        helper processes it ran (their CPU is reported as a mean) are not the Locust process's work."""
         if len(self.loadgen_cpu) < 5:
             return {"valid": None, "rule": SATURATION_RULE, "note": "too few load-generator readings"}
         p90 = statistics.quantiles(self.loadgen_cpu, n=10)[-1]
@@ -94,6 +100,7 @@ class LiveJudge:
             "valid": p90 < SATURATED_CPU_PCT,
             "rule": SATURATION_RULE,
             "loadgen_cpu_p90": round(p90, 1),
+            "helpers_cpu_mean": round(statistics.fmean(self.helpers_cpu), 1) if self.helpers_cpu else None,
             "samples": len(self.loadgen_cpu),
         }
 
