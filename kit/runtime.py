@@ -46,6 +46,7 @@ from kit.startup import (
     initial_meta,
     resolve_target,
     start_side_sampler,
+    warn_before_load,
 )
 from lifecycle.target import Target, stop_target
 from sampler.launch import stop_sampler
@@ -439,8 +440,6 @@ def setup(environment: Environment) -> KitRun | None:
         return None
     if warning := soak_warning(settings):
         log.warning("loadkit: warning: %s", warning)
-    if ignored := registry.ignored_options(settings.profile_name, settings.profile):
-        log.warning("loadkit: %s ignored by --load-profile %s", ", ".join(ignored), settings.profile_name)
     try:
         input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
         session = Session(
@@ -448,6 +447,7 @@ def setup(environment: Environment) -> KitRun | None:
         )
     except KitError as exc:
         fail(exc)
+    warn_before_load(settings)
     environment.host = session.target.url
     try:
         run = begin_run(environment, settings, session)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import presets
+from agents.capacity import preflight as capacity_preflight
 from agents.session_policy import renew_every
 from agents.settings import DEFAULTS, AgentSettings
 from analysis.prices import load_prices
@@ -72,6 +73,7 @@ class KitSettings:
 def read_settings(options: Any, run_id: str) -> KitSettings:
     """Convert and check every option; `run_id` is the given or generated id."""
     preset = presets.preset(options.gateway)
+    capacity_preflight(options, profile_name(options))
     run_id = input_checks.run_id(run_id)
     run_dir = Path(_given(options, "run_dir") or RUNS_ROOT / run_id)
     prices = _given(options, "prices")
