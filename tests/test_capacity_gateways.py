@@ -1,6 +1,7 @@
 """Capacity and churn against real gateways on loopback (an ACP agent, an a2a-sdk server, a LangGraph dev
-server), each through its preset's session protocol: a marginal MiB per agent with R², and cleanup
-verified by the server's own count before and after. Short runs (--max-agents, a few churn cycles).
+server, Hermes Agent on the simulator's mock LLM), each through its preset's session protocol: a marginal
+MiB per agent with R², and cleanup verified by the server's own count before and after. Short runs
+(--max-agents, a few churn cycles).
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ import pytest
 from agents.presets import preset
 from analysis import capacity as cap
 from contract import exit_codes, schema
-from tests.gateways.harness import free_port, installed, running_server
+from tests.gateways.harness import (
+    HERMES,
+    HERMES_KEY,
+    free_port,
+    hermes_gateway,
+    installed,
+    running_server,
+)
 from tests.locust_runs import run_locust
 
 pytestmark = pytest.mark.gateways
@@ -137,3 +145,34 @@ def test_langgraph_capacity_and_churn(tmp_path):
         assert langgraph_threads(url, "lg-cap") == 0  # the server's own count: every thread deleted
         churn(tmp_path / "lg-churn", *base, "--run-id", "lg-churn")
         assert langgraph_threads(url, "lg-churn") == 0
+
+
+# ---- Hermes Agent: a session row and a first chat turn per idle agent -----------------------------------
+def hermes_sessions(url: str, run_id: str) -> int:
+    """The server's own count of the run's sessions (their ids carry the run id), read page by page."""
+    count, offset, more = 0, 0, True
+    while more:
+        page = httpx.get(
+            f"{url}/api/sessions",
+            params={"limit": 200, "offset": offset},
+            headers={"Authorization": f"Bearer {HERMES_KEY}"},
+            timeout=10,
+        ).json()
+        count += sum(1 for s in page["data"] if run_id in s["id"])
+        offset, more = offset + len(page["data"]), page["has_more"]
+    return count
+
+
+@pytest.mark.skipif(not HERMES, reason="no hermes executable (set LOADKIT_HERMES_BIN; see docs/gateways.md)")
+def test_hermes_capacity_and_churn(simulator, tmp_path, monkeypatch):
+    llm = simulator("--ttft-ms", "5", "--itl-ms", "1", "--output-tokens", "4")
+    with hermes_gateway(llm.url, tmp_path / "hermes-home", monkeypatch) as (url, pid):
+        base = ["--gateway", "hermes", "--host", url, "--target-pid", str(pid)]
+        assert hermes_sessions(url, "hm-") == 0
+        _, events = capacity(tmp_path / "hm-cap", *base, "--run-id", "hm-cap")
+        assert events["closed"] == events["created"] == int(AGENTS)
+        ids = pd.read_csv(tmp_path / "hm-cap" / schema.AGENTS_CSV)["session_id"]
+        assert ids.str.contains("hm-cap").all()  # so the count below sees the run's sessions
+        assert hermes_sessions(url, "hm-cap") == 0  # the server's own count: every session deleted
+        churn(tmp_path / "hm-churn", *base, "--run-id", "hm-churn")
+        assert hermes_sessions(url, "hm-churn") == 0
