@@ -10,6 +10,7 @@ import pandas as pd
 
 from analysis.capacity import capacity_points, capacity_result, churn_result, shared_pages_warning
 from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
+from analysis.headline import headline
 from analysis.model import RunData
 from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.stats import describe
@@ -80,9 +81,11 @@ def thresholds_table(meta: dict) -> pd.DataFrame | None:
 
 
 def console_summary(run: RunData) -> str:
-    """A short text block for the end of a run: memory, latency/TTFT with counts, tasks, tokens, path."""
+    """A short text block for the end of a run: the headline, memory, latency/TTFT with counts, tasks,
+    tokens, path."""
     stop = run.meta.get("stop_reason", f"stop reason {NOT_RECORDED}")
     lines = [f"run {run.meta.get('run_id', run.path.name)}: {stop}"]
+    lines += headline(run).lines()
     lines += _memory_lines(run) + _latency_lines(run)
     counts = task_counts(run)
     if counts:

@@ -35,7 +35,7 @@ from contract.redact import add_secret
 from kit import input_checks, rundir, signals, webui
 from kit.disk import DiskGuard
 from kit.finish import print_summary, start_report, write_locust_csvs
-from kit.judge import LiveJudge
+from kit.judge import LiveJudge, soak_warning
 from kit.live import LiveRun
 from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
 from kit.session import Session
@@ -288,7 +288,7 @@ class KitRun:
         """Thresholds' final verdicts, rounds, dropped arrivals and the run's validity, into run.json."""
         if self.judge is None:
             return
-        self.judge.judge(now)
+        self.judge.judge(now, final=True)
         self.meta["thresholds"] = self.judge.as_json()
         self.meta["validity"] = self.judge.validity()
         if isinstance(self.pacing, RoundsPacing):
@@ -438,6 +438,8 @@ def setup(environment: Environment) -> KitRun | None:
     if isinstance(environment.runner, WorkerRunner):
         Recorder(environment, None)
         return None
+    if warning := soak_warning(settings):
+        log.warning("loadkit: warning: %s", warning)
     try:
         input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
         session = Session(

@@ -47,6 +47,7 @@ class TargetSettings:
     start_timeout: float
     liveness_timeout: float
     sample_interval: float
+    trend_min_duration: float  # seconds of samples after warm-up a soak verdict needs
     pss_every: int
     queue_url: str | None
     queue_field: str | None
@@ -173,6 +174,7 @@ def _target(options: Any, preset: presets.GatewayPreset) -> TargetSettings:
         start_timeout=options.start_timeout,
         liveness_timeout=options.liveness_timeout,
         sample_interval=options.sample_interval,
+        trend_min_duration=options.trend_min_duration,
         pss_every=options.pss_every,
         queue_url=_given(options, "queue_url"),
         queue_field=_given(options, "queue_field"),

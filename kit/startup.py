@@ -177,6 +177,7 @@ def initial_meta(settings: KitSettings, target: Target) -> dict:
         },
         "profile": {},
         "thresholds": [],
+        "trend_min_duration_s": settings.target.trend_min_duration,
         "cost": {
             "prices": str(Path(settings.prices).resolve()) if settings.prices else None,
             "host_price_month": settings.host_price,
