@@ -44,6 +44,7 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "loadgen_rss_bytes",  # the Locust process the sampler serves
     "loadgen_cpu_pct",
     "event",  # empty, or what happened at this reading (target_exited, probe_error: ...)
+    "host",  # the machine the reading was taken on (the sampler's --host-label, default its hostname)
 )
 
 # One row per request/operation an agent made (agents/).

@@ -29,6 +29,7 @@ from contract.csv_tail import last_sample_event
 from kit import rundir, webui
 from kit.finish import print_report_and_summary, write_locust_csvs
 from kit.judge import LiveJudge
+from kit.remote_sampler import RemoteSamplers, start_remote_samplers
 from kit.startup import (
     KitInputError,
     apply_gateway_preset,
@@ -72,6 +73,7 @@ class KitRun:
     target: Target
     recorder: Recorder
     sampler: subprocess.Popen | None = None
+    remote: RemoteSamplers | None = None  # --sampler-url services
     stop: StopRequest | None = None
     phases: list[dict] = field(default_factory=list)
     profile: object | None = None  # a scenarios Profile, built at the first tick from the (UI) options
@@ -106,6 +108,8 @@ class KitRun:
         """Stop what we started, flush every row, write Locust's CSVs, judge, settle the exit code."""
         self.closing = True
         self.stop_sampler()
+        if self.remote is not None:
+            self.remote.close()
         code = stop_target(self.target)
         if code is not None:
             self.meta["target"]["exit_code"] = code
@@ -243,6 +247,10 @@ class KitRun:
             self.phases[-1]["end_ts"] = now
 
     # ---- sampler and watch ------------------------------------------------------------------------
+    def remote_target_exited(self, host: str) -> None:
+        reason = f"target exited mid-run (seen by the sampler service on {host})"
+        self.request_stop(reason, exit_codes.TARGET_DIED, now=True)
+
     def stop_sampler(self) -> None:
         if self.sampler is not None:
             stop_sampler(self.sampler)
@@ -323,7 +331,10 @@ def setup(environment: Environment) -> KitRun | None:
             target.pid, target.started_by_kit, lambda reason, code: run.request_stop(reason, code, now=True)
         ),
     )
-    try:
+    try:  # the remote rows' writer first: it writes samples.csv's header before the local sampler starts
+        run.remote = start_remote_samplers(
+            options.sampler_url, options.sampler_token_env, run_dir / schema.SAMPLES_CSV, meta, run.save
+        )
         run.sampler = start_side_sampler(options, target, run_dir)
     except KitInputError as exc:
         stop_target(target)
@@ -337,4 +348,6 @@ def setup(environment: Environment) -> KitRun | None:
     if environment.web_ui is not None:
         webui.install(environment.web_ui, run_dir / schema.SAMPLES_CSV)
     gevent.spawn(run.watch)
+    if run.remote is not None:
+        gevent.spawn(run.remote.run, lambda: run.closing, run.remote_target_exited)
     return run

@@ -107,14 +107,15 @@ def resolve_target(options) -> Target:
 
 
 def sampler_options(options, target: Target, run_dir: Path) -> SamplerOptions | None:
-    """What the side sampler watches; None when nothing names a target process (remote gateway)."""
+    """What the side sampler watches: the local target, else the gateway's queue alone, else (with a
+    remote sampler service) only the load generator; None when there is nothing to watch."""
     pids = ([target.pid] if target.pid else []) + list(options.target_pid or [])
     matches = list(options.target_match or [])
     if options.gateway == "acp" and not matches:
         matches = [acp_pattern(options.acp_command)]  # the agents' own child processes
-    if not (pids or matches or options.target_cgroup):
-        return None
     queue_url, queue_field, inflight_field = queue_probe(options, target)
+    if not (pids or matches or options.target_cgroup or (queue_url and queue_field) or options.sampler_url):
+        return None
     return SamplerOptions(
         out=str(run_dir / schema.SAMPLES_CSV),
         pids=pids,
@@ -152,8 +153,9 @@ def acp_pattern(command: str) -> str:
 def start_side_sampler(options, target: Target, run_dir: Path) -> subprocess.Popen | None:
     """Start the side sampler and wait for its first row; fail with one line if it refuses to run."""
     sampler_opts = sampler_options(options, target, run_dir)
-    if sampler_opts is None:
+    if not ((sampler_opts and sampler_opts.has_target) or options.sampler_url):
         log.warning("loadkit: no --target-pid/--target-match/--target-cgroup: target resources not sampled")
+    if sampler_opts is None:
         return None
     try:
         popen = start_sampler(sampler_opts, stderr=subprocess.PIPE)
