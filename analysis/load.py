@@ -29,6 +29,7 @@ TEXT_COLUMNS = frozenset(
         "event",
         "status",
         "phase",
+        "host",
     }
 )
 
@@ -44,10 +45,13 @@ def load_run(path: str | Path) -> RunData:
         name: _read_contract_csv(run_dir / name, cols, missing) for name, cols in schema.FILES_COLUMNS.items()
     }
     capacity = _read_csv(run_dir / schema.CAPACITY_CSV, None, missing, required=False)
+    samples = frames[schema.SAMPLES_CSV]
+    if samples is not None:  # a remote sampler's rows arrive later than the local one's: one time order
+        samples = samples.sort_values("ts", kind="stable", ignore_index=True)
     return RunData(
         path=run_dir,
         meta=meta,
-        samples=frames[schema.SAMPLES_CSV],
+        samples=samples,
         requests=frames[schema.REQUESTS_CSV],
         tasks=frames[schema.TASKS_CSV],
         agents=frames[schema.AGENTS_CSV],

@@ -18,6 +18,7 @@ from analysis.latency import latency_table
 from analysis.load import load_run
 from analysis.model import RunData, Section
 from analysis.queue import queue_table
+from analysis.remote_samplers import remote_samplers_section
 from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, unmeasured_series
 from analysis.rounds import rounds_table
 from analysis.rss_by_n import rss_by_agent_count
@@ -52,7 +53,11 @@ def cost_report_section(run: RunData) -> Section | None:
 
 # REGISTRY of sections other modules contribute, each a function RunData -> Section | None. The lead
 # extends this list; a function that raises becomes a one-line note in the report, never a lost report.
-EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [capacity_report_section, cost_report_section]
+EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [
+    capacity_report_section,
+    cost_report_section,
+    remote_samplers_section,
+]
 
 PERCENTILE_RULE = (
     "percentiles need roughly "

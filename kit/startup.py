@@ -108,19 +108,17 @@ def resolve_target(options) -> Target:
 
 def sampler_options(options, target: Target, run_dir: Path) -> SamplerOptions | None:
     """What the side sampler watches: the local target, else the gateway's queue alone, else (with a
-    remote sampler service) only the load generator; None when there is nothing to watch."""
-    pids = ([target.pid] if target.pid else []) + list(options.target_pid or [])
-    matches = list(options.target_match or [])
-    if options.gateway == "acp" and not matches:
-        matches = [acp_pattern(options.acp_command)]  # the agents' own child processes
+    remote sampler service) only the load generator; None when there is nothing to watch. With
+    --sampler-url the service watches the target: local target rows would mix two hosts' readings."""
+    pids, matches, cgroups = local_target(options, target)
     queue_url, queue_field, inflight_field = queue_probe(options, target)
-    if not (pids or matches or options.target_cgroup or (queue_url and queue_field) or options.sampler_url):
+    if not (pids or matches or cgroups or (queue_url and queue_field) or options.sampler_url):
         return None
     return SamplerOptions(
         out=str(run_dir / schema.SAMPLES_CSV),
         pids=pids,
         matches=matches,
-        cgroups=list(options.target_cgroup or []),
+        cgroups=cgroups,
         interval=options.sample_interval,
         pss_every=options.pss_every,
         tree_refresh_s=max(options.sample_interval, TREE_REFRESH_MIN_S),
@@ -131,6 +129,23 @@ def sampler_options(options, target: Target, run_dir: Path) -> SamplerOptions | 
         sidecar_matches=list(options.sidecar_match or []),
         wait_for_target=not pids and options.gateway == "acp",
     )
+
+
+def local_target(options, target: Target) -> tuple[list[int], list[str], list[str]]:
+    """Pids, patterns and cgroups of the target on this host; none when a sampler service watches it."""
+    named = options.target_pid or options.target_match or options.target_cgroup
+    if options.sampler_url:
+        if named:
+            raise KitInputError(
+                "--target-pid/--target-match/--target-cgroup name processes on this host; with --sampler-url "
+                "give them to `python -m sampler serve` on the gateway's host"
+            )
+        return [], [], []
+    pids = ([target.pid] if target.pid else []) + list(options.target_pid or [])
+    matches = list(options.target_match or [])
+    if options.gateway == "acp" and not matches:
+        matches = [acp_pattern(options.acp_command)]  # the agents' own child processes
+    return pids, matches, list(options.target_cgroup or [])
 
 
 def queue_probe(options, target: Target) -> tuple[str | None, str | None, str | None]:
