@@ -7,9 +7,8 @@ come from analysis/capacity.py. Speaks the simulator's session protocol (POST/DE
 
 from __future__ import annotations
 
-import statistics
+import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import gevent
@@ -23,64 +22,15 @@ from contract.csv_append import CsvAppender
 from contract.records import AgentRecord
 from contract.schema import STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE, STOP_TARGET_DIED
 from contract.units import parse_size
+from sampler.memory_probe import MemoryProbe, MemoryReading
+from sampler.service_client import RemoteMemoryProbe, ServiceClient, ServiceError
 from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFound, TreeSelector
 
-READINGS_PER_STEP = 3  # seeds/000: the median of 3 readings after each agent
 NO_REFRESH_S = 1e9  # the probe re-finds processes itself, once per step
 
 
 class ProbeError(Exception):
     """The target's processes cannot be found or read; the message is one line."""
-
-
-@dataclass(frozen=True)
-class MemoryReading:
-    """One step's memory in bytes: RSS and procs are medians of n readings, PSS/USS one reading."""
-
-    rss_bytes: int
-    pss_bytes: int | None
-    uss_bytes: int | None
-    procs: int
-    sidecar_rss_bytes: int | None
-    alive: bool
-
-
-class MemoryProbe:
-    """Reads the target's process memory (and a sidecar's, apart) from outside, median of n readings."""
-
-    def __init__(self, target: Target, sidecar: Target | None, readings: int = READINGS_PER_STEP) -> None:
-        self.target = target
-        self.sidecar = sidecar
-        self.readings = readings
-
-    def read(self, with_pss: bool) -> MemoryReading:
-        self.target.refresh()  # new worker processes appear only at a refresh
-        # PSS costs ~1 ms per process (smaps_rollup), so it is read once per step; RSS n times
-        got = [self.target.read(with_pss=with_pss and i == 0) for i in range(self.readings)]
-        return MemoryReading(
-            rss_bytes=int(statistics.median(r.rss_bytes for r in got)),
-            pss_bytes=_median([r.pss_bytes for r in got]),
-            uss_bytes=_median([r.uss_bytes for r in got]),
-            procs=int(statistics.median(r.procs for r in got)),
-            sidecar_rss_bytes=self._sidecar_rss(),
-            alive=self.target.alive,
-        )
-
-    def _sidecar_rss(self) -> int | None:
-        if self.sidecar is None:
-            return None
-        self.sidecar.refresh()
-        return self.sidecar.read().rss_bytes
-
-    def close(self) -> None:
-        for target in (self.target, self.sidecar):
-            if target is not None:
-                target.close()
-
-
-def _median(values: list[int | None]) -> int | None:
-    known = [v for v in values if v is not None]
-    return int(statistics.median(known)) if known else None
 
 
 def probe_for(
@@ -108,6 +58,19 @@ def probe_for(
         return MemoryProbe(Target(selectors, NO_REFRESH_S, exclude=exclude), sidecar)
     except TargetNotFound as exc:
         raise ProbeError(str(exc)) from None
+
+
+def remote_probe(urls: list[str], token_env: str) -> RemoteMemoryProbe:
+    """A probe through the one sampler service watching the target; ProbeError if it cannot read."""
+    if len(urls) != 1:
+        raise ProbeError(f"capacity judges one target: give exactly one --sampler-url, got {len(urls)}")
+    probe = RemoteMemoryProbe(ServiceClient(urls[0], os.environ.get(token_env, ""), time.time))
+    try:
+        probe.read(with_pss=False)
+    except ServiceError as exc:
+        probe.close()
+        raise ProbeError(f"sampler service: {exc}") from None
+    return probe
 
 
 class SerialDriver(KitAgent):
@@ -139,7 +102,10 @@ class SerialDriver(KitAgent):
             self.probe.close()
         super().on_stop()
 
-    def make_probe(self) -> MemoryProbe:
+    def make_probe(self) -> MemoryProbe | RemoteMemoryProbe:
+        urls = list(self.option("sampler_url", None) or [])
+        if urls:  # the target is on another host: its sampler service reads each step
+            return remote_probe(urls, str(self.option("sampler_token_env", "LOADKIT_SAMPLER_TOKEN")))
         link = run_link_of(self.environment)
         own = [link.target_pid] if link is not None and link.target_pid else []
         return probe_for(

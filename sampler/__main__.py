@@ -50,6 +50,7 @@ def main_serve(argv: list[str], stop: threading.Event) -> int:
         rows = RowBuffer(opts.keep_rows)
         sampler = Sampler(opts.sampler, sink=rows)
         state = ServiceState(opts.token, rows, sampler.host_label, opts.sampler.interval)
+        state.step_reading = sampler.step_reading
         server = _listen(state, opts.bind, opts.port)
     except (UsageError, TargetNotFound) as exc:
         print(f"sampler serve: error: {exc}", file=sys.stderr)

@@ -18,6 +18,7 @@ from sampler import cgroupfs
 from sampler.cpu import cpu_percent
 from sampler.csv_out import SampleWriter
 from sampler.host import HostProbe
+from sampler.memory_probe import MemoryProbe, MemoryReading
 from sampler.options import SamplerOptions
 from sampler.procfs import ProcStatReader
 from sampler.queue_probe import QueueProbe
@@ -81,12 +82,25 @@ class Sampler:
         self.loadgen = ProcessWatch(opts.loadgen_pid, clock) if opts.loadgen_pid else None
         self.writer = sink or SampleWriter(opts.out)
         self.rows = 0
+        self.lock = threading.Lock()  # the service's HTTP threads read the same target
         self._start = clock()
         self._prev_cpu: tuple[float, float] | None = None
         self._logged: set[str] = set()
 
     def tick(self) -> Tick:
         """Take one reading and write its row."""
+        with self.lock:
+            return self._tick()
+
+    def step_reading(self, with_pss: bool) -> MemoryReading | None:
+        """A capacity step's reading (median of 3, taken now) for the service's `/v1/reading`; None with
+        no target. Shares the target with the loop, hence the lock."""
+        if self.target is None:
+            return None
+        with self.lock:
+            return MemoryProbe(self.target, self.sidecars).read(with_pss)
+
+    def _tick(self) -> Tick:
         ts = self._clock()
         target, cpu = self._read_target(ts)
         alive = self.target.alive if self.target else None

@@ -1,5 +1,6 @@
 """`python -m sampler serve`: the sampler on the gateway's host, serving its rows over HTTP (JSON) to the
-kit on another machine: `GET /v1/clock` (this host's time) and `GET /v1/rows?since=N` (rows from a cursor).
+kit on another machine: `GET /v1/clock` (this host's time), `GET /v1/rows?since=N` (rows from a cursor) and
+`GET /v1/reading?pss=0|1` (a capacity step's reading of the target, taken now).
 
 Every request needs `Authorization: Bearer <token>`; the token comes from an environment variable and is
 never printed or logged (no request is logged at all). Binds 127.0.0.1 unless told otherwise.
@@ -7,6 +8,7 @@ never printed or logged (no request is logged at all). Binds 127.0.0.1 unless to
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import json
 import sys
@@ -20,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from contract.schema import SAMPLE_COLUMNS
 from sampler.loop import Sampler
+from sampler.memory_probe import MemoryReading
 from sampler.row_buffer import RowBuffer
 
 MAX_ROWS_PER_READ = 5000
@@ -36,6 +39,7 @@ class ServiceState:
     clock: Callable[[], float] = time.time
     boot: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # a restart starts new row numbers
     stopped: str | None = None  # why sampling ended (target exited, duration); rows stay readable
+    step_reading: Callable[[bool], MemoryReading | None] = lambda _pss: None  # noqa: E731
 
     def authorized(self, header: str) -> bool:
         scheme, _, given = header.partition(" ")
@@ -77,6 +81,11 @@ class _Handler(BaseHTTPRequestHandler):
             except ValueError:
                 return self._send(400, {"error": "since and limit must be integers"})
             return self._send(200, self.state.rows_doc(since, limit))
+        if url.path == "/v1/reading":  # a capacity step's reading, taken now
+            reading = self.state.step_reading(parse_qs(url.query).get("pss", ["0"])[0] == "1")
+            if reading is None:
+                return self._send(409, {"error": "this service watches no target process"})
+            return self._send(200, dataclasses.asdict(reading))
         return self._send(404, {"error": f"no such path: {url.path}"})
 
     def _send(self, status: int, doc: dict) -> None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import httpx
 
+from sampler.memory_probe import MemoryReading
+
 CLOCK_PROBES = 5
 TIMEOUT_S = 2.0
 
@@ -79,6 +81,14 @@ class ServiceClient:
         except (KeyError, TypeError, ValueError) as exc:
             raise ServiceError(f"{self.url}: not a sampler service reply ({type(exc).__name__})") from None
 
+    def reading(self, with_pss: bool) -> MemoryReading:
+        """A capacity step's reading of the service's target, taken now (median of 3 on that host)."""
+        doc = self._get("/v1/reading", {"pss": int(with_pss)})
+        try:
+            return MemoryReading(**doc)
+        except TypeError:
+            raise ServiceError(f"{self.url}/v1/reading: not a memory reading") from None
+
     def close(self) -> None:
         self._client.close()
 
@@ -96,3 +106,17 @@ class ServiceClient:
             return response.json()
         except ValueError:
             raise ServiceError(f"{self.url}{path}: reply is not JSON") from None
+
+
+class RemoteMemoryProbe:
+    """The capacity driver's memory probe, read through a sampler service (same read/close as
+    sampler.memory_probe.MemoryProbe); a failure is a ServiceError."""
+
+    def __init__(self, client: ServiceClient) -> None:
+        self.client = client
+
+    def read(self, with_pss: bool) -> MemoryReading:
+        return self.client.reading(with_pss)
+
+    def close(self) -> None:
+        self.client.close()

@@ -18,8 +18,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from contract.exit_codes import OK, THRESHOLD_FAILED
-from contract.schema import MIB
+from analysis import capacity
+from contract.exit_codes import BAD_INPUT, OK, THRESHOLD_FAILED
+from contract.schema import MIB, STOP_BUDGET
 from kit.remote_sampler import GAP_EVENT
 from tests.locust_runs import locust_command, run_locust
 from tests.netns import Host, lan
@@ -47,46 +48,33 @@ def procs(hosts):
     kids.stop_all()
 
 
+def start_simulator(procs: Children, gw: Host, *knobs: str) -> subprocess.Popen:
+    argv = [sys.executable, "-m", "simgateway", "--port", str(GATEWAY_PORT), "--bind", gw.address, *knobs]
+    sim = procs.start(gw.command(argv), env=ENV, stdout=subprocess.PIPE, text=True)
+    assert "listening" in sim.stdout.readline()
+    return sim
+
+
+def start_service(procs: Children, gw: Host, target_pid: int) -> subprocess.Popen:
+    argv = [sys.executable, "-m", "sampler", "serve", "--bind", gw.address, "--port", str(SAMPLER_PORT)]
+    argv += ["--pid", str(target_pid), "--interval", str(INTERVAL_S), "--host-label", LABEL]
+    service = procs.start(gw.command(argv), env=ENV, stderr=subprocess.PIPE, text=True)
+    assert "listening" in service.stderr.readline()
+    return service
+
+
 def start_gateway_host(procs: Children, gw: Host) -> tuple[subprocess.Popen, subprocess.Popen]:
     """The simulator, the allocating target and the sampler service, all in `gw`; returns (target,
     service) once each says it is ready."""
-    sim = procs.start(
-        gw.command([sys.executable, "-m", "simgateway", "--port", str(GATEWAY_PORT), "--bind", gw.address]),
-        env=ENV,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert "listening" in sim.stdout.readline()
+    start_simulator(procs, gw)
     target = procs.start(gw.command([sys.executable, "-c", ALLOCATOR, str(ALLOC_MIB)]))
     assert target.stdout.readline().strip() == b"ready"
-    service_argv = [
-        sys.executable,
-        "-m",
-        "sampler",
-        "serve",
-        "--bind",
-        gw.address,
-        "--port",
-        str(SAMPLER_PORT),
-    ]
-    service_argv += ["--pid", str(target.pid), "--interval", str(INTERVAL_S), "--host-label", LABEL]
-    service = procs.start(gw.command(service_argv), env=ENV, stderr=subprocess.PIPE, text=True)
-    assert "listening" in service.stderr.readline()
-    return target, service
+    return target, start_service(procs, gw, target.pid)
 
 
 def start_kit(procs: Children, lg: Host, gw: Host, run_dir: Path, *extra: str) -> subprocess.Popen:
-    argv = locust_command(
-        run_dir,
-        "ChatAgent",
-        "--host",
-        f"http://{gw.address}:{GATEWAY_PORT}",
-        "--sampler-url",
-        f"http://{gw.address}:{SAMPLER_PORT}",
-        "--peak-users",
-        "2",
-        *extra,
-    )
+    gateway, service = f"http://{gw.address}:{GATEWAY_PORT}", f"http://{gw.address}:{SAMPLER_PORT}"
+    argv = locust_command(run_dir, "--host", gateway, "--sampler-url", service, *extra)
     log = open(run_dir.parent / "locust.log", "w")  # noqa: SIM115 (closed with the process)
     return procs.start(lg.command(argv), cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
 
@@ -105,6 +93,9 @@ def test_remote_sampler_reads_a_known_allocation_aligned_and_a_memory_threshold_
         hosts["lg"],
         hosts["gw"],
         run_dir,
+        "ChatAgent",
+        "--peak-users",
+        "2",
         "--load-profile",
         "soak",
         "--duration",
@@ -133,7 +124,8 @@ def test_remote_sampler_reads_a_known_allocation_aligned_and_a_memory_threshold_
 def test_a_killed_sampler_service_is_a_gap_the_run_completes_and_the_report_says_so(hosts, procs, tmp_path):
     _, service = start_gateway_host(procs, hosts["gw"])
     run_dir = tmp_path / "run"
-    kit = start_kit(procs, hosts["lg"], hosts["gw"], run_dir, "--load-profile", "smoke", "--duration", "12s")
+    profile = ("ChatAgent", "--peak-users", "2", "--load-profile", "smoke", "--duration", "12s")
+    kit = start_kit(procs, hosts["lg"], hosts["gw"], run_dir, *profile)
     wait_for(lambda: len(remote_rows(run_dir)) >= 4, 60, "remote rows before the kill")
     os.killpg(service.pid, signal.SIGKILL)
     killed_ts = time.time()
@@ -147,6 +139,19 @@ def test_a_killed_sampler_service_is_a_gap_the_run_completes_and_the_report_says
     assert gap["end_ts"] is None and gap["start_ts"] <= killed_ts
     report = (run_dir / "report.md").read_text()
     assert "GAPS: 1 span(s) without samples from a sampler service" in report
+
+
+def test_capacity_through_the_sampler_service_reads_back_agent_mib_within_2_percent(hosts, procs, tmp_path):
+    fast = ["--agent-startup-ms", "0", "--ttft-ms", "0", "--itl-ms", "0", "--output-tokens", "2"]
+    sim = start_simulator(procs, hosts["gw"], *fast, "--agent-mib", "4", "--first-agent-mib", "50")
+    start_service(procs, hosts["gw"], sim.pid)
+    run_dir = tmp_path / "run"
+    budget = ("--load-profile", "capacity", "--memory-budget", "400MiB")
+    kit = start_kit(procs, hosts["lg"], hosts["gw"], run_dir, *budget)
+    assert kit.wait(180) == OK, (tmp_path / "locust.log").read_text()[-2000:]
+    result = capacity.capacity_result(pd.read_csv(run_dir / "capacity.csv"))
+    assert result.stop_reason == STOP_BUDGET and result.failures == 0
+    assert result.marginal_mib == pytest.approx(4.0, rel=0.02)
 
 
 def test_queue_is_recorded_with_only_host(simulator, tmp_path):
@@ -172,3 +177,18 @@ def test_queue_is_recorded_with_only_host(simulator, tmp_path):
         assert samples[column].isna().all()
     report = (run_dir / "report.md").read_text()
     assert "queue length and in-progress not measured" not in report
+
+
+def test_an_unreachable_sampler_service_is_bad_input_in_one_line(tmp_path):
+    env_token = {"LOADKIT_SAMPLER_TOKEN": TOKEN}
+    os.environ.update(env_token)
+    try:
+        done = run_locust(
+            tmp_path / "run", "--sampler-url", "http://127.0.0.1:9", "--duration", "2s", timeout=60
+        )
+    finally:
+        os.environ.pop("LOADKIT_SAMPLER_TOKEN")
+    assert done.returncode == BAD_INPUT
+    errors = [line for line in done.stderr.splitlines() if line.startswith("loadkit: error:")]
+    assert len(errors) == 1 and "sampler service" in errors[0] and "Traceback" not in done.stderr
+    assert TOKEN not in done.stderr + done.stdout
