@@ -17,7 +17,7 @@ from pathlib import Path
 
 import gevent
 from locust.env import Environment
-from locust.runners import WorkerRunner
+from locust.runners import MasterRunner, WorkerRunner
 
 from agents import presets
 from agents.pacing import OpenModelPacing, RoundsPacing, set_pacing
@@ -306,11 +306,12 @@ def setup(environment: Environment) -> KitRun | None:
     options = environment.parsed_options
     apply_gateway_preset(environment, options)
     if isinstance(environment.runner, WorkerRunner):
+        check_config(options, distributed=True)  # --processes workers share the master's options
         Recorder(environment, None)
         return None
     if options.headless:  # decide now: Locust fills in -u/-r defaults before the first tick
         options.load_profile = profile_name(options)
-    check_config(options)
+    check_config(options, distributed=isinstance(environment.runner, MasterRunner))
     options.run_id = options.run_id or rundir.new_run_id()
     run_dir = rundir.create_run_dir(options.run_dir, options.run_id)
     options.run_dir = str(run_dir)

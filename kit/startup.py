@@ -47,11 +47,17 @@ def profile_name(options) -> str:
     return "smoke"
 
 
-def check_config(options) -> None:
+def check_config(options, distributed: bool = False) -> None:
     """Build the profile and thresholds and load the price table once, to surface every config error
-    before any load or process starts."""
+    before any load or process starts. A serial driver (capacity, churn) is one user reading the target
+    after each step: it is refused on a master, whose users would run on any worker."""
     try:
-        registry.build_profile(profile_name(options), options)
+        profile = registry.build_profile(profile_name(options), options)
+        if distributed and getattr(profile, "driver", None):
+            raise ProfileConfigError(
+                f"--load-profile {profile.name} runs one serial driver: run it in one process, "
+                "without --master/--worker/--processes"
+            )
         registry.build_thresholds(options)
         if options.prices:
             load_prices(options.prices)
