@@ -17,7 +17,9 @@ from scenarios.evaluator import ThresholdEvaluator, ThresholdResult
 from scenarios.thresholds import Threshold
 
 SATURATED_CPU_PCT = 90.0
-SATURATION_RULE = f"load generator CPU p90 >= {SATURATED_CPU_PCT:.0f} % of one core"
+SATURATION_RULE = f"load generator CPU p90 >= {SATURATED_CPU_PCT:.0f} % of one core (any of its processes)"
+MIN_LOCAL_READINGS = 5
+MIN_WORKER_READINGS = 3
 
 
 class LiveJudge:
@@ -28,6 +30,7 @@ class LiveJudge:
         self.samples = CsvTail(samples_csv)
         self.dropped = dropped
         self.loadgen_cpu: list[float] = []
+        self.worker_cpu: dict[str, list[float]] = {}
         self.results: list[ThresholdResult] = []
 
     def on_row(self, file_name: str, row: dict) -> None:
@@ -52,17 +55,35 @@ class LiveJudge:
         self.results = self.evaluator.evaluate(now)
         return self.results
 
+    def observe_worker_cpu(self, worker: str, cpu_pct: float) -> None:
+        """A Locust worker's own CPU %, as it reported it (agents/worker_cpu.py)."""
+        self.worker_cpu.setdefault(worker, []).append(cpu_pct)
+
     def validity(self) -> dict:
-        """Was the load generator itself the bottleneck? Judged on its CPU as the sampler saw it."""
-        if len(self.loadgen_cpu) < 5:
+        """Was the load generator itself the bottleneck? Judged on the CPU of every load-generator
+        process (the sampler's readings of this one, and each worker's reports): the worst one decides."""
+        judged = saturation_p90s(self.loadgen_cpu, self.worker_cpu)
+        if not judged:
             return {"valid": None, "rule": SATURATION_RULE, "note": "too few load-generator readings"}
-        p90 = statistics.quantiles(self.loadgen_cpu, n=10)[-1]
-        return {
-            "valid": p90 < SATURATED_CPU_PCT,
+        worst = max(judged, key=judged.get)
+        verdict = {
+            "valid": judged[worst] < SATURATED_CPU_PCT,
             "rule": SATURATION_RULE,
-            "loadgen_cpu_p90": round(p90, 1),
+            "loadgen_cpu_p90": round(judged[worst], 1),
             "samples": len(self.loadgen_cpu),
         }
+        if self.worker_cpu:
+            verdict |= {"worst": worst, "processes": {k: round(v, 1) for k, v in judged.items()}}
+        return verdict
+
+
+def saturation_p90s(local: list[float], workers: dict[str, list[float]]) -> dict[str, float]:
+    """CPU p90 per load-generator process that has enough readings (the sampler reads this process
+    every interval; workers report every ~3 s)."""
+    sources = {("master" if workers else "load generator"): (local, MIN_LOCAL_READINGS)}
+    sources |= {f"worker {w}": (cpu, MIN_WORKER_READINGS) for w, cpu in workers.items()}
+    enough = {name: cpu for name, (cpu, least) in sources.items() if len(cpu) >= least}
+    return {name: statistics.quantiles(cpu, n=10)[-1] for name, cpu in enough.items()}
 
 
 def _float(text) -> float | None:

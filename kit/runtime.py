@@ -23,6 +23,7 @@ from agents import presets
 from agents.pacing import OpenModelPacing, RoundsPacing, set_pacing
 from agents.recorder import Recorder
 from agents.run_link import RunLink, set_run_link
+from agents.worker_cpu import on_worker_cpu, report_own_cpu
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
 from contract.csv_tail import last_sample_event
@@ -188,6 +189,7 @@ class KitRun:
             registry.build_thresholds(options), now, self.run_dir / schema.SAMPLES_CSV, dropped
         )
         self.recorder.listeners.append(self.judge.on_row)
+        on_worker_cpu(self.environment, self.judge.observe_worker_cpu)
         self.meta["profile"] = {
             "name": self.profile.name,
             "params": _params(self.profile.params),
@@ -308,6 +310,7 @@ def setup(environment: Environment) -> KitRun | None:
     if isinstance(environment.runner, WorkerRunner):
         check_config(options, distributed=True)  # --processes workers share the master's options
         Recorder(environment, None)
+        report_own_cpu(environment)
         return None
     if options.headless:  # decide now: Locust fills in -u/-r defaults before the first tick
         options.load_profile = profile_name(options)
