@@ -20,7 +20,14 @@ from locust.env import Environment
 from locust.runners import MasterRunner, WorkerRunner
 
 from agents import presets
-from agents.pacing import OpenModelPacing, RoundsPacing, set_pacing
+from agents.pacing import (
+    SHARE_MESSAGE,
+    FleetArrivals,
+    OpenModelPacing,
+    RoundsPacing,
+    follow_master_share,
+    set_pacing,
+)
 from agents.recorder import Recorder
 from agents.run_link import RunLink, set_run_link
 from agents.worker_cpu import on_worker_cpu, report_own_cpu
@@ -57,6 +64,7 @@ WATCH_EVERY_S = 0.5
 JUDGE_EVERY_S = 1.0
 TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (FIELD-NOTES)
 LOCUST_HISTORY_KEEP = 3600  # entries, one a second
+WORKER_SPAWN_LEAD_S = 5.0  # distributed open model: workers spawn the agent pool before arrivals start
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -79,10 +87,11 @@ class KitRun:
     phases: list[dict] = field(default_factory=list)
     profile: object | None = None  # a scenarios Profile, built at the first tick from the (UI) options
     closing: bool = False  # set at quitting: from then on a stopped sampler or target is expected
-    pacing: OpenModelPacing | RoundsPacing | None = None
+    pacing: OpenModelPacing | FleetArrivals | RoundsPacing | None = None
     judge: LiveJudge | None = None
     users_csv: CsvAppender | None = None
     driver_class: type | None = None
+    lead_s: float = 0.0  # the profile's clock starts this much after the run's (worker spawn lead)
 
     # ---- life cycle -------------------------------------------------------------------------------
     def save(self) -> None:
@@ -149,7 +158,7 @@ class KitRun:
             return None
         if self.profile is None:
             self.start_profile()
-        tick = self.profile.tick(elapsed_s)
+        tick = self.profile.tick(max(0.0, elapsed_s - self.lead_s))
         if tick is None:
             return None
         now = time.time()
@@ -180,10 +189,11 @@ class KitRun:
         self.profile = registry.build_profile(profile_name(options), options)
         self.driver_class = presets.resolve_class(self.profile.driver) if self.profile.driver else None
         if hasattr(self.profile, "pacer"):
-            self.pacing = OpenModelPacing(self.profile.pacer(now))
+            self.pacing = self.open_model_pacing(now)
         elif hasattr(self.profile, "plan"):
             self.pacing = RoundsPacing(self.profile.plan)
-        set_pacing(self.environment, self.pacing)
+        if not isinstance(self.pacing, FleetArrivals):  # the master's own agents: none
+            set_pacing(self.environment, self.pacing)
         dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
         self.judge = LiveJudge(
             registry.build_thresholds(options), now, self.run_dir / schema.SAMPLES_CSV, dropped
@@ -197,6 +207,19 @@ class KitRun:
         }
         self.save()
         gevent.spawn(self.judge_forever)
+
+    def open_model_pacing(self, now: float) -> OpenModelPacing | FleetArrivals:
+        """This process paces the arrivals; on a master, each worker paces its share and reports, from
+        WORKER_SPAWN_LEAD_S on (the profile's first tick, the agent pool, holds until then)."""
+        runner = self.environment.runner
+        if not isinstance(runner, MasterRunner):
+            return OpenModelPacing(self.profile.pacer(now))
+        self.lead_s = WORKER_SPAWN_LEAD_S
+        workers = runner.clients.ready + runner.clients.spawning + runner.clients.running
+        share = self.profile.share_doc(len(workers), now + self.lead_s)
+        for worker in workers:
+            runner.send_message(SHARE_MESSAGE, share, client_id=worker.id)
+        return FleetArrivals(self.environment)
 
     def judge_forever(self) -> None:
         while not self.closing:
@@ -228,9 +251,9 @@ class KitRun:
         if isinstance(self.pacing, RoundsPacing):
             self.pacing.plan.stop(now)
             self.meta["profile"]["rounds"] = self.pacing.plan.boundaries()
-        if isinstance(self.pacing, OpenModelPacing):
+        if isinstance(self.pacing, (OpenModelPacing, FleetArrivals)):
             self.meta["open_model"] = {
-                "issued_arrivals": self.pacing.pacer.issued,
+                "issued_arrivals": self.pacing.issued,
                 "dropped_arrivals": self.pacing.dropped(now),
             }
         self.save()
@@ -311,6 +334,7 @@ def setup(environment: Environment) -> KitRun | None:
         check_config(options, distributed=True)  # --processes workers share the master's options
         Recorder(environment, None)
         report_own_cpu(environment)
+        follow_master_share(environment)
         return None
     if options.headless:  # decide now: Locust fills in -u/-r defaults before the first tick
         options.load_profile = profile_name(options)

@@ -53,10 +53,10 @@ def check_config(options, distributed: bool = False) -> None:
     after each step: it is refused on a master, whose users would run on any worker."""
     try:
         profile = registry.build_profile(profile_name(options), options)
-        if distributed and getattr(profile, "driver", None):
+        if distributed and (getattr(profile, "driver", None) or hasattr(profile, "plan")):
             raise ProfileConfigError(
-                f"--load-profile {profile.name} runs one serial driver: run it in one process, "
-                "without --master/--worker/--processes"
+                f"--load-profile {profile.name} runs in one process (a serial driver, or rounds counted "
+                "in one place): run it without --master/--worker/--processes"
             )
         registry.build_thresholds(options)
         if options.prices:

@@ -5,9 +5,19 @@ from __future__ import annotations
 
 import json
 
-from contract.exit_codes import BAD_INPUT
+import pandas as pd
+import pytest
+
+from contract.exit_codes import BAD_INPUT, OK
 from kit.judge import SATURATED_CPU_PCT, saturation_p90s
+from lifecycle.target import free_port
 from tests.locust_runs import chat_smoke, run_locust
+
+
+def processes(n: int) -> tuple[str, ...]:
+    """--processes N on a port of its own: a worker must never join another test's master."""
+    port = str(free_port())
+    return ("--processes", str(n), "--master-bind-port", port, "--master-port", port)
 
 
 def test_saturation_is_judged_on_the_worst_process_with_enough_readings():
@@ -28,10 +38,35 @@ def test_capacity_is_refused_on_a_master_in_one_line(tmp_path):
 
 def test_every_worker_reports_its_cpu_to_the_masters_saturation_check(tmp_path):
     run_dir = tmp_path / "run"
-    done = chat_smoke(run_dir, "12s", "--ttft-ms 20", "--processes", "2")
+    done = chat_smoke(run_dir, "12s", "--ttft-ms 20", *processes(2))
     meta = json.loads((run_dir / "run.json").read_text())
     validity = meta["validity"]
     workers = [name for name in validity.get("processes", {}) if name.startswith("worker ")]
     assert len(workers) == 2, (validity, done.stderr[-1500:])
     worst = max(validity["processes"].values())
     assert validity["loadgen_cpu_p90"] == worst and validity["valid"] is (worst < SATURATED_CPU_PCT)
+
+
+def test_open_model_on_two_workers_issues_the_profiles_arrivals_and_rows_match_locust(tmp_path):
+    run_dir = tmp_path / "run"
+    rate = ("--arrival-rate", "10", "--max-agents", "8")
+    done = chat_smoke(run_dir, "12s", "--ttft-ms 20 --itl-ms 1 --output-tokens 4", *rate, *processes(2))
+    assert done.returncode == OK, done.stderr[-1500:]
+    meta = json.loads((run_dir / "run.json").read_text())
+    expected = meta["profile"]["params"]["expected_arrivals"]
+    arrivals = meta["open_model"]
+    assert arrivals["issued_arrivals"] == pytest.approx(expected, rel=0.05)
+    assert arrivals["dropped_arrivals"] == 0
+    rows = pd.read_csv(run_dir / "requests.csv")
+    stats = pd.read_csv(run_dir / "locust_stats.csv")
+    assert len(rows) == int(stats.loc[stats["Name"] == "Aggregated", "Request Count"].iloc[0])
+    assert rows["agent_id"].str.split("-").str[0].nunique() == 2  # both workers served arrivals
+
+
+def test_rounds_are_refused_on_a_master_in_one_line(tmp_path):
+    done = run_locust(
+        tmp_path / "run", "--master", "--expect-workers", "1", "--load-profile", "rounds", timeout=60
+    )
+    assert done.returncode == BAD_INPUT
+    errors = [line for line in done.stderr.splitlines() if line.startswith("loadkit: error:")]
+    assert len(errors) == 1 and "in one process" in errors[0]
