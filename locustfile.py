@@ -9,7 +9,7 @@ forwards Locust's events to kit.runtime. With no --host it starts the simulated 
 from locust import LoadTestShape, events
 
 # Every agent class, so any can be named on the command line (`locust -f locustfile.py TaskAgent`);
-# without names, the --gateway preset decides which run (kit.runtime.apply_gateway_preset).
+# without names, the --gateway preset decides which run (kit.startup.choose_agents).
 from agents.a2a import A2AAgent  # noqa: F401
 from agents.acp import AcpAgent  # noqa: F401
 from agents.capacity import CapacityAgent, ChurnAgent  # noqa: F401 - run by --load-profile capacity/churn
@@ -39,6 +39,8 @@ def _on_init(environment, **_kwargs):
 def _on_test_start(environment, **_kwargs):
     if run := runtime.run_of(environment):
         run.on_test_start()
+    else:
+        runtime.on_worker_test_start(environment)
 
 
 @events.test_stop.add_listener

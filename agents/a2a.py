@@ -51,15 +51,15 @@ class A2AAgent(KitAgent):
 
     def on_start(self) -> None:
         super().on_start()
-        self.version = str(self.option("a2a_version", "auto"))
-        self.rpc_path = str(self.option("a2a_path", "/"))
+        self.version = self.settings.a2a_version
+        self.rpc_path = self.settings.a2a_path
         self.open_tasks: set[str] = set()
         if self.version == "auto":
             card, _ = self.json_call("a2a.card", "GET", CARD_PATH)
             self.version, self.rpc_path = card_interface(card or {}, self.rpc_path)
 
     def on_stop(self) -> None:
-        if self.option("cleanup", True):
+        if self.settings.cleanup:
             for task_id in sorted(self.open_tasks):
                 self.rpc("a2a.cancel", "cancel", {"id": task_id}, task_id=task_id)
         super().on_stop()
@@ -68,7 +68,7 @@ class A2AAgent(KitAgent):
     @paced
     def send_and_wait(self) -> None:
         row = TaskRecord(task_id="", agent_id=self.agent_id, round=self.round, submitted_ts=time.time())
-        if self.option("a2a_stream", False):
+        if self.settings.a2a_stream:
             self.stream_task(row)
         else:
             self.poll_after_send(row)
@@ -162,7 +162,7 @@ class A2AAgent(KitAgent):
         return {VERSION_HEADER: "1.0"} if self.version == "1.0" else {}
 
     def send_params(self, blocking: bool) -> dict:
-        text = f"[agent {self.agent_id} run {self.run_id}] {self.option('prompt', DEFAULT_PROMPT)}"
+        text = f"[agent {self.agent_id} run {self.run_id}] {self.settings.prompt or DEFAULT_PROMPT}"
         meta = {"loadkit_run": self.run_id, "loadkit_agent": self.agent_id}
         if self.version == "1.0":
             message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}]}

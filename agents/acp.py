@@ -43,7 +43,7 @@ class AcpAgent(KitAgent):
         self.process: subprocess.Popen | None = None
         self.session_id: str | None = None
         self.next_id = itertools.count(1)
-        command = self.option("acp_command", None)
+        command = self.settings.acp_command
         if not command:
             raise StopUser("no ACP agent command (--acp-command)")
         started = time.perf_counter()
@@ -92,7 +92,7 @@ class AcpAgent(KitAgent):
     def prompt(self) -> None:
         if not self.session_id:
             return
-        text = f"[agent {self.agent_id} run {self.run_id}] {self.option('prompt', DEFAULT_PROMPT)}"
+        text = f"[agent {self.agent_id} run {self.run_id}] {self.settings.prompt or DEFAULT_PROMPT}"
         params = {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]}
         self.call("acp.prompt", "session/prompt", params)
 
@@ -103,7 +103,7 @@ class AcpAgent(KitAgent):
         timing = StreamTiming(time.perf_counter(), [])
         result = None
         try:
-            with gevent.Timeout(float(self.option("request_timeout", 120.0)), AcpError("no answer in time")):
+            with gevent.Timeout(self.settings.request_timeout, AcpError("no answer in time")):
                 result = self.exchange(method, params, timing)
             fill_usage(record, result, None)
         except (AcpError, OSError, ValueError) as exc:

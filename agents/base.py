@@ -6,6 +6,7 @@ record in the event context (so requests.csv gets exact values). Protocol logic 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import os
@@ -14,13 +15,17 @@ import time
 from collections.abc import Callable
 
 import httpx
+from gevent import GreenletExit
 from locust import User
 from locust.exception import StopUser
 
 from agents import recorder
 from agents.pacing import Ticket, pacing_of
+from agents.run_link import run_link_of
+from agents.settings import agent_settings_of
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 from contract.records import AgentRecord, RequestRecord, TaskRecord
+from contract.redact import redact
 
 _AGENT_IDS = itertools.count(1)
 IDLE_POLL_S = 0.2
@@ -42,6 +47,7 @@ class KitAgent(User):
         self.http: httpx.Client | None = None
         self.backoff_until = 0.0
         self.round: int | None = None  # the rounds profile's round the current work belongs to
+        self.settings = agent_settings_of(environment)  # converted once by the run (kit/settings.py)
 
     def on_start(self) -> None:
         if pacing_of(self.environment) is not None:
@@ -51,8 +57,8 @@ class KitAgent(User):
             raise StopUser("no target URL (--host)")
         self.http = httpx.Client(
             base_url=base_url,
-            timeout=httpx.Timeout(self.option("request_timeout", 120.0), connect=10.0),
-            headers=auth_headers(self.option("api_key_env", None)),
+            timeout=httpx.Timeout(self.settings.request_timeout, connect=10.0),
+            headers=auth_headers(self.settings.api_key_env),
             limits=httpx.Limits(max_connections=8, max_keepalive_connections=8),
             verify=shared_tls_context(),
         )
@@ -61,14 +67,9 @@ class KitAgent(User):
         if self.http is not None:
             self.http.close()
 
-    def option(self, name: str, default):
-        """A kit option from Locust's parsed options, or the default when run without them."""
-        value = getattr(self.environment.parsed_options, name, None)
-        return default if value is None else value
-
     @property
     def run_id(self) -> str:
-        return self.option("run_id", "no-run-id")
+        return self.settings.run_id
 
     def report(self, record: RequestRecord, response_length: int = 0) -> None:
         """Fire Locust's request event carrying the raw record."""
@@ -81,13 +82,13 @@ class KitAgent(User):
             response_length=response_length,
             exception=None
             if record.ok or self.tolerated(record)
-            else AgentError(f"{record.error_kind}: {record.error}"),
+            else AgentError(redact(f"{record.error_kind}: {record.error}")),
             context={"kit_record": record},
         )
 
     def tolerated(self, record: RequestRecord) -> bool:
         """A 429 stays a failed row in requests.csv; with --backpressure-ok Locust counts it as a success."""
-        return record.error_kind == "backpressure" and bool(self.option("backpressure_ok", False))
+        return record.error_kind == "backpressure" and self.settings.backpressure_ok
 
     def record(self, record: TaskRecord | AgentRecord) -> None:
         recorder.record(self.environment, record)
@@ -108,10 +109,14 @@ class KitAgent(User):
         """
         self.honour_backoff()
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **(ids or {}))
+        if self.target_dead():  # e.g. clean-up in on_stop: a frozen target would hold it for the timeout
+            record.ok, record.error_kind, record.error = False, "connection", "not sent: the target is dead"
+            return None, record
         started = time.perf_counter()
         body = None
         try:
-            response = self.http.request(method, path, **kwargs)
+            with self.reported_if_cut(record, started):
+                response = self.http.request(method, path, **kwargs)
             record.latency_ms = (time.perf_counter() - started) * 1000.0
             http_record(record, response)
             if record.ok:
@@ -125,17 +130,41 @@ class KitAgent(User):
         self.report(record)
         return body, record
 
+    @contextlib.contextmanager
+    def reported_if_cut(self, record: RequestRecord, started: float):
+        """A request the run's stop cuts short (this agent's greenlet killed) is still a row: failed,
+        error kind `interrupted`, its latency so far."""
+        try:
+            yield
+        except GreenletExit:
+            record.ok, record.error_kind = False, "interrupted"
+            record.error = "the run stopped before the answer"
+            record.latency_ms = (time.perf_counter() - started) * 1000.0
+            self.report(record)
+            raise
+
     def poll_task(self, row: TaskRecord, poll_once: Callable[[TaskRecord], None]) -> None:
         """Call `poll_once` until the row's status is terminal or the task timeout passes."""
-        timeout = float(self.option("task_timeout", 600.0))
+        timeout = self.settings.task_timeout
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            poll_once(row)
-            row.polls += 1
-            if row.status in TERMINAL_STATUSES:
-                return
-            time.sleep(float(self.option("poll_interval", 0.5)))
+        try:
+            while time.monotonic() < deadline:
+                poll_once(row)
+                row.polls += 1
+                if row.status in TERMINAL_STATUSES:
+                    return
+                time.sleep(self.settings.poll_interval)
+        except GreenletExit:  # the run stopped mid-task: the row says so (status unfinished)
+            row.status, row.error = "unfinished", "the run stopped before the task ended"
+            row.fill_durations()
+            self.record(row)
+            raise
         row.status, row.error = "timeout", f"not terminal after {timeout:g} s"
+
+    def target_dead(self) -> bool:
+        """The run has found the target dead or frozen: nothing more is sent (and no row written)."""
+        link = run_link_of(self.environment)
+        return link is not None and link.target_dead()
 
     def take_ticket(self) -> Ticket | None:
         """Under an open model or rounds, wait for this agent's next permitted start (None: no work
@@ -194,6 +223,7 @@ def paced(work: Callable[[KitAgent], None]) -> Callable[[KitAgent], None]:
         finally:
             self.finish_ticket(ticket)
 
+    gated.paced = True  # tests/test_pacing_open_model.py: every agent task is paced
     return gated
 
 

@@ -19,9 +19,16 @@ from agents.base import KitAgent
 from agents.run_link import run_link_of
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
+from contract.errors import InputError
 from contract.records import AgentRecord
-from contract.schema import STOP_BUDGET, STOP_CAP, STOP_CHURN_DONE, STOP_FAILURE, STOP_TARGET_DIED
-from contract.units import parse_size
+from contract.schema import (
+    STOP_BUDGET,
+    STOP_CAP,
+    STOP_CHURN_DONE,
+    STOP_FAILURE,
+    STOP_INTERRUPTED,
+    STOP_TARGET_DIED,
+)
 from sampler.memory_probe import MemoryProbe, MemoryReading
 from sampler.service_client import RemoteMemoryProbe, ServiceClient, ServiceError
 from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFound, TreeSelector
@@ -29,7 +36,7 @@ from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFo
 NO_REFRESH_S = 1e9  # the probe re-finds processes itself, once per step
 
 
-class ProbeError(Exception):
+class ProbeError(InputError):
     """The target's processes cannot be found or read; the message is one line."""
 
 
@@ -82,20 +89,22 @@ class SerialDriver(KitAgent):
 
     def on_start(self) -> None:
         super().on_start()
-        self.metric = str(self.option("capacity_metric", "rss"))
-        self.budget_bytes = parse_size(str(self.option("memory_budget", "1GiB")))
-        self.max_agents = int(self.option("max_agents", 0) or 0) or None
+        params = self.settings.capacity
+        self.metric = params.capacity_metric
+        self.budget_bytes = params.memory_budget_bytes
+        self.max_agents = params.max_agents
         self.log: CsvAppender | None = None
         self.probe: MemoryProbe | None = None
         self.open_sessions: list[str] = []  # ours, closed at the end on a gateway we did not start
         try:
             self.probe = self.make_probe()
         except ProbeError as exc:
-            self.stop_run(f"{self.profile_name}: {exc}", exit_codes.BAD_INPUT)
+            self.stop_run(f"{self.profile_name}: {exc}", exc.exit_code)
             raise StopUser() from None
         self.log = CsvAppender(self.run_dir() / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS)
 
     def on_stop(self) -> None:
+        self.clean_up()  # also when the run's stop killed the driver mid-step
         if self.log is not None:
             self.log.close()
         if self.probe is not None:
@@ -103,21 +112,20 @@ class SerialDriver(KitAgent):
         super().on_stop()
 
     def make_probe(self) -> MemoryProbe | RemoteMemoryProbe:
-        urls = list(self.option("sampler_url", None) or [])
-        if urls:  # the target is on another host: its sampler service reads each step
-            return remote_probe(urls, str(self.option("sampler_token_env", "LOADKIT_SAMPLER_TOKEN")))
+        if self.settings.sampler_url:  # the target is on another host: its sampler service reads each step
+            return remote_probe(list(self.settings.sampler_url), self.settings.sampler_token_env)
         link = run_link_of(self.environment)
         own = [link.target_pid] if link is not None and link.target_pid else []
         return probe_for(
-            own + list(self.option("target_pid", None) or []),
-            list(self.option("target_match", None) or []),
-            list(self.option("target_cgroup", None) or []),
-            list(self.option("sidecar_pid", None) or []),
-            list(self.option("sidecar_match", None) or []),
+            own + list(self.settings.target_pid),
+            list(self.settings.target_match),
+            list(self.settings.target_cgroup),
+            list(self.settings.sidecar_pid),
+            list(self.settings.sidecar_match),
         )
 
     def run_dir(self) -> Path:
-        path = Path(self.option("run_dir", "."))
+        path = Path(self.settings.run_dir)
         path.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -158,6 +166,8 @@ class SerialDriver(KitAgent):
             json={"run_id": self.run_id, "metadata": {"agent": self.agent_id, "n": n}},
         )
         session_id = str(body["id"]) if body and body.get("id") else None
+        if session_id:
+            self.open_sessions.append(session_id)
         ready_ms = (time.perf_counter() - started) * 1000.0 if session_id else None
         error = None if session_id else (record.error or "no session id in reply")
         self.record(
@@ -174,6 +184,8 @@ class SerialDriver(KitAgent):
         return session_id, ready_ms, error
 
     def close_session(self, session_id: str) -> bool:
+        if session_id in self.open_sessions:
+            self.open_sessions.remove(session_id)
         _, record = self.json_call(
             "session.close", "DELETE", f"/v1/agents/{session_id}", ids={"session_id": session_id}
         )
@@ -198,11 +210,16 @@ class SerialDriver(KitAgent):
         """Close the sessions this run left open on a gateway the kit did not start (one it started is
         stopped with them); measurement is over, so closing cannot skew it. --no-cleanup keeps them."""
         link = run_link_of(self.environment)
-        if not self.option("cleanup", True) or (link is not None and link.target_started_by_kit):
+        if not self.settings.cleanup or (link is not None and link.target_started_by_kit):
             return
-        for session_id in self.open_sessions:
-            self.close_session(session_id)
-        self.open_sessions.clear()
+        while self.open_sessions:
+            self.close_session(self.open_sessions[-1])
+
+    def stop_if_run_ends(self) -> None:
+        """The run is ending (a signal, a dead target): create nothing more, close what is open."""
+        link = run_link_of(self.environment)
+        if link is not None and link.stopping():
+            self.finish(STOP_INTERRUPTED, "stopped with the run", None)
 
     def stop_run(self, message: str, exit_code: int | None) -> None:
         """End the whole run now: through the kit when it is wired, else Locust's runner directly."""
@@ -222,6 +239,7 @@ class CapacityAgent(SerialDriver):
         self.write("baseline", baseline, n=0)
         n, seen = 0, set()
         while True:
+            self.stop_if_run_ends()
             n += 1
             session_id, ready_ms, error = self.create_session(n)
             reading = self.probe.read(with_pss=self.metric == "pss")
@@ -230,7 +248,6 @@ class CapacityAgent(SerialDriver):
                 self.finish(STOP_FAILURE, f"agent {n} failed to start: {error}", None)
             duplicate = session_id in seen
             seen.add(session_id)
-            self.open_sessions.append(session_id)
             self.write(
                 "ready",
                 reading,
@@ -264,7 +281,7 @@ class ChurnAgent(SerialDriver):
 
     @task
     def churn_cycles(self) -> None:
-        cycles, batch = int(self.option("churn_cycles", 10)), int(self.option("churn_batch", 5))
+        cycles, batch = self.settings.churn.churn_cycles, self.settings.churn.churn_batch
         self.write("baseline", self.probe.read(with_pss=self.metric == "pss"), n=0)
         closed = 0
         for cycle in range(1, cycles + 1):
@@ -282,6 +299,7 @@ class ChurnAgent(SerialDriver):
     def open_batch(self, cycle: int, batch: int) -> list[str]:
         sessions = []
         for i in range(batch):
+            self.stop_if_run_ends()
             session_id, _, error = self.create_session((cycle - 1) * batch + i + 1)
             if session_id is None:
                 self.write("failed", None, n=len(sessions), detail=error)
@@ -291,7 +309,7 @@ class ChurnAgent(SerialDriver):
                 "POST",
                 f"/v1/agents/{session_id}/prompt",
                 ids={"session_id": session_id},
-                json={"input": self.option("prompt", None) or "hi"},
+                json={"input": self.settings.prompt or "hi"},
             )
             sessions.append(session_id)
         return sessions

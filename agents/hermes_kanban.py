@@ -106,14 +106,14 @@ class HermesKanbanAgent(KitAgent):
         if pacing_of(self.environment) is not None:
             self.wait_time = lambda: 0
         self.cli = KanbanCli.of(
-            self.option("hermes_command", "hermes"),
-            self.option("kanban_board", None),
-            float(self.option("request_timeout", CLI_TIMEOUT_S)),
+            self.settings.hermes_command,
+            self.settings.kanban_board,
+            self.settings.request_timeout,
         )
         self.created: list[str] = []
 
     def on_stop(self) -> None:
-        if self.option("cleanup", True) and self.created:
+        if self.settings.cleanup and self.created:
             self.archive_own()
         super().on_stop()
 
@@ -127,8 +127,8 @@ class HermesKanbanAgent(KitAgent):
     def submit(self, round_no: int | None = None) -> TaskRecord | None:
         """Create a tagged task; its id is remembered for cleanup before anything else can fail."""
         args = ["create", run_title(self.run_id, self.agent_id), "--tenant", run_tag(self.run_id)]
-        args += ["--body", self.option("prompt", None) or "Do a small task.", "--created-by", "loadkit"]
-        assignee = self.option("kanban_assignee", "default")
+        args += ["--body", self.settings.prompt or "Do a small task.", "--created-by", "loadkit"]
+        assignee = self.settings.kanban_assignee
         args += ["--assignee", assignee] if assignee else []
         submitted = time.time()
         created = self.call("kanban.create", args, json_out=True)

@@ -35,7 +35,7 @@ class HermesRunsAgent(KitAgent):
         self.open_runs: set[str] = set()
 
     def on_stop(self) -> None:
-        if self.option("cleanup", True):
+        if self.settings.cleanup:
             for run_id in sorted(self.open_runs):
                 self.json_call("run.stop", "POST", f"/v1/runs/{run_id}/stop", ids={"task_id": run_id})
         super().on_stop()
@@ -47,7 +47,7 @@ class HermesRunsAgent(KitAgent):
     @task
     @paced
     def run_and_follow(self) -> None:
-        prompt = f"[agent {self.agent_id} run {self.run_id}] {self.option('prompt', DEFAULT_PROMPT)}"
+        prompt = f"[agent {self.agent_id} run {self.run_id}] {self.settings.prompt or DEFAULT_PROMPT}"
         submitted, sent = time.time(), time.perf_counter()
         body, _ = self.json_call(
             "run.create",
@@ -62,7 +62,7 @@ class HermesRunsAgent(KitAgent):
             task_id=str(body["run_id"]), agent_id=self.agent_id, round=self.round, submitted_ts=submitted
         )
         self.open_runs.add(row.task_id)
-        if self.option("runs_follow", "events") == "events":
+        if self.settings.runs_follow == "events":
             self.follow_events(row, sent)
         if row.status not in TERMINAL_STATUSES:
             self.poll_task(row, self.poll_once)

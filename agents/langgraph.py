@@ -7,7 +7,6 @@ The server's queue (GET /metrics?format=json) is read by the sampler, not here.
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import datetime
 
@@ -45,7 +44,7 @@ class LangGraphAgent(KitAgent):
         )
 
     def on_stop(self) -> None:
-        if self.thread_id and self.option("cleanup", True):
+        if self.thread_id and self.settings.cleanup:
             self.json_call("thread.delete", "DELETE", f"/threads/{self.thread_id}", ids=self.ids())
             self.record(
                 AgentRecord(ts=time.time(), agent_id=self.agent_id, session_id=self.thread_id, event="closed")
@@ -57,7 +56,7 @@ class LangGraphAgent(KitAgent):
     def run_and_wait(self) -> None:
         if not self.thread_id:
             return
-        body = {"assistant_id": self.option("assistant_id", "agent"), "input": self.run_input()}
+        body = {"assistant_id": self.settings.assistant_id, "input": self.run_input()}
         body["metadata"] = self.tags()
         submitted = time.time()
         run, _ = self.json_call(
@@ -68,7 +67,7 @@ class LangGraphAgent(KitAgent):
         row = TaskRecord(
             task_id=str(run["run_id"]), agent_id=self.agent_id, round=self.round, submitted_ts=submitted
         )
-        if self.option("langgraph_join", False):
+        if self.settings.langgraph_join:
             self.join(row)
         self.poll_task(row, self.poll_once)
         row.fill_durations()
@@ -87,10 +86,9 @@ class LangGraphAgent(KitAgent):
 
     def run_input(self) -> dict:
         """`--langgraph-input` JSON, or a MessagesState-style input carrying the prompt."""
-        raw = self.option("langgraph_input", None)
-        if raw:
-            return json.loads(raw) if isinstance(raw, str) else dict(raw)
-        return {"messages": [{"role": "user", "content": self.option("prompt", DEFAULT_PROMPT)}]}
+        if self.settings.langgraph_input:
+            return dict(self.settings.langgraph_input)
+        return {"messages": [{"role": "user", "content": self.settings.prompt or DEFAULT_PROMPT}]}
 
     def tags(self) -> dict[str, str]:
         return {"loadkit_run": self.run_id, "loadkit_agent": self.agent_id}

@@ -32,15 +32,21 @@ class ChatAgent(KitAgent):
     def chat_stream(self) -> None:
         """One chat request, streamed unless `--no-chat-stream` (then usage and cost come from the body)."""
         self.honour_backoff()
-        stream = bool(self.option("chat_stream", True))
+        stream = self.settings.chat_stream
         operation = "chat.stream" if stream else "chat"
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation)
         record.session_id = self.session_key
         started = time.perf_counter()
         try:
-            with self.http.stream(
-                "POST", "/v1/chat/completions", json=self.chat_body(stream), headers=self.session_headers()
-            ) as response:
+            with (
+                self.reported_if_cut(record, started),
+                self.http.stream(
+                    "POST",
+                    "/v1/chat/completions",
+                    json=self.chat_body(stream),
+                    headers=self.session_headers(),
+                ) as response,
+            ):
                 if response.status_code >= 400:
                     response.read()
                     http_record(record, response)
@@ -63,16 +69,16 @@ class ChatAgent(KitAgent):
 
     def session_headers(self) -> dict[str, str]:
         """The gateway's stickiness header (X-Hermes-Session-Id, x-openclaw-session-key...), if any."""
-        return session_headers(self.option("session_header", None), self.session_key)
+        return session_headers(self.settings.session_header, self.session_key)
 
     def chat_body(self, stream: bool = True) -> dict:
-        prompt = self.option("prompt", DEFAULT_PROMPT)
+        prompt = self.settings.prompt or DEFAULT_PROMPT
         body = {
-            "model": self.option("model", "sim-model"),
+            "model": self.settings.model,
             # A per-agent first message: gateways like Hermes derive the session from it.
             "messages": [{"role": "user", "content": f"[agent {self.agent_id} run {self.run_id}] {prompt}"}],
             "stream": stream,
-            "max_tokens": self.option("max_tokens", 64),
+            "max_tokens": self.settings.max_tokens,
             "user": self.session_key,
         }
         if stream:

@@ -72,6 +72,15 @@ def pacing_of(environment) -> OpenModelPacing | RoundsPacing | None:
     return _PACING.get(environment)
 
 
+def pacing_for(schedule: Pacer | RoundsPlan | None) -> OpenModelPacing | RoundsPacing | None:
+    """The pacing for what a profile's paced_by() returned: arrivals, rounds, or none (closed model)."""
+    if isinstance(schedule, Pacer):
+        return OpenModelPacing(schedule)
+    if isinstance(schedule, RoundsPlan):
+        return RoundsPacing(schedule)
+    return None
+
+
 SHARE_MESSAGE = "kit_open_model_share"
 ARRIVALS_KEY = "kit_arrivals"
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.spec import SpecError, load_spec
+from contract.errors import InputError
 
 
-class GatewayError(ValueError):
+class GatewayError(InputError):
     """An unknown preset name or an unusable spec file; the message is one line for the user."""
 
 
@@ -37,10 +38,12 @@ class GatewayPreset:
     session_header: str | None = None  # header name, or "user" (the body field)
     api_key_env: str | None = None  # environment variable holding the bearer key
     defaults: dict[str, object] = field(default_factory=dict)  # kit option name -> value
+    # Behaviour flags, read by the run instead of the preset's name:
+    embedded_simulator: bool = False  # with neither --host nor --target-cmd, start the kit's simulator
+    stdio_agents: bool = False  # agents launch their own agent process (--acp-command): no URL to load
 
 
 CHAT = "agents.openai_chat:ChatAgent"
-RESPONSES = "agents.responses:ResponsesAgent"
 
 PRESETS: dict[str, GatewayPreset] = {
     preset.name: preset
@@ -52,6 +55,7 @@ PRESETS: dict[str, GatewayPreset] = {
             summary="the kit's simulated gateway (chat, task board, idle sessions)",
             queue=QueueProbe("/v1/board/inspect", "queue_length", "in_progress"),
             session_header="user",
+            embedded_simulator=True,
         ),
         GatewayPreset(
             name="hermes",
@@ -64,9 +68,9 @@ PRESETS: dict[str, GatewayPreset] = {
         ),
         GatewayPreset(
             name="openclaw",
-            agent_classes=(CHAT, RESPONSES),
+            agent_classes=("agents.openclaw:OpenClawChatAgent", "agents.openclaw:OpenClawResponsesAgent"),
             health_path="/health",
-            summary="OpenClaw gateway's OpenAI-compatible HTTP endpoints",
+            summary="OpenClaw gateway: chat completions and /v1/responses; sessions deleted over its RPC",
             session_header="x-openclaw-session-key",
             api_key_env="OPENCLAW_GATEWAY_TOKEN",
             defaults={"model": "openclaw"},
@@ -107,6 +111,7 @@ PRESETS: dict[str, GatewayPreset] = {
             agent_classes=("agents.acp:AcpAgent",),
             health_path="",
             summary="an ACP agent over stdio: one process per simulated agent (--acp-command)",
+            stdio_agents=True,
         ),
     )
 }

@@ -31,13 +31,14 @@ class ResponsesAgent(KitAgent):
     @paced
     def respond(self) -> None:
         self.honour_backoff()
-        stream = bool(self.option("responses_stream", True))
+        stream = self.settings.responses_stream
         operation = "responses.stream" if stream else "responses"
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation)
         record.session_id = f"{self.run_id}-{self.agent_id}"
         started = time.perf_counter()
         try:
-            self.send(record, stream, started)
+            with self.reported_if_cut(record, started):
+                self.send(record, stream, started)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
         if record.latency_ms is None:
@@ -45,7 +46,7 @@ class ResponsesAgent(KitAgent):
         self.report(record)
 
     def send(self, record: RequestRecord, stream: bool, started: float) -> None:
-        headers = session_headers(self.option("session_header", None), record.session_id)
+        headers = session_headers(self.settings.session_header, record.session_id)
         body = self.request_body(record.session_id, stream)
         with self.http.stream("POST", "/v1/responses", json=body, headers=headers) as response:
             if response.status_code >= 400:
@@ -59,12 +60,12 @@ class ResponsesAgent(KitAgent):
                 read_body(json.loads(response.read()), response.headers, record)
 
     def request_body(self, session_key: str, stream: bool) -> dict:
-        prompt = self.option("prompt", DEFAULT_PROMPT)
+        prompt = self.settings.prompt or DEFAULT_PROMPT
         return {
-            "model": self.option("model", "sim-model"),
+            "model": self.settings.model,
             "input": f"[agent {self.agent_id} run {self.run_id}] {prompt}",
             "stream": stream,
-            "max_output_tokens": self.option("max_tokens", 64),
+            "max_output_tokens": self.settings.max_tokens,
             "user": session_key,
             "store": False,
         }
@@ -84,6 +85,8 @@ def read_stream(response, record: RequestRecord, timing: StreamTiming) -> None:
     """Consume the typed SSE events, marking each text delta; usage from `response.completed`."""
     final = None
     for event in iter_sse(response.iter_lines()):
+        if event.data.strip() == "[DONE]":  # OpenClaw ends its Responses stream as chat completions do
+            break
         data = json.loads(event.data)
         kind = event.event or data.get("type")
         if kind == DELTA_EVENT and data.get("delta"):

@@ -15,11 +15,14 @@ _LINKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 @dataclass(frozen=True)
 class RunLink:
-    """The target the kit started (if any) and a way to end the run with a reason and exit code."""
+    """The target the kit started (if any), a way to end the run with a reason and exit code, and a way
+    to see that the run is ending (a driver then stops creating at once)."""
 
     target_pid: int | None
     target_started_by_kit: bool
     request_stop: Callable[[str, int | None], None]  # (reason, exit code or None for Locust's own)
+    stopping: Callable[[], bool] = lambda: False
+    target_dead: Callable[[], bool] = lambda: False  # the run found the target dead or frozen
 
 
 def set_run_link(environment, link: RunLink | None) -> None:

@@ -11,14 +11,15 @@ import time
 
 from locust import constant, task
 
-from agents.base import KitAgent
+from agents.base import KitAgent, paced
 from contract.records import AgentRecord, RequestRecord
 
 _SESSION_ORDINALS = itertools.count(1)
 
 
 class SessionAgent(KitAgent):
-    """Holds one idle session for its whole life; checks it is still there every few seconds."""
+    """Holds one idle session for its whole life; checks it is still there every few seconds. Under an
+    open model one arrival is one check (1 request); each agent adds its session's create and close."""
 
     weight = 1
     wait_time = constant(5)
@@ -28,7 +29,7 @@ class SessionAgent(KitAgent):
         self.session_id = self.open_session()
 
     def on_stop(self) -> None:
-        if self.session_id and self.option("cleanup", True):
+        if self.session_id and self.settings.cleanup:
             self.call("session.close", "DELETE", f"/v1/agents/{self.session_id}")
             self.record(
                 AgentRecord(
@@ -38,6 +39,7 @@ class SessionAgent(KitAgent):
         super().on_stop()
 
     @task
+    @paced
     def check_alive(self) -> None:
         if self.session_id:
             self.call("session.get", "GET", f"/v1/agents/{self.session_id}")

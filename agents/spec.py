@@ -18,7 +18,9 @@ from pathlib import Path
 from locust import constant, task
 
 from agents.base import KitAgent, paced
+from contract.errors import InputError
 from contract.records import TaskRecord
+from contract.textfile import read_text
 
 STEPS = ("create", "prompt", "poll", "close")
 KIT_STATUSES = ("done", "failed", "cancelled")
@@ -39,7 +41,7 @@ TIME_FIELDS = ("submitted_ts", "started_ts", "finished_ts")
 _PLACEHOLDER = re.compile(r"\{(run_id|agent_id|session|prompt|model|id)\}")
 
 
-class SpecError(ValueError):
+class SpecError(InputError):
     """A spec file that cannot be used; the message is one line naming the file and the key."""
 
 
@@ -95,9 +97,7 @@ def render(template: object, values: dict[str, str]) -> object:
 def load_spec(path: str) -> Spec:
     """Read and validate a spec file (cached: every simulated agent shares one parse)."""
     try:
-        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SpecError(f"spec {path}: cannot read ({exc.strerror or exc})") from exc
+        doc = tomllib.loads(read_text(path, SpecError, "spec"))
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"spec {path}: not valid TOML ({exc})") from exc
     return parse_spec(doc, path)
@@ -185,11 +185,11 @@ class SpecAgent(KitAgent):
 
     def on_start(self) -> None:
         super().on_start()
-        self.spec = load_spec(str(self.option("spec_file", "")))
+        self.spec = load_spec(self.settings.spec_file or "")
         self.created: list[str] = []
 
     def on_stop(self) -> None:
-        if self.spec.close is not None and self.option("cleanup", True):
+        if self.spec.close is not None and self.settings.cleanup:
             for thing_id in self.created:
                 self.send(self.spec.close, thing_id)
         super().on_stop()
@@ -230,8 +230,8 @@ class SpecAgent(KitAgent):
             "run_id": self.run_id,
             "agent_id": self.agent_id,
             "session": f"{self.run_id}-{self.agent_id}",
-            "prompt": str(self.option("prompt", "Do a small task.")),
-            "model": str(self.option("model", "sim-model")),
+            "prompt": self.settings.prompt or "Do a small task.",
+            "model": self.settings.model,
             "id": thing_id or "",
         }
         kwargs = {"headers": render(template.headers, values)} if template.headers else {}

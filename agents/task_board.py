@@ -28,7 +28,7 @@ class TaskAgent(KitAgent):
         self.created: list[str] = []
 
     def on_stop(self) -> None:
-        if self.option("cleanup", True):
+        if self.settings.cleanup:
             for task_id in self.created:
                 self.request("task.archive", "DELETE", f"/v1/tasks/{task_id}", task_id=task_id)
         super().on_stop()
@@ -42,7 +42,7 @@ class TaskAgent(KitAgent):
         """Submit, poll to a terminal state (or the task timeout), record the task row."""
         body = {
             "title": f"loadkit {self.run_id}",
-            "prompt": self.option("prompt", "Do a small task."),
+            "prompt": self.settings.prompt or "Do a small task.",
             "tags": [f"loadkit:{self.run_id}"],
         }
         submitted = time.time()

@@ -13,6 +13,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from contract.errors import InputError
+from contract.textfile import read_text
+
 DEFAULT_PRICES_PATH = Path(__file__).resolve().parents[1] / "prices.toml"
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
 TEXT_FIELDS = ("currency", "as_of", "source")
@@ -21,7 +24,7 @@ _AS_OF = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
 
 
-class PriceTableError(ValueError):
+class PriceTableError(InputError):
     """A price file that cannot be used; str() is one line naming the file, the model and the fault."""
 
 
@@ -70,12 +73,7 @@ def normalise_model(name: str) -> str:
 
 def load_prices(path: str | Path = DEFAULT_PRICES_PATH) -> PriceTable:
     """Read and validate a TOML price file (the shipped one by default, or --prices FILE)."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PriceTableError(f"{path}: cannot read price table ({exc.strerror or exc})") from None
-    return parse_prices(text, origin=str(path))
+    return parse_prices(read_text(path, PriceTableError, "price table"), origin=str(path))
 
 
 def parse_prices(text: str, origin: str = "<prices>") -> PriceTable:

@@ -24,7 +24,7 @@ from analysis.rounds import rounds_table
 from analysis.rss_by_n import rss_by_agent_count
 from analysis.soak import error_rate_trend, memory_trend, soak_table
 from analysis.stats import MIN_SAMPLES
-from analysis.summary import run_summary_table, thresholds_table
+from analysis.summary import record_gaps, run_summary_table, thresholds_table
 from analysis.tasks import task_outcome_table, task_timing_table
 from contract.schema import MIB, REPORT_HTML, REPORT_MD
 
@@ -86,7 +86,9 @@ def build_sections(
     """Every section of the report, tables and notes only (plots are attached by write_report)."""
     no_req, no_samples = "no requests recorded", "no samples recorded"
     summary = Section(
-        "Run summary", [("run", run_summary_table(run))], [f"missing or damaged: {m}" for m in run.missing]
+        "Run summary",
+        [("run", run_summary_table(run))],
+        [f"missing or damaged: {m}" for m in run.missing + record_gaps(run)],
     )
     if (th := thresholds_table(run.meta)) is not None:
         summary.tables.append(("thresholds", th))

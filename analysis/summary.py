@@ -93,9 +93,26 @@ def console_summary(run: RunData) -> str:
     lines += _cost_lines(run)
     lines += _capacity_lines(run)
     lines += _verdict_lines(run.meta)
-    lines += [f"missing: {m}" for m in run.missing]
+    lines += [f"missing: {m}" for m in run.missing] + [f"missing: {g}" for g in record_gaps(run)]
     lines.append(f"exit code: {run.meta.get('exit_code', NOT_RECORDED)}   run directory: {run.path}")
     return "\n".join(lines)
+
+
+def record_gaps(run: RunData) -> list[str]:
+    """What the run did not record to its end: samples cut short by the sampler's death, requests and
+    tasks cut short by the run's stop."""
+    gaps = []
+    sampler = run.meta.get("sampler") or {}
+    if sampler.get("stopped_reason"):
+        at = sampler.get("stopped_at_s")
+        where = f"after {at} s" if at is not None else "before the first sample"
+        gaps.append(f"samples stop {where}: sampler died ({sampler['stopped_reason']})")
+    req, tasks = run.requests, run.tasks
+    if req is not None and "error_kind" in req and (cut := int((req["error_kind"] == "interrupted").sum())):
+        gaps.append(f"{cut} requests cut short by the run's stop (error_kind interrupted)")
+    if tasks is not None and "status" in tasks and (open_ := int((tasks["status"] == "unfinished").sum())):
+        gaps.append(f"{open_} tasks unfinished when the run stopped")
+    return gaps
 
 
 def _cost_lines(run: RunData) -> list[str]:
@@ -157,7 +174,7 @@ def _verdict_lines(meta: dict) -> list[str]:
             value, n = t.get("value"), t.get("samples")
             lines.append(f"THRESHOLD FAILED: {t.get('expr')} (value {value:.4g}, n={n})")
         elif t.get("passed") is None:
-            lines.append(f"threshold not judged (no data): {t.get('expr')}")
+            lines.append(f"threshold not judged ({t.get('note') or 'no data'}): {t.get('expr')}")
     validity = meta.get("validity") or {}
     if validity.get("valid") is False:
         lines.append(f"RUN INVALID: {validity.get('rule')} (p90 {validity.get('loadgen_cpu_p90')} %)")

@@ -6,6 +6,7 @@ Registration only: no room reads raw options through here (settings are converte
 from __future__ import annotations
 
 import argparse
+import math
 
 
 def positive_float(text: str) -> float:
@@ -13,15 +14,34 @@ def positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
     return value
 
 
+def whole(text: str) -> int:
+    """A whole number >= 0 (argparse's int accepts "-5")."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def positive_int(text: str) -> int:
+    value = whole(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def env_var(flag: str) -> str:
+    """The LOCUST_* variable of an option, named as Locust names its own (--run-time: LOCUST_RUN_TIME)."""
+    return "LOCUST_" + flag.lstrip("-").replace("-", "_").upper()
+
+
 def add(group, *flags: str, web_ui: bool = False, **kwargs):
-    """Add an option to a group; `web_ui` shows it in Locust's start form (as Locust's own
-    add_argument does, which groups lack)."""
-    action = group.add_argument(*flags, **kwargs)
+    """Add an option to a group, settable by its LOCUST_* variable and in locust.conf like Locust's own;
+    `web_ui` shows it in Locust's start form (as Locust's own add_argument does, which groups lack)."""
+    action = group.add_argument(*flags, env_var=env_var(flags[-1]), **kwargs)
     action.include_in_web_ui = web_ui
     action.is_secret = action.is_required = action.is_multiple = False
     return action

@@ -33,11 +33,16 @@ class CsvTail:
         return list(csv.DictReader(io.StringIO("\n".join(lines)), fieldnames=self.header)) if lines else []
 
 
-def last_sample_event(path: Path) -> str | None:
-    """The `event` cell of the last complete row of samples.csv, if any."""
+def last_sample_row(path: Path) -> dict[str, str] | None:
+    """The last complete row of samples.csv, if any."""
     try:
         with open(path, newline="", encoding="utf-8") as file:
             rows = list(csv.DictReader(file))
     except OSError:
         return None
-    return (rows[-1].get("event") or None) if rows else None
+    return rows[-1] if rows else None
+
+
+def last_sample_event(path: Path) -> str | None:
+    """The `event` cell of the last complete row of samples.csv, if any."""
+    return (last_sample_row(path) or {}).get("event") or None

@@ -54,7 +54,7 @@ REQUEST_COLUMNS: tuple[str, ...] = (
     "operation",  # chat.stream, chat, task.submit, task.poll, session.create, ...
     "ok",  # 1 or 0
     "status_code",  # HTTP status, empty when no response arrived
-    "error_kind",  # http_5xx, http_4xx, backpressure, timeout, connection, protocol, ... (empty if ok)
+    "error_kind",  # http_5xx, http_4xx, backpressure, timeout, connection, protocol, interrupted (or empty)
     "error",  # one-line message
     "latency_ms",  # send to last byte
     "ttft_ms",  # send to first content token (streams only)
@@ -133,6 +133,7 @@ STOP_CAP = "cap"  # --max-agents reached under the budget: no capacity value (a 
 STOP_FAILURE = "failure"  # an agent failed to start: recorded, no capacity value
 STOP_TARGET_DIED = "target_died"
 STOP_CHURN_DONE = "cycles_done"  # churn finished its cycles
+STOP_INTERRUPTED = "interrupted"  # the run was stopped from outside (a signal): no capacity value
 
 # The load generator's side of the time axis: one row per profile tick (about once a second).
 USER_COLUMNS: tuple[str, ...] = (

@@ -27,6 +27,7 @@ from analysis.capacity_plot import capacity_plot
 from analysis.load import load_run
 from analysis.render import table_markdown
 from contract import exit_codes, schema
+from contract.errors import InputError
 
 CAMPAIGN_JSON = "campaign.json"
 RUNS_CSV = "capacity_runs.csv"
@@ -36,7 +37,7 @@ BEFORE_AFTER_MD = "before_after.md"
 PROFILE_FLAG = "--load-profile"
 
 
-class CampaignError(Exception):
+class CampaignError(InputError):
     """Bad input or an unreadable campaign directory; the message is one line."""
 
 

@@ -7,6 +7,7 @@ Judging rules live in scenarios/evaluator.py; this module only feeds and asks.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +33,11 @@ class LiveJudge:
         self.loadgen_cpu: list[float] = []
         self.worker_cpu: dict[str, list[float]] = {}
         self.results: list[ThresholdResult] = []
+        self.samples_note: str | None = None  # why sample-based thresholds cannot be judged
+
+    def samples_stopped(self, note: str) -> None:
+        """The sampler died: thresholds on samples are "not judged" from now on, with this reason."""
+        self.samples_note = note
 
     def on_row(self, file_name: str, row: dict) -> None:
         if self.evaluator is None:
@@ -52,12 +58,27 @@ class LiveJudge:
         if self.evaluator is None:
             return []
         self.evaluator.observe_counter("dropped_arrivals", self.dropped(now))
-        self.results = self.evaluator.evaluate(now)
+        self.results = [
+            dataclasses.replace(r, passed=None, abort_due=False) if self._unjudged(th) else r
+            for th, r in zip(self.evaluator.thresholds, self.evaluator.evaluate(now), strict=True)
+        ]
         return self.results
 
     def observe_worker_cpu(self, worker: str, cpu_pct: float) -> None:
         """A Locust worker's own CPU %, as it reported it (agents/worker_cpu.py)."""
         self.worker_cpu.setdefault(worker, []).append(cpu_pct)
+
+    def as_json(self) -> list[dict]:
+        """run.json's "thresholds": each verdict, with a note where a threshold could not be judged."""
+        if self.evaluator is None:
+            return []
+        return [
+            r.as_json() | ({"note": self.samples_note} if self._unjudged(th) else {})
+            for th, r in zip(self.evaluator.thresholds, self.results, strict=True)
+        ]
+
+    def _unjudged(self, threshold: Threshold) -> bool:
+        return self.samples_note is not None and threshold.metric.source == "sample"
 
     def validity(self) -> dict:
         """Was the load generator itself the bottleneck? Judged on the CPU of every load-generator

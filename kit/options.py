@@ -6,11 +6,15 @@ One place for option names and defaults; each room adds its own group through `a
 
 from __future__ import annotations
 
-from contract.cli import add, positive_float
+from agents.settings import DEFAULTS
+from contract.cli import add, positive_float, positive_int, whole
+from kit.webui import WEB_HOST
 
 
 def add_arguments(parser) -> None:
-    """Target, sampler, run-directory and agent options (profiles, cost, capacity add their own)."""
+    """Target, sampler, run-directory and agent options (profiles, cost, capacity add their own); the
+    web UI bound to 127.0.0.1 unless --web-host (or LOCUST_WEB_HOST, locust.conf) says otherwise."""
+    parser.set_defaults(web_host=WEB_HOST)
     target = parser.add_argument_group("loadkit: target", "what to load and watch")
     add(
         target,
@@ -38,6 +42,14 @@ def add_arguments(parser) -> None:
     )
     add(
         target,
+        "--no-host-check",
+        dest="host_check",
+        action="store_false",
+        default=True,
+        help="do not check that --host answers before load starts (for gateways that answer late)",
+    )
+    add(
+        target,
         "--start-timeout",
         type=positive_float,
         default=30.0,
@@ -45,8 +57,16 @@ def add_arguments(parser) -> None:
     )
     add(
         target,
+        "--liveness-timeout",
+        type=positive_float,
+        default=10.0,
+        help="seconds the target's health check may fail or go unanswered mid-run before the run stops "
+        "with exit code 3 (a frozen gateway); default 10",
+    )
+    add(
+        target,
         "--target-pid",
-        type=int,
+        type=positive_int,
         action="append",
         default=None,
         help="sample this pid and its process tree (repeatable)",
@@ -68,7 +88,7 @@ def add_arguments(parser) -> None:
     add(
         target,
         "--sidecar-pid",
-        type=int,
+        type=positive_int,
         action="append",
         default=None,
         help="measure this process apart from the target (repeatable)",
@@ -89,7 +109,13 @@ def add_arguments(parser) -> None:
         default=1.0,
         help="seconds between sampler readings (default 1; 0.1 for 10 Hz)",
     )
-    add(sampler, "--pss-every", type=int, default=0, help="read PSS/USS every Nth sample (costly; 0 = never)")
+    add(
+        sampler,
+        "--pss-every",
+        type=whole,
+        default=0,
+        help="read PSS/USS every Nth sample (costly; 0 = never)",
+    )
     add(
         sampler,
         "--queue-url",
@@ -115,7 +141,17 @@ def add_arguments(parser) -> None:
     run = parser.add_argument_group("loadkit: run directory")
     add(run, "--run-dir", default=None, help="where this run's files go (default runs/<run-id>)")
     add(
-        run, "--run-id", default=None, help="run id tagged on everything the kit creates (default: generated)"
+        run,
+        "--run-id",
+        default=None,
+        help="run id tagged on everything the kit creates: letters, digits, . _ - (default: generated)",
+    )
+    add(
+        run,
+        "--reuse-run-dir",
+        action="store_true",
+        default=False,
+        help="write into a non-empty --run-dir (refused by default: two runs' rows would mix)",
     )
 
     agents = parser.add_argument_group("loadkit: agents")
@@ -130,7 +166,7 @@ def add_arguments(parser) -> None:
         "--request-timeout",
         web_ui=True,
         type=positive_float,
-        default=120.0,
+        default=DEFAULTS.request_timeout,
         help="seconds before a request counts as timed out",
     )
     add(
@@ -141,13 +177,20 @@ def add_arguments(parser) -> None:
         help="model name sent to the gateway (default: the preset's)",
     )
     add(agents, "--prompt", web_ui=True, default=None, help="prompt text agents send")
-    add(agents, "--max-tokens", web_ui=True, type=int, default=64, help="max_tokens asked per chat call")
+    add(
+        agents,
+        "--max-tokens",
+        web_ui=True,
+        type=positive_int,
+        default=DEFAULTS.max_tokens,
+        help="max_tokens asked per chat call",
+    )
     add(
         agents,
         "--poll-interval",
         web_ui=True,
         type=positive_float,
-        default=0.5,
+        default=DEFAULTS.poll_interval,
         help="seconds between task status polls",
     )
     add(
@@ -155,7 +198,7 @@ def add_arguments(parser) -> None:
         "--task-timeout",
         web_ui=True,
         type=positive_float,
-        default=600.0,
+        default=DEFAULTS.task_timeout,
         help="seconds a task may take before it is recorded as timeout",
     )
     add(
@@ -163,7 +206,7 @@ def add_arguments(parser) -> None:
         "--no-cleanup",
         dest="cleanup",
         action="store_false",
-        default=True,
+        default=DEFAULTS.cleanup,
         help="leave what the run created on the gateway (default: remove it; only what carries our run id)",
     )
     add(
@@ -176,7 +219,7 @@ def add_arguments(parser) -> None:
         agents,
         "--backpressure-ok",
         action="store_true",
-        default=False,
+        default=DEFAULTS.backpressure_ok,
         help="count HTTP 429 as a success in Locust's stats (it stays a backpressure row in requests.csv)",
     )
 
@@ -186,7 +229,7 @@ def add_arguments(parser) -> None:
         "--no-chat-stream",
         dest="chat_stream",
         action="store_false",
-        default=True,
+        default=DEFAULTS.chat_stream,
         help="chat completions without streaming (usage and cost from the body)",
     )
     add(
@@ -194,14 +237,14 @@ def add_arguments(parser) -> None:
         "--no-responses-stream",
         dest="responses_stream",
         action="store_false",
-        default=True,
+        default=DEFAULTS.responses_stream,
         help="Responses API without streaming",
     )
     add(
         protocols,
         "--runs-follow",
         choices=("events", "poll"),
-        default="events",
+        default=DEFAULTS.runs_follow,
         help="Hermes /v1/runs: follow a run by its SSE events or by polling",
     )
     add(protocols, "--assistant-id", default=None, help="LangGraph assistant (graph) id (default: agent)")
@@ -210,22 +253,22 @@ def add_arguments(parser) -> None:
         protocols,
         "--langgraph-join",
         action="store_true",
-        default=False,
+        default=DEFAULTS.langgraph_join,
         help="LangGraph: wait with /join instead of polling the run",
     )
     add(
         protocols,
         "--a2a-version",
         choices=("auto", "1.0", "0.3"),
-        default="auto",
+        default=DEFAULTS.a2a_version,
         help="A2A protocol version (auto: 1.0, falling back to 0.3)",
     )
-    add(protocols, "--a2a-path", default="/", help="A2A JSON-RPC path")
+    add(protocols, "--a2a-path", default=DEFAULTS.a2a_path, help="A2A JSON-RPC path")
     add(
         protocols,
         "--a2a-stream",
         action="store_true",
-        default=False,
+        default=DEFAULTS.a2a_stream,
         help="A2A: SendStreamingMessage instead of SendMessage",
     )
     add(
@@ -238,14 +281,14 @@ def add_arguments(parser) -> None:
     add(
         protocols,
         "--hermes-command",
-        default="hermes",
+        default=DEFAULTS.hermes_command,
         help="Hermes Kanban: the Hermes CLI to run (`hermes kanban ...`), e.g. a venv's bin/hermes",
     )
     add(protocols, "--kanban-board", default=None, help="Hermes Kanban: board slug (default: current)")
     add(
         protocols,
         "--kanban-assignee",
-        default="default",
+        default=DEFAULTS.kanban_assignee,
         help='Hermes Kanban: profile assigned to created tasks, which the dispatcher needs ("" for none)',
     )
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import gevent
 
 from contract import schema
-from kit.startup import KitInputError
+from contract.errors import InputError
 from sampler.csv_out import SampleWriter
 from sampler.loop import TARGET_EXITED
 from sampler.service_client import ClockOffset, RowsPage, ServiceClient, ServiceError
@@ -154,25 +154,25 @@ class RemoteSamplers:
 def start_remote_samplers(
     urls: list[str], token_env: str, samples_csv: Path, meta: dict, save: Callable[[], None]
 ) -> RemoteSamplers | None:
-    """Connect to every service (bad input: KitInputError, one line) and open samples.csv for them."""
+    """Connect to every service (bad input: InputError, one line) and open samples.csv for them."""
     if not urls:
         return None
     token = os.environ.get(token_env, "")
     if not token:
-        raise KitInputError(f"--sampler-url needs the sampler service's token in ${token_env}")
+        raise InputError(f"--sampler-url needs the sampler service's token in ${token_env}")
     records = meta.setdefault("remote_samplers", [])
     samplers = []
     sink = SampleWriter(str(samples_csv))
     for url in urls:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise KitInputError(f"--sampler-url must be an http(s) URL, got {url!r}")
+            raise InputError(f"--sampler-url must be an http(s) URL, got {url!r}")
         records.append({"url": url, "gaps": []})
         sampler = RemoteSampler(ServiceClient(url, token, time.time), sink, records[-1])
         try:
             sampler.connect()
         except ServiceError as exc:
-            raise KitInputError(f"sampler service: {exc}") from None
+            raise InputError(f"sampler service: {exc}") from None
         samplers.append(sampler)
     return RemoteSamplers(samplers, sink, save)
 

@@ -17,8 +17,11 @@ from pathlib import Path
 import psutil
 
 from contract import schema
+from contract.csv_append import RunFileError
+from contract.redact import redact_args, redact_command
 
 KIT_VERSION = "0.1.0"
+COMMAND_FLAGS = frozenset({"--target-cmd", "--sim-args", "--acp-command", "--hermes-command"})
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -26,17 +29,21 @@ def new_run_id(now: float | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
-def create_run_dir(run_dir: str | None, run_id: str, root: Path = Path("runs")) -> Path:
-    path = Path(run_dir) if run_dir else root / run_id
+def create_run_dir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def write_run_json(run_dir: Path, meta: dict) -> None:
+    """Replace run.json whole; on a write error (disk full) the previous one stays, RunFileError says why."""
     path = run_dir / schema.RUN_JSON
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise RunFileError(path, exc) from None
 
 
 def read_run_json(run_dir: Path) -> dict:
@@ -66,9 +73,7 @@ def host_facts() -> dict:
 
 
 def command_line() -> list[str]:
-    """The command as typed, with the value of anything that looks like a secret masked."""
-    masked, hide_next = [], False
-    for arg in sys.argv:
-        masked.append("***" if hide_next else arg)
-        hide_next = arg.lower() in {"--api-key", "--token", "--password"}
-    return masked
+    """The command as typed, with the value of anything that looks like a secret masked: a secret
+    option's value, and inside --target-cmd/--sim-args (one string each) their secret values too."""
+    words = redact_args(sys.argv)
+    return [redact_command(w) if i and words[i - 1] in COMMAND_FLAGS else w for i, w in enumerate(words)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import subprocess
 import time
 import weakref
@@ -26,43 +27,45 @@ from agents.pacing import (
     OpenModelPacing,
     RoundsPacing,
     follow_master_share,
+    pacing_for,
     set_pacing,
 )
 from agents.recorder import Recorder
 from agents.run_link import RunLink, set_run_link
+from agents.settings import set_agent_settings
 from agents.worker_cpu import on_worker_cpu, report_own_cpu
 from contract import exit_codes, schema
-from contract.csv_append import CsvAppender
+from contract.csv_append import CsvAppender, RunFileError
 from contract.csv_tail import last_sample_event
-from kit import rundir, webui
+from contract.errors import KitError, one_line
+from contract.redact import add_secret
+from kit import input_checks, rundir, signals, webui
+from kit.disk import DiskGuard
 from kit.finish import print_report_and_summary, write_locust_csvs
 from kit.judge import LiveJudge
+from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
 from kit.remote_sampler import RemoteSamplers, start_remote_samplers
+from kit.settings import KitSettings, read_settings, refresh
 from kit.startup import (
-    KitInputError,
-    apply_gateway_preset,
-    check_config,
-    fail_input,
+    choose_agents,
+    fail,
     initial_meta,
-    profile_name,
+    refuse_distributed,
     resolve_target,
     start_side_sampler,
 )
-from lifecycle.target import (
-    Target,
-    TargetError,
-    stop_target,
-)
+from lifecycle.target import Target, stop_target
 from sampler.launch import stop_sampler
 from scenarios import registry
+from scenarios.arrivals import Pacer
 from scenarios.breakpoint import stop_point as breakpoint_stop_point
 from scenarios.evaluator import exit_code as exit_code_of
+from scenarios.profile import Profile
 
 log = logging.getLogger("loadkit")
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown Locust's
 WATCH_EVERY_S = 0.5
 JUDGE_EVERY_S = 1.0
-TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (FIELD-NOTES)
 LOCUST_HISTORY_KEEP = 3600  # entries, one a second
 WORKER_SPAWN_LEAD_S = 5.0  # distributed open model: workers spawn the agent pool before arrivals start
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -77,6 +80,7 @@ class StopRequest:
 @dataclass
 class KitRun:
     environment: Environment
+    settings: KitSettings
     run_dir: Path
     meta: dict
     target: Target
@@ -85,17 +89,28 @@ class KitRun:
     remote: RemoteSamplers | None = None  # --sampler-url services
     stop: StopRequest | None = None
     phases: list[dict] = field(default_factory=list)
-    profile: object | None = None  # a scenarios Profile, built at the first tick from the (UI) options
+    profile: Profile | None = None  # built at the first tick from the (UI) options
     closing: bool = False  # set at quitting: from then on a stopped sampler or target is expected
     pacing: OpenModelPacing | FleetArrivals | RoundsPacing | None = None
     judge: LiveJudge | None = None
     users_csv: CsvAppender | None = None
     driver_class: type | None = None
+    disk: DiskGuard | None = None
+    liveness: Liveness | None = None
     lead_s: float = 0.0  # the profile's clock starts this much after the run's (worker spawn lead)
 
     # ---- life cycle -------------------------------------------------------------------------------
     def save(self) -> None:
-        rundir.write_run_json(self.run_dir, self.meta)
+        self.guarded(rundir.write_run_json, self.run_dir, self.meta)
+
+    def guarded(self, write, *args) -> None:
+        """A write into the run directory; a failure (disk full) stops the run with DISK_ERROR."""
+        try:
+            write(*args)
+        except RunFileError as exc:
+            self.disk.failed(exc)
+        except OSError as exc:  # Locust's CSVs, written with open()
+            self.disk.failed(RunFileError(Path(exc.filename or self.run_dir), exc))
 
     def on_test_start(self) -> None:
         self.meta.setdefault("start_ts", time.time())
@@ -124,8 +139,8 @@ class KitRun:
         if code is not None:
             self.meta["target"]["exit_code"] = code
         self.recorder.close()
-        self.users_csv.close()
-        write_locust_csvs(self.environment, self.run_dir)
+        self.guarded(self.users_csv.close)
+        self.guarded(write_locust_csvs, self.environment, self.run_dir)
         self.record_outcome(time.time())
         self.environment.process_exit_code = self.exit_code()
 
@@ -149,6 +164,7 @@ class KitRun:
         self.meta["stop_reason"] = self.stop.reason if self.stop else "profile complete"
         self.meta["exit_code"] = exit_code
         self.save()
+        self.disk.release()  # the report may use the reserved space; the run needs it no more
         print_report_and_summary(self.run_dir)
 
     # ---- the load shape --------------------------------------------------------------------------
@@ -157,7 +173,11 @@ class KitRun:
         if self.stop is not None:
             return None
         if self.profile is None:
-            self.start_profile()
+            try:
+                self.start_profile()
+            except KitError as exc:  # a bad value in the web UI form: refuse this start, keep the UI
+                log.error("loadkit: error: %s", one_line(exc))
+                return None
         tick = self.profile.tick(max(0.0, elapsed_s - self.lead_s))
         if tick is None:
             return None
@@ -171,7 +191,7 @@ class KitRun:
                 "phase": tick.phase,
             }
         )
-        self.users_csv.flush()
+        self.guarded(self.users_csv.flush)
         if isinstance(self.pacing, RoundsPacing):
             task_agents = [c for c in self.environment.user_classes if getattr(c, "task_agent", False)]
             return (*tick.as_locust(), task_agents or None)
@@ -182,21 +202,23 @@ class KitRun:
         return tick.as_locust()
 
     def start_profile(self) -> None:
-        """Build the profile and thresholds from the options as they are at start (the web UI form may
-        have changed them), and the pacing and live judge they need."""
-        options = self.environment.parsed_options
+        """Build the profile from the settings as they are at start (the web UI form may have changed
+        the options: converted again here), and the pacing and live judge it needs."""
+        if self.environment.web_ui is not None:
+            self.settings = refresh(self.settings, self.environment.parsed_options)
+            set_agent_settings(self.environment, self.settings.agent)
         now = time.time()
-        self.profile = registry.build_profile(profile_name(options), options)
+        self.profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
         self.driver_class = presets.resolve_class(self.profile.driver) if self.profile.driver else None
-        if hasattr(self.profile, "pacer"):
-            self.pacing = self.open_model_pacing(now)
-        elif hasattr(self.profile, "plan"):
-            self.pacing = RoundsPacing(self.profile.plan)
-        if not isinstance(self.pacing, FleetArrivals):  # the master's own agents: none
+        schedule = self.profile.paced_by(now)
+        if isinstance(schedule, Pacer) and isinstance(self.environment.runner, MasterRunner):
+            self.pacing = self.share_arrivals(now)
+        else:
+            self.pacing = pacing_for(schedule)
             set_pacing(self.environment, self.pacing)
         dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
         self.judge = LiveJudge(
-            registry.build_thresholds(options), now, self.run_dir / schema.SAMPLES_CSV, dropped
+            list(self.settings.thresholds), now, self.run_dir / schema.SAMPLES_CSV, dropped
         )
         self.recorder.listeners.append(self.judge.on_row)
         on_worker_cpu(self.environment, self.judge.observe_worker_cpu)
@@ -208,12 +230,10 @@ class KitRun:
         self.save()
         gevent.spawn(self.judge_forever)
 
-    def open_model_pacing(self, now: float) -> OpenModelPacing | FleetArrivals:
-        """This process paces the arrivals; on a master, each worker paces its share and reports, from
+    def share_arrivals(self, now: float) -> FleetArrivals:
+        """On a master: each worker paces its share of the arrivals and reports them, from
         WORKER_SPAWN_LEAD_S on (the profile's first tick, the agent pool, holds until then)."""
         runner = self.environment.runner
-        if not isinstance(runner, MasterRunner):
-            return OpenModelPacing(self.profile.pacer(now))
         self.lead_s = WORKER_SPAWN_LEAD_S
         workers = runner.clients.ready + runner.clients.spawning + runner.clients.running
         share = self.profile.share_doc(len(workers), now + self.lead_s)
@@ -246,7 +266,7 @@ class KitRun:
         if self.judge is None:
             return
         self.judge.judge(now)
-        self.meta["thresholds"] = [r.as_json() for r in self.judge.results]
+        self.meta["thresholds"] = self.judge.as_json()
         self.meta["validity"] = self.judge.validity()
         if isinstance(self.pacing, RoundsPacing):
             self.pacing.plan.stop(now)
@@ -300,10 +320,39 @@ class KitRun:
                         "target exited mid-run (seen by the sampler)", exit_codes.TARGET_DIED, now=True
                     )
                 else:
-                    log.warning(
-                        "loadkit: sampler stopped (%s); the run goes on without it", event or "no reason"
-                    )
-                    self.sampler = None
+                    if self.sampler.returncode == exit_codes.DISK_ERROR:
+                        self.save()  # on a full disk this fails too: the kit's own line names the cause
+                        samples = self.run_dir / schema.SAMPLES_CSV
+                        self.disk.failed(f"cannot write {samples}: the sampler's write failed", said=True)
+                    self.note_sampler_stopped()
+
+    def on_disk_error(self, why: str) -> None:
+        """Stop at once; Locust's own HTML report (about 1 MB) is skipped: it would not fit and its
+        failure would cost the quitting hooks that write run.json and the report."""
+        self.environment.parsed_options.html_file = None
+        self.meta["locust_html"] = "not written: the run directory could not be written"
+        self.request_stop(f"disk error: {why}", exit_codes.DISK_ERROR, now=True)
+
+    def note_sampler_stopped(self) -> None:
+        """The side sampler died mid-run: the run goes on, and says where its samples stop."""
+        stopped = sampler_stop(
+            self.run_dir / schema.SAMPLES_CSV, self.sampler.returncode, self.meta.get("start_ts")
+        )
+        note = f"sampler stopped after {stopped['stopped_at_s']} s ({stopped['stopped_reason']})"
+        log.warning("loadkit: %s; the run goes on without it", note)
+        self.meta["sampler"].update(stopped)
+        if self.judge is not None:
+            self.judge.samples_stopped(note)
+        self.sampler = None
+        self.save()
+
+    def watch_liveness(self) -> None:
+        """End the run when the target is gone or has not answered its health check for a while."""
+        while self.stop is None and not self.closing:
+            gevent.sleep(CHECK_EVERY_S)
+            reason = self.liveness.dead(time.monotonic())
+            if reason and not self.closing:
+                self.request_stop(f"target died mid-run: {reason}", exit_codes.TARGET_DIED, now=True)
 
 
 def bound_locust_history(environment: Environment) -> None:
@@ -327,55 +376,101 @@ def _params(params) -> dict:
 
 
 def setup(environment: Environment) -> KitRun | None:
-    """Locust `init`: on a worker only a row buffer; on master/local the whole run. Bad input exits 2."""
+    """Locust `init`: settings converted once; on a worker only those and a row buffer; on master/local
+    the whole run. Any KitError before load exits with its code and one line, leaving nothing behind."""
     options = environment.parsed_options
-    apply_gateway_preset(environment, options)
+    try:
+        settings = read_settings(options, options.run_id or rundir.new_run_id())
+        choose_agents(environment, settings)
+    except KitError as exc:
+        fail(exc)
+    set_agent_settings(environment, settings.agent)
+    add_secret(os.environ.get(settings.agent.api_key_env or ""))  # masked in every row, line and report
+    if isinstance(environment.runner, (MasterRunner, WorkerRunner)):
+        try:  # --processes workers share the master's options: they refuse too
+            refuse_distributed(settings)
+        except KitError as exc:
+            fail(exc)
     if isinstance(environment.runner, WorkerRunner):
-        check_config(options, distributed=True)  # --processes workers share the master's options
         Recorder(environment, None)
         report_own_cpu(environment)
         follow_master_share(environment)
         return None
-    if options.headless:  # decide now: Locust fills in -u/-r defaults before the first tick
-        options.load_profile = profile_name(options)
-    check_config(options, distributed=isinstance(environment.runner, MasterRunner))
-    options.run_id = options.run_id or rundir.new_run_id()
-    run_dir = rundir.create_run_dir(options.run_dir, options.run_id)
-    options.run_dir = str(run_dir)
+    if ignored := registry.ignored_options(settings.profile_name, settings.profile):
+        log.warning("loadkit: %s ignored by --load-profile %s", ", ".join(ignored), settings.profile_name)
+    try:
+        input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
+        target = resolve_target(settings)
+    except KitError as exc:
+        fail(exc)
+    run_dir = rundir.create_run_dir(settings.run_dir)  # only now: bad input leaves nothing behind
+    options.run_id, options.run_dir = settings.run_id, str(run_dir)  # Locust's own view (web UI, workers)
     if not options.html_file:
         options.html_file = str(run_dir / schema.LOCUST_HTML)
-    try:
-        target = resolve_target(options)
-    except (TargetError, KitInputError) as exc:
-        fail_input(str(exc))
     environment.host = target.url
-    meta = initial_meta(options, target)
-    run = KitRun(environment, run_dir, meta, target, Recorder(environment, run_dir))
+    run = KitRun(
+        environment, settings, run_dir, initial_meta(settings, target), target, Recorder(environment, run_dir)
+    )
+    run.disk = DiskGuard(run_dir, run.on_disk_error)
+    run.recorder.on_write_error = run.disk.failed
     run.users_csv = CsvAppender(run_dir / schema.USERS_CSV, schema.USER_COLUMNS)
     _RUNS[environment] = run
     set_run_link(
         environment,
         RunLink(
-            target.pid, target.started_by_kit, lambda reason, code: run.request_stop(reason, code, now=True)
+            target.pid,
+            target.started_by_kit,
+            lambda reason, code: run.request_stop(reason, code, now=True),
+            stopping=lambda: run.stop is not None,
+            target_dead=lambda: run.stop is not None and run.stop.exit_code == exit_codes.TARGET_DIED,
         ),
     )
     try:  # the remote rows' writer first: it writes samples.csv's header before the local sampler starts
         run.remote = start_remote_samplers(
-            options.sampler_url, options.sampler_token_env, run_dir / schema.SAMPLES_CSV, meta, run.save
+            list(settings.agent.sampler_url),
+            settings.agent.sampler_token_env,
+            run_dir / schema.SAMPLES_CSV,
+            run.meta,
+            run.save,
         )
-        run.sampler = start_side_sampler(options, target, run_dir)
-    except KitInputError as exc:
+        run.sampler = start_side_sampler(settings, target)
+    except KitError as exc:
         stop_target(target)
-        fail_input(str(exc))
-    meta["sampler"] = {
-        "interval_s": options.sample_interval,
+        fail(exc)
+    run.meta["sampler"] = {
+        "interval_s": settings.target.sample_interval,
         "pid": run.sampler.pid if run.sampler else None,
         "argv": run.sampler.args if run.sampler else None,
     }
     run.save()
     if environment.web_ui is not None:
         webui.install(environment.web_ui, run_dir / schema.SAMPLES_CSV)
+        webui.warn_if_exposed(options.web_host)
+    run.liveness = liveness_of(settings, target)
     gevent.spawn(run.watch)
+    gevent.spawn(run.watch_liveness)
     if run.remote is not None:
         gevent.spawn(run.remote.run, lambda: run.closing, run.remote_target_exited)
+    if options.headless:
+        signals.install(run)
     return run
+
+
+def liveness_of(settings: KitSettings, target: Target) -> Liveness:
+    """The target's pids (the kit's own and those named with --target-pid) and the health endpoint of
+    any target with a URL."""
+    pids = ([target.pid] if target.pid else []) + list(settings.agent.target_pid)
+    health_path = settings.target.health_path
+    health = f"{target.url}{health_path}" if target.url else None
+    return Liveness(pids, health, settings.target.liveness_timeout, any_answer=not health_path)
+
+
+def on_worker_test_start(environment: Environment) -> None:
+    """A worker's test starts with the master's options (Locust sends them): its agents' settings again."""
+    if run_of(environment) is None and isinstance(environment.runner, WorkerRunner):
+        options = environment.parsed_options
+        try:
+            settings = read_settings(options, options.run_id or "no-run-id")
+        except KitError as exc:
+            fail(exc)
+        set_agent_settings(environment, settings.agent)

@@ -7,6 +7,7 @@ Uses Locust's documented web UI extension points (template_args' extended tabs/t
 from __future__ import annotations
 
 import json
+import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,9 @@ from contract import schema
 from contract.csv_tail import CsvTail
 
 TAB_KEY = "loadkit-resources"
+WEB_HOST = "127.0.0.1"  # the kit's default for Locust's --web-host (Locust's own: all interfaces)
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+log = logging.getLogger("loadkit")
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,16 @@ def install(web_ui, samples_csv: Path) -> LiveResources:
         return response
 
     return live
+
+
+def warn_if_exposed(web_host: str) -> None:
+    """The kit binds the web UI to 127.0.0.1 (kit/options.py); say so loudly when told otherwise."""
+    if web_host not in LOOPBACK:
+        log.warning(
+            "loadkit: the web UI listens on %s, reachable from other machines, with no authentication "
+            "unless --web-login/--web-auth is set: anyone who reaches it can start load",
+            web_host or "all interfaces",
+        )
 
 
 def _number(text) -> float | None:

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 import httpx
 
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
+from contract.errors import InputError
 
 _PR_SET_PDEATHSIG = 1
 
 
-class TargetError(Exception):
+class TargetError(InputError):
     """The target could not be started or reached; the message is one line for the user."""
 
 
@@ -110,6 +111,7 @@ def stop_target(target: Target, timeout_s: float = 10.0) -> int | None:
         return None
     if popen.poll() is None:
         _signal_group(popen.pid, signal.SIGTERM)
+        _signal_group(popen.pid, signal.SIGCONT)  # a frozen (SIGSTOPped) target acts on SIGTERM only then
         try:
             popen.wait(timeout_s)
         except subprocess.TimeoutExpired:

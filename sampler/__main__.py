@@ -3,6 +3,7 @@ on the gateway's host (see docs/sampler.md, docs/multi-host.md).
 
 Bad options or a missing target: one line on stderr, exit 2. Target or load generator gone, duration
 reached, SIGTERM/SIGINT: the row in progress is finished, exit 0 (the service answers until a signal).
+samples.csv cannot be written (disk full): one line, exit 5, the rows before it whole.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import signal
 import sys
 import threading
 
-from contract.exit_codes import BAD_INPUT, OK
+from contract.csv_append import RunFileError
+from contract.exit_codes import BAD_INPUT, DISK_ERROR, OK
 from sampler.csv_out import OutputError
 from sampler.loop import Sampler
 from sampler.options import UsageError, parse
@@ -37,6 +39,9 @@ def main(argv: list[str]) -> int:
         return BAD_INPUT
     try:
         reason = sampler.run(stop)
+    except RunFileError as exc:
+        print(f"sampler: error: {exc}", file=sys.stderr)
+        return DISK_ERROR
     finally:
         sampler.close()
     print(f"sampler: {reason}; {sampler.rows} rows in {opts.out}", file=sys.stderr)

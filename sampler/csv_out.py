@@ -1,4 +1,5 @@
-"""Appends sample rows to samples.csv, one flush per row, so a crash of the sampler loses no written row.
+"""Appends sample rows to samples.csv, one flush per row and whole lines only (contract/csv_append.py), so
+a crash or a full disk loses no written row and leaves no half row.
 
 Refuses (one-line OutputError) a file whose header is not the schema's; never rewrites existing rows.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from contract.csv_append import CsvAppender, RunFileError
 from contract.schema import SAMPLE_COLUMNS
 
 
@@ -23,20 +25,22 @@ class SampleWriter:
             fresh = not target.exists() or target.stat().st_size == 0
             if not fresh:
                 _check_header(target)
-            self._file = open(target, "a", newline="", encoding="utf-8")  # noqa: SIM115 (kept open)
+            self._out = CsvAppender(target, SAMPLE_COLUMNS)
         except OSError as exc:
             raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-        self._csv = csv.DictWriter(self._file, fieldnames=SAMPLE_COLUMNS)
-        if fresh:
-            self._csv.writeheader()
-            self._file.flush()
+        except RunFileError as exc:
+            raise OutputError(str(exc)) from None
 
     def write(self, row: dict[str, str]) -> None:
-        self._csv.writerow(row)
-        self._file.flush()
+        """One row, on disk whole before returning; RunFileError when it cannot be written."""
+        self._out.write(row)
+        self._out.flush()
 
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._out.close()
+        except RunFileError:
+            pass  # the failed row was reported when it was written; the rows before it are whole
 
 
 def _check_header(path: Path) -> None:

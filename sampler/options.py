@@ -10,10 +10,12 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from contract.errors import InputError
+
 MIN_INTERVAL_S = 0.05  # 20 Hz; 10 Hz is the rate promised
 
 
-class UsageError(ValueError):
+class UsageError(InputError):
     """A bad option value; its message is the one line printed before exit 2."""
 
 

@@ -10,7 +10,8 @@ import math
 from dataclasses import dataclass
 
 from scenarios.options import ProfileOptions
-from scenarios.shape import Profile, Stage, StagedProfile
+from scenarios.profile import Profile
+from scenarios.shape import Stage, StagedProfile
 from scenarios.stages import build_from_stages, with_baseline
 
 

@@ -30,16 +30,21 @@ class SerialProfile:
     def tick(self, t: float) -> Tick:
         return Tick(1, 1.0, self.name)
 
+    def paced_by(self, start_ts: float) -> None:
+        """The driver runs the protocol at the target's own pace."""
+
     def phases(self) -> list[Phase]:
         return [Phase(self.name, 0.0, None)]
 
 
 @dataclass(frozen=True)
 class CapacityParams:
-    memory_budget_bytes: float
-    max_agents: int | None
-    capacity_metric: str
-    capacity_at_n: int
+    """The capacity options, typed; the defaults are the options' documented defaults."""
+
+    memory_budget_bytes: float = parse_size(DEFAULT_BUDGET)
+    max_agents: int | None = None
+    capacity_metric: str = "rss"
+    capacity_at_n: int = DEFAULT_AT_N
 
 
 def add_arguments(parser: Any) -> None:
@@ -70,11 +75,12 @@ def add_arguments(parser: Any) -> None:
     )
 
 
-def read_params(options: Any) -> CapacityParams:
-    """The capacity options from Locust's parsed options; raises ProfileConfigError naming the bad one."""
+def read_params(options: Any, max_agents: int | None) -> CapacityParams:
+    """The capacity options from Locust's parsed options (an empty web form field means the default);
+    raises ProfileConfigError naming the bad one. The cap is the shared --max-agents, parsed once."""
     return CapacityParams(
         memory_budget_bytes=budget_bytes(options),
-        max_agents=whole(options, "max_agents", None),
+        max_agents=max_agents,
         capacity_metric=metric(options),
         capacity_at_n=whole(options, "capacity_at_n", DEFAULT_AT_N),
     )
@@ -98,7 +104,7 @@ def metric(options: Any) -> str:
     return value
 
 
-def whole(options: Any, dest: str, default: int | None) -> int | None:
+def whole(options: Any, dest: str, default: int) -> int:
     """A positive whole-number option given as text (the web UI passes text)."""
     raw = getattr(options, dest, None)
     if raw in (None, ""):
@@ -108,6 +114,6 @@ def whole(options: Any, dest: str, default: int | None) -> int | None:
     return int(raw)
 
 
-def build(options: Any) -> SerialProfile:
-    """The capacity profile from Locust's parsed options (validated before any load)."""
-    return SerialProfile("capacity", read_params(options), "agents.capacity:CapacityAgent")
+def build(params: CapacityParams) -> SerialProfile:
+    """The capacity profile from its validated parameters."""
+    return SerialProfile("capacity", params, "agents.capacity:CapacityAgent")

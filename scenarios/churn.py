@@ -18,9 +18,11 @@ DEFAULT_BATCH = 5
 
 @dataclass(frozen=True)
 class ChurnParams:
-    churn_cycles: int
-    churn_batch: int
-    capacity_metric: str
+    """The churn options, typed; the defaults are the options' documented defaults."""
+
+    churn_cycles: int = DEFAULT_CYCLES
+    churn_batch: int = DEFAULT_BATCH
+    capacity_metric: str = "rss"
 
 
 def add_arguments(parser: Any) -> None:
@@ -50,5 +52,5 @@ def read_params(options: Any) -> ChurnParams:
     )
 
 
-def build(options: Any) -> SerialProfile:
-    return SerialProfile("churn", read_params(options), "agents.capacity:ChurnAgent")
+def build(params: ChurnParams) -> SerialProfile:
+    return SerialProfile("churn", params, "agents.capacity:ChurnAgent")

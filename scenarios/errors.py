@@ -5,10 +5,12 @@ Each carries ONE line naming where the problem is and what is wrong; nothing her
 
 from __future__ import annotations
 
+from contract.errors import InputError
 
-class ProfileConfigError(ValueError):
+
+class ProfileConfigError(InputError):
     """A load-profile option cannot be used (unknown profile, malformed duration, impossible shape)."""
 
 
-class ThresholdConfigError(ValueError):
+class ThresholdConfigError(InputError):
     """A threshold (NFR) in a file or a --threshold option cannot be parsed or makes no sense."""

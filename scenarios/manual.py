@@ -41,6 +41,9 @@ class ManualProfile:
         spans = [Phase("ramp-up", 0.0, self._ramp_s), Phase("plateau", self._ramp_s, end)]
         return [ph for ph in spans if ph.end_s is None or ph.end_s > ph.start_s]
 
+    def paced_by(self, start_ts: float) -> None:
+        """Closed model: agents loop with their own wait time."""
+
 
 def build(opts: ProfileOptions) -> ManualProfile:
     d = ManualParams()

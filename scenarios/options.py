@@ -7,13 +7,19 @@ them and says which one is malformed. It builds no profile and judges nothing.
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from contract.cli import env_var
 from contract.units import parse_duration
+from scenarios import capacity, churn
+from scenarios.capacity import CapacityParams
+from scenarios.churn import ChurnParams
 from scenarios.errors import ProfileConfigError
 
+MAX_USERS = 10_000  # per load-generator process
 # (flag, help). All are strings defaulting to None so the web UI shows a text field and passes text.
 _TEXT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--peak-users", "users at the plateau (smoke/average/stress/soak) or breakpoint's cap"),
@@ -60,23 +66,27 @@ class ProfileOptions:
     num_users: int | None = None  # Locust's -u, -r, -t: read by the manual profile
     spawn_rate: float | None = None
     run_time_s: float | None = None
-    raw: Any = field(default=None, compare=False, repr=False)  # the parsed options, for profiles
-    # with options of their own (capacity, churn)
+    capacity: CapacityParams = field(default_factory=CapacityParams)
+    churn: ChurnParams = field(default_factory=ChurnParams)
 
 
 def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
     """Register the options on Locust's parser (pass it from events.init_command_line_parser)."""
     parser.add_argument(
         "--load-profile",
+        env_var=env_var("--load-profile"),
         choices=list(profile_names),
         default=None,
         include_in_web_ui=True,
         help="load profile; default: smoke when headless without -u/-t, else manual (follows -u/-r/-t)",
     )
     for flag, text in _TEXT_OPTIONS:
-        parser.add_argument(flag, type=str, default=None, include_in_web_ui=True, help=text)
+        parser.add_argument(
+            flag, env_var=env_var(flag), type=str, default=None, include_in_web_ui=True, help=text
+        )
     parser.add_argument(
         "--threshold",
+        env_var=env_var("--threshold"),
         action="append",
         default=None,
         include_in_web_ui=True,
@@ -85,8 +95,10 @@ def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
 
 
 def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
-    """Convert the parsed (string) options; raises ProfileConfigError naming the bad option."""
+    """Convert the parsed (string) options; raises ProfileConfigError naming the bad option. An empty
+    value (the web UI form sends "" for a cleared field) means "not given"."""
     get = _getter(ns)
+    max_agents = _convert(get, "max_agents", _positive_int)
     return ProfileOptions(
         profile=get("load_profile") or "manual",
         peak_users=_convert(get, "peak_users", _positive_int),
@@ -103,13 +115,14 @@ def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
         rounds=_convert(get, "rounds", _levels),
         round_hold_s=_convert(get, "round_hold", _positive_duration),
         arrival_rate=_convert(get, "arrival_rate", _positive_float),
-        max_agents=_convert(get, "max_agents", _positive_int),
+        max_agents=max_agents,
         thresholds_file=get("thresholds") or None,
         threshold_exprs=_threshold_list(get("threshold")),
-        num_users=get("num_users"),
-        spawn_rate=get("spawn_rate"),
+        num_users=_convert(get, "num_users", _positive_int, "-u/--users"),
+        spawn_rate=_convert(get, "spawn_rate", _positive_float, "-r/--spawn-rate"),
         run_time_s=get("run_time"),
-        raw=ns,
+        capacity=capacity.read_params(ns, max_agents),
+        churn=churn.read_params(ns),
     )
 
 
@@ -121,14 +134,16 @@ def _getter(ns: Any) -> Callable[[str], Any]:
     return get
 
 
-def _convert(get: Callable[[str], Any], dest: str, parse: Callable[[str], Any]) -> Any:
+def _convert(
+    get: Callable[[str], Any], dest: str, parse: Callable[[str], Any], flag: str | None = None
+) -> Any:
     raw = get(dest)
     if raw is None:
         return None
     try:
         return parse(str(raw).strip())
     except ValueError as e:
-        raise ProfileConfigError(f"--{dest.replace('_', '-')} {raw!r}: {e}") from None
+        raise ProfileConfigError(f"{flag or '--' + dest.replace('_', '-')} {raw!r}: {e}") from None
 
 
 def _threshold_list(raw: Any) -> tuple[str, ...]:
@@ -138,8 +153,14 @@ def _threshold_list(raw: Any) -> tuple[str, ...]:
 
 
 def _whole(text: str) -> int:
+    """A user count: a whole number, at most MAX_USERS (every user costs memory in this process)."""
     if not text.isdigit():
         raise ValueError("must be a whole number >= 0")
+    if int(text) > MAX_USERS:
+        raise ValueError(
+            f"more than {MAX_USERS} users in one load generator: each holds a greenlet and an HTTP "
+            "client in memory; split the load over Locust workers (--processes)"
+        )
     return int(text)
 
 
@@ -155,8 +176,8 @@ def _positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise ValueError("must be a number > 0") from None
-    if not value > 0:
-        raise ValueError("must be a number > 0")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError("must be a finite number > 0")
     return value
 
 

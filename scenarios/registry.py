@@ -14,7 +14,8 @@ from scenarios.errors import ProfileConfigError
 from scenarios.open_model import OpenModelProfile
 from scenarios.options import ProfileOptions, read_options
 from scenarios.options import add_arguments as _add_arguments
-from scenarios.shape import Profile, StagedProfile
+from scenarios.profile import Profile
+from scenarios.shape import StagedProfile
 from scenarios.thresholds import Threshold, load_thresholds_file, parse_threshold
 
 BUILDERS: dict[str, Callable[[ProfileOptions], Profile]] = {
@@ -26,10 +27,26 @@ BUILDERS: dict[str, Callable[[ProfileOptions], Profile]] = {
     "breakpoint": breakpoint.build,
     "soak": soak.build,
     "rounds": rounds.build,
-    "capacity": lambda opts: capacity.build(opts.raw),  # seeds/000, reads its own options
-    "churn": lambda opts: churn.build(opts.raw),
+    "capacity": lambda opts: capacity.build(opts.capacity),
+    "churn": lambda opts: churn.build(opts.churn),
 }
 PROFILE_NAMES: tuple[str, ...] = tuple(BUILDERS)
+_PLATEAU = frozenset({"peak_users", "ramp_s", "hold_s", "duration_s", "baseline_s", "stages"})
+# The shape options (ProfileOptions fields) each profile reads; any other one given is ignored by it.
+READS: dict[str, frozenset[str]] = {
+    "manual": frozenset({"num_users", "spawn_rate", "run_time_s"}),
+    "smoke": frozenset({"peak_users", "duration_s", "baseline_s", "stages"}),
+    "average": _PLATEAU,
+    "stress": _PLATEAU,
+    "soak": _PLATEAU,
+    "spike": frozenset({"base_users", "spike_users", "ramp_s", "hold_s", "settle_s", "baseline_s", "stages"}),
+    "breakpoint": frozenset({"peak_users", "step_users", "step_every_s", "baseline_s", "stages"}),
+    "rounds": frozenset({"rounds", "round_hold_s", "baseline_s", "stages"}),
+    "capacity": frozenset({"max_agents"}),
+    "churn": frozenset(),
+}
+_SHAPE_OPTIONS = frozenset().union(*READS.values())
+_FLAGS = {"num_users": "-u", "spawn_rate": "-r", "run_time_s": "-t"}
 
 
 def add_arguments(parser: Any) -> None:
@@ -59,3 +76,10 @@ def build_thresholds(options: Any) -> list[Threshold]:
     found = load_thresholds_file(opts.thresholds_file) if opts.thresholds_file else []
     found += [parse_threshold(e, f"--threshold #{i}") for i, e in enumerate(opts.threshold_exprs, 1)]
     return found
+
+
+def ignored_options(name: str, opts: ProfileOptions) -> list[str]:
+    """The flags given that profile `name` does not read (the open model reads --max-agents)."""
+    reads = READS[name] | ({"max_agents"} if opts.arrival_rate is not None else set())
+    given = sorted(f for f in _SHAPE_OPTIONS - reads if getattr(opts, f) is not None)
+    return [_FLAGS.get(f) or "--" + f.removesuffix("_s").replace("_", "-") for f in given]

@@ -127,6 +127,9 @@ class RoundsProfile:
         self.plan = RoundsPlan(params)
         self._clock = clock
 
+    def paced_by(self, start_ts: float) -> RoundsPlan:
+        return self.plan
+
     def tick(self, t: float) -> Tick | None:
         now = self._clock()
         if self.plan.baseline_start_ts is None:

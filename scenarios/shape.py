@@ -1,4 +1,4 @@
-"""The profile interface (Tick, Phase, Profile) and the staged shape most profiles compile to.
+"""Ticks and phases (what a profile answers) and the staged shape most profiles compile to.
 
 A staged profile is a pure function of elapsed seconds: no clock, no Locust import, no I/O.
 """
@@ -9,7 +9,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from contract.units import parse_duration
 from scenarios.errors import ProfileConfigError
@@ -36,22 +36,6 @@ class Phase:
     end_s: float | None
 
 
-class Profile(Protocol):
-    """A load profile: which user count Locust should aim at, second by second."""
-
-    name: str
-    params: Any  # a dataclass; dataclasses.asdict(params) goes to run.json
-    driver: str | None  # "module:Class" of a user that runs the whole protocol itself, or None
-
-    def tick(self, t: float) -> Tick | None:
-        """The target at elapsed time t (seconds); None ends the run."""
-        ...
-
-    def phases(self) -> list[Phase]:
-        """The phases known so far (all of them for a timed profile)."""
-        ...
-
-
 @dataclass(frozen=True)
 class Stage:
     """Go from the previous stage's target to `target` in `duration_s` (k6 stage semantics).
@@ -68,6 +52,9 @@ class StagedProfile:
     """A profile defined by a list of stages, starting from 0 users at t = 0."""
 
     driver = None
+
+    def paced_by(self, start_ts: float) -> None:
+        """Closed model: agents loop with their own wait time, nothing paces them."""
 
     def __init__(self, name: str, params: Any, stages: Sequence[Stage]) -> None:
         if not stages:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contract.textfile import read_text
 from contract.units import parse_duration, parse_size
 from scenarios.errors import ThresholdConfigError
 from scenarios.metrics import DISTRIBUTION_AGGS, METRICS, Metric
@@ -53,11 +54,7 @@ def parse_threshold(text: str, where: str) -> Threshold:
 
 def load_thresholds_file(path: str | Path) -> list[Threshold]:
     """Thresholds from a TOML file of [[threshold]] tables (expr, abort, grace); see examples/."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise ThresholdConfigError(f"{path}: cannot read thresholds file: {e.strerror}") from None
-    return parse_thresholds_toml(text, str(path))
+    return parse_thresholds_toml(read_text(path, ThresholdConfigError, "thresholds file"), str(path))
 
 
 def parse_thresholds_toml(text: str, name: str) -> list[Threshold]:
@@ -74,7 +71,14 @@ def parse_thresholds_toml(text: str, name: str) -> list[Threshold]:
     return [_from_table(e, f"{name} [[threshold]] #{i}") for i, e in enumerate(entries, 1)]
 
 
-def _from_table(entry: dict[str, Any], where: str) -> Threshold:
+def _table(entry: Any, where: str) -> dict[str, Any]:
+    if not isinstance(entry, dict):
+        raise ThresholdConfigError(f"{where}: expected a table (expr, abort, grace), got {entry!r}")
+    return entry
+
+
+def _from_table(raw: Any, where: str) -> Threshold:
+    entry = _table(raw, where)
     extra = set(entry) - _FILE_KEYS
     if extra:
         raise ThresholdConfigError(f"{where}: unknown key {sorted(extra)[0]!r} (keys: expr, abort, grace)")

@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import json
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -21,6 +22,7 @@ from simgateway.usage import Tokens, cost_usd, count_tokens, usage_body
 
 WORDS = ("lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do")
 DEFAULT_MODEL = "sim-model"
+STREAM_LOG_SIZE = 1000  # recent streams whose first-token time GET /v1/sim/streams reports
 _ids = itertools.count(1)
 
 
@@ -87,6 +89,12 @@ class MockLLM:
     def __init__(self, knobs: Knobs, gate: FaultGate) -> None:
         self.knobs = knobs
         self.gate = gate
+        # when each recent stream's first token actually left, by response id: the truth a timing test
+        # compares a client's TTFT with when the host is too busy for the knob itself to be kept
+        self.stream_log: deque[dict] = deque(maxlen=STREAM_LOG_SIZE)
+
+    async def stream_timings(self, _: web.Request) -> web.Response:
+        return web.json_response({"streams": list(self.stream_log)})
 
     def model_for(self, body: dict) -> str:
         return self.knobs.model or body.get("model") or DEFAULT_MODEL
@@ -180,6 +188,8 @@ class MockLLM:
         await resp.write(chunk({"role": "assistant", "content": ""}))
         async for i in self._token_ticks(t0, tokens):
             await resp.write(before + json.dumps(token_text(i)).encode() + after)
+            if i == 0:
+                self.log_first_token(head["id"], t0)
         capped = tokens.content < self.knobs.output_tokens
         await resp.write(chunk({}, "length" if capped else "stop"))
         if include_usage:
@@ -188,6 +198,10 @@ class MockLLM:
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp
+
+    def log_first_token(self, response_id: str, t0: float) -> None:
+        elapsed_ms = (asyncio.get_running_loop().time() - t0) * 1000.0
+        self.stream_log.append({"id": response_id, "first_token_ms": round(elapsed_ms, 3)})
 
     async def _token_ticks(self, t0: float, tokens: Tokens) -> AsyncIterator[int]:
         """Yield token indexes each at its due time; with no tokens, still wait the ttft."""

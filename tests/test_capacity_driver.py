@@ -11,9 +11,11 @@ import pytest
 from locust.env import Environment
 
 from agents.capacity import CapacityAgent, ChurnAgent
+from agents.settings import AgentSettings, set_agent_settings
 from analysis import capacity as cap
 from contract import schema
 from lifecycle.target import free_port, simulator_command, start_target, stop_target
+from scenarios.options import read_options
 
 FAST = ["--agent-startup-ms", "0", "--ttft-ms", "0", "--itl-ms", "0", "--output-tokens", "2"]
 
@@ -36,8 +38,16 @@ def simulator():
 
 def drive(agent_class, target, run_dir: Path, timeout_s: float = 90.0, **options) -> pd.DataFrame:
     """Run one driver user in a real Locust LocalRunner until it stops the run; capacity.csv as a frame."""
-    parsed = Namespace(run_id="test-run", run_dir=str(run_dir), target_pid=[target.pid], **options)
-    env = Environment(user_classes=[agent_class], host=target.url, parsed_options=parsed)
+    profile = read_options(Namespace(**options))
+    env = Environment(user_classes=[agent_class], host=target.url)
+    settings = AgentSettings(
+        run_id="test-run",
+        run_dir=str(run_dir),
+        target_pid=(target.pid,),
+        capacity=profile.capacity,
+        churn=profile.churn,
+    )
+    set_agent_settings(env, settings)
     runner = env.create_local_runner()
     try:
         runner.start(1, spawn_rate=1)

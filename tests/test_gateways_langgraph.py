@@ -7,7 +7,6 @@ Truth: the graph's work_s input (run time) and the number of runs submitted beyo
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -51,7 +50,7 @@ def langgraph_url(tmp_path_factory):
 
 def test_runs_reach_success_and_take_the_graphs_work_time(langgraph_url, tmp_path):
     foreign = httpx.post(f"{langgraph_url}/threads", json={"metadata": {"owner": "someone else"}}).json()
-    options = {"langgraph_input": json.dumps({"prompt": "hi", "work_s": WORK_S}), "poll_interval": 0.05}
+    options = {"langgraph_input": {"prompt": "hi", "work_s": WORK_S}, "poll_interval": 0.05}
     with agent_user(LangGraphAgent, langgraph_url, tmp_path, task_timeout=20.0, **options) as user:
         for _ in range(2):
             user.run_and_wait()

@@ -29,7 +29,15 @@ def test_saturation_is_judged_on_the_worst_process_with_enough_readings():
 
 def test_capacity_is_refused_on_a_master_in_one_line(tmp_path):
     done = run_locust(
-        tmp_path / "run", "--master", "--expect-workers", "1", "--load-profile", "capacity", timeout=60
+        tmp_path / "run",
+        "--master",
+        "--master-bind-port",
+        str(free_port()),
+        "--expect-workers",
+        "1",
+        "--load-profile",
+        "capacity",
+        timeout=60,
     )
     assert done.returncode == BAD_INPUT
     errors = [line for line in done.stderr.splitlines() if line.startswith("loadkit: error:")]
@@ -65,7 +73,15 @@ def test_open_model_on_two_workers_issues_the_profiles_arrivals_and_rows_match_l
 
 def test_rounds_are_refused_on_a_master_in_one_line(tmp_path):
     done = run_locust(
-        tmp_path / "run", "--master", "--expect-workers", "1", "--load-profile", "rounds", timeout=60
+        tmp_path / "run",
+        "--master",
+        "--master-bind-port",
+        str(free_port()),
+        "--expect-workers",
+        "1",
+        "--load-profile",
+        "rounds",
+        timeout=60,
     )
     assert done.returncode == BAD_INPUT
     errors = [line for line in done.stderr.splitlines() if line.startswith("loadkit: error:")]

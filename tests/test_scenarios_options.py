@@ -59,7 +59,7 @@ def test_unknown_profile_name_is_refused_by_the_parser(parser):
         (["--peak-users", "0"], "--peak-users '0': must be at least 1"),
         (["--peak-users", "ten"], "--peak-users 'ten': must be a whole number"),
         (["--rounds", "6,x"], "--rounds '6,x'"),
-        (["--arrival-rate", "-1"], "--arrival-rate '-1': must be a number > 0"),
+        (["--arrival-rate", "-1"], "--arrival-rate '-1': must be a finite number > 0"),
         (["--duration", "0s"], "--duration '0s': must be longer than 0s"),
     ],
 )

@@ -11,6 +11,7 @@ import pytest
 
 from simgateway import launch
 from simgateway.client import request, stream_lines
+from tests.machine_noise import NoiseWindow
 
 CHAT = [{"role": "user", "content": "x" * 40}]  # 10 prompt tokens by the chars/4 estimate
 
@@ -42,15 +43,19 @@ def first_content_delay_ms(url: str) -> tuple[float, float, int]:
     return first, last, chunks
 
 
-def test_first_content_chunk_arrives_at_ttft_within_15ms_at_10_concurrent_streams():
+@pytest.mark.timing
+def test_first_content_chunk_arrives_at_ttft_within_10ms_at_10_concurrent_streams():
     with launch.running(["--ttft-ms", "200", "--itl-ms", "20", "--output-tokens", "10"]) as gw:
         concurrently(10, lambda: first_content_delay_ms(gw.url))  # warm-up: first requests pay imports
+        noise = NoiseWindow()
         results = concurrently(10, lambda: first_content_delay_ms(gw.url))
+        noise.close()
     firsts = [r[0] for r in results]
     lasts = [r[1] for r in results]
     assert all(r[2] == 10 for r in results)
-    assert abs(statistics.median(firsts) - 200) <= 15, firsts  # 10 ms is the kit's bar; +5 for a busy host
-    assert abs(statistics.median(lasts) - (200 + 9 * 20)) <= 20, lasts  # one token every itl_ms after
+    assert abs(statistics.median(firsts) - 200) <= noise.tolerance_ms(10), (firsts, noise.delay_ms)
+    # one token every itl_ms after the first: 9 more sleeps, each as late as the machine makes it
+    assert abs(statistics.median(lasts) - (200 + 9 * 20)) <= noise.tolerance_ms(20), (lasts, noise.delay_ms)
 
 
 def test_stream_sends_role_chunk_content_finish_usage_then_done():

@@ -5,7 +5,6 @@ fixture (process group, SIGTERM then SIGKILL); nothing here asserts.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import importlib.util
 import os
@@ -20,6 +19,7 @@ import pytest
 from locust.env import Environment
 
 from agents.recorder import Recorder
+from agents.settings import AgentSettings, set_agent_settings
 from lifecycle.target import Target, TargetError, free_port, stop_target, wait_healthy
 
 RUN_ID = "gwtest-run"
@@ -49,7 +49,7 @@ def agent_user(user_class, host: str, run_dir: Path, **options) -> Iterator:
     """A started user of `user_class` with kit options; on exit it is stopped and its rows are flushed."""
     run_dir.mkdir(parents=True, exist_ok=True)
     environment = Environment(user_classes=[user_class], host=host)
-    environment.parsed_options = argparse.Namespace(run_id=RUN_ID, **options)
+    set_agent_settings(environment, AgentSettings(run_id=RUN_ID, run_dir=str(run_dir), **options))
     recorder = Recorder(environment, run_dir)
     user = user_class(environment)
     user.on_start()

@@ -1,0 +1,69 @@
+"""What every agent reads of the run's options, typed, frozen, with one default each.
+
+The orchestrator (kit/settings.py) converts Locust's parsed options into an AgentSettings once and sets
+it on the environment; agents read it here and never parse an option themselves.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from scenarios.capacity import CapacityParams
+from scenarios.churn import ChurnParams
+
+_SETTINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Field names are the options' dests (kit/options.py takes its defaults from here)."""
+
+    run_id: str = "no-run-id"
+    run_dir: str = "."
+    request_timeout: float = 120.0
+    api_key_env: str | None = None  # the variable's name; its value is read at connect time only
+    model: str = "sim-model"
+    prompt: str | None = None  # None: each agent's own short prompt
+    max_tokens: int = 64
+    poll_interval: float = 0.5
+    task_timeout: float = 600.0
+    cleanup: bool = True
+    session_header: str | None = None
+    backpressure_ok: bool = False
+    chat_stream: bool = True
+    responses_stream: bool = True
+    runs_follow: str = "events"
+    assistant_id: str = "agent"
+    langgraph_input: dict[str, Any] | None = None  # the parsed JSON object of --langgraph-input
+    langgraph_join: bool = False
+    a2a_version: str = "auto"
+    a2a_path: str = "/"
+    a2a_stream: bool = False
+    acp_command: str | None = None
+    spec_file: str | None = None
+    hermes_command: str = "hermes"
+    kanban_board: str | None = None
+    kanban_assignee: str = "default"
+    target_pid: tuple[int, ...] = ()
+    target_match: tuple[str, ...] = ()
+    target_cgroup: tuple[str, ...] = ()
+    sidecar_pid: tuple[int, ...] = ()
+    sidecar_match: tuple[str, ...] = ()
+    sampler_url: tuple[str, ...] = ()  # sampler services on the gateway's host (capacity reads through one)
+    sampler_token_env: str = "LOADKIT_SAMPLER_TOKEN"
+    capacity: CapacityParams = field(default_factory=CapacityParams)
+    churn: ChurnParams = field(default_factory=ChurnParams)
+
+
+DEFAULTS = AgentSettings()
+
+
+def set_agent_settings(environment: Any, settings: AgentSettings) -> None:
+    _SETTINGS[environment] = settings
+
+
+def agent_settings_of(environment: Any) -> AgentSettings:
+    """The run's settings; the defaults for an environment the kit did not set up (a bare test)."""
+    return _SETTINGS.get(environment, DEFAULTS)

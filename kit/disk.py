@@ -1,0 +1,54 @@
+"""A run directory that cannot be written (disk full, I/O error): one line naming the file and cause, the
+run stopped with DISK_ERROR, and a small reserve of space given back so run.json and the report still fit.
+
+The reserve is a preallocated file in the run directory, deleted at the first write error and at the
+end of every run. Decides nothing about the run itself: it calls the stop it was given.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from contract.csv_append import RunFileError
+
+log = logging.getLogger("loadkit")
+RESERVE_NAME = ".loadkit-reserve"
+RESERVE_BYTES = 512 * 1024  # run.json, Locust's CSVs and report.md need well under this
+
+
+class DiskGuard:
+    def __init__(self, run_dir: Path, stop: Callable[[str], None]):
+        self.reserve = Path(run_dir) / RESERVE_NAME
+        self.stop = stop
+        self.failure: str | None = None
+        try:
+            fd = os.open(self.reserve, os.O_WRONLY | os.O_CREAT, 0o600)
+            try:
+                os.posix_fallocate(fd, 0, RESERVE_BYTES)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            log.warning("loadkit: no space reserved for the run's record: %s", exc.strerror or exc)
+
+    def failed(self, error: RunFileError | str, said: bool = False) -> None:
+        """The first write error: free the reserve, say it on one line (unless another process `said`
+        it), stop the run; later ones are consequences of the first and only logged."""
+        message = str(error)
+        if self.failure is not None:
+            log.debug("loadkit: %s", message)
+            return
+        self.failure = message
+        self.release()
+        if not said:
+            sys.stderr.write(f"loadkit: error: {message}\n")
+        self.stop(message)
+
+    def release(self) -> None:
+        try:
+            self.reserve.unlink()
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,77 @@
+"""Input checks that need more than one option's text: run id and run directory, --host, the quoting of
+--target-cmd/--sim-args, --health-path, and --host answering once before any load.
+
+Each check raises InputError with one line; nothing here creates a file or starts a process.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+
+from contract.errors import InputError
+
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+HOST_CHECK_TIMEOUT_S = 5.0
+
+
+def run_id(text: str) -> str:
+    """A run id is a file name and a tag on the gateway: letters, digits, '.', '_', '-' (no '/', no '..')."""
+    if not RUN_ID.fullmatch(text) or ".." in text:
+        raise InputError(
+            f"--run-id {text!r}: use 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return text
+
+
+def run_dir(path: Path, reuse: bool) -> Path:
+    """A fresh run directory: refuse a file, and a non-empty directory unless --reuse-run-dir."""
+    if path.exists() and not path.is_dir():
+        raise InputError(f"--run-dir {path}: exists and is not a directory")
+    if path.is_dir() and any(path.iterdir()) and not reuse:
+        raise InputError(
+            f"--run-dir {path}: not empty (a second run would mix its rows into it); "
+            "choose another or add --reuse-run-dir"
+        )
+    return path
+
+
+def host(url: str | None) -> str | None:
+    """--host: an http(s) URL with a host name; a trailing '/' dropped."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"--host {url!r}: expected an http:// or https:// URL, e.g. http://127.0.0.1:8000")
+    return url.rstrip("/")
+
+
+def command(flag: str, text: str | None) -> str | None:
+    """A command line given as one string: its quoting must close (shlex splits it later)."""
+    if text is not None:
+        try:
+            shlex.split(text)
+        except ValueError as exc:
+            raise InputError(f"{flag} {text!r}: {exc}") from None
+    return text
+
+
+def health_path(path: str) -> str:
+    """'' stays '' (no health check); anything else starts with exactly one '/'."""
+    path = path.strip()
+    return "/" + path.lstrip("/") if path else ""
+
+
+def host_answers(url: str, path: str) -> None:
+    """One GET before any load: any HTTP answer will do; nothing answering is bad input (exit 2)."""
+    try:
+        httpx.get(url + path, timeout=HOST_CHECK_TIMEOUT_S)
+    except httpx.HTTPError as exc:
+        raise InputError(
+            f"--host {url}: nothing answers ({type(exc).__name__}); check the address, "
+            "or add --no-host-check for a gateway that answers late"
+        ) from None

@@ -1,0 +1,95 @@
+"""Is the target still alive? Its pids (started by the kit or named with --target-pid) and its health
+endpoint, checked about once a second; the side sampler's own death is noted for the record.
+
+Decides only death and describes it: stopping the run is the caller's (kit/runtime.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import httpx
+import psutil
+
+from contract import gevent_compat  # noqa: F401 - before any httpx client exists
+from contract.csv_tail import last_sample_row
+
+CHECK_EVERY_S = 1.0
+
+
+@dataclass
+class Liveness:
+    """Dead when a pid is gone, or the health URL has failed (error, non-2xx, no answer) without a
+    break for `timeout_s` seconds; a frozen (SIGSTOPped) gateway is caught by the second rule."""
+
+    pids: list[int]
+    health_url: str | None
+    timeout_s: float
+    any_answer: bool = False  # no health path: any HTTP answer from the bare URL counts as alive
+    failing_since: float | None = None
+    last_failure: str = ""
+    _procs: dict[int, psutil.Process] = field(default_factory=dict)
+
+    def dead(self, now: float) -> str | None:
+        """Why the target counts as dead now, or None while it is alive."""
+        for pid in self.pids:
+            gone = self._gone(pid)
+            if gone:
+                return gone
+        if not self.health_url or self.timeout_s <= 0:
+            return None
+        failure = self._probe()
+        if failure is None:
+            self.failing_since = None
+            return None
+        self.failing_since = self.failing_since or now
+        self.last_failure = failure
+        if now - self.failing_since >= self.timeout_s:
+            stalled = f"{self.timeout_s:g} s ({failure}){self._frozen()}"
+            return f"target not healthy at {self.health_url} for {stalled}"
+        return None
+
+    def _gone(self, pid: int) -> str | None:
+        try:
+            proc = self._procs.setdefault(pid, psutil.Process(pid))
+            if proc.status() != psutil.STATUS_ZOMBIE:
+                return None
+        except psutil.NoSuchProcess:
+            pass
+        return f"target pid {pid} is gone"
+
+    def _probe(self) -> str | None:
+        try:
+            response = httpx.get(self.health_url, timeout=min(2.0, max(self.timeout_s / 2, 0.2)))
+        except httpx.HTTPError as exc:
+            return type(exc).__name__
+        return None if response.status_code < 300 or self.any_answer else f"HTTP {response.status_code}"
+
+    def _frozen(self) -> str:
+        stopped = [p for p, proc in self._procs.items() if _status(proc) == psutil.STATUS_STOPPED]
+        return f"; pid {stopped[0]} is stopped (SIGSTOP)" if stopped else ""
+
+
+def _status(proc: psutil.Process) -> str | None:
+    try:
+        return proc.status()
+    except psutil.Error:
+        return None
+
+
+def sampler_stop(samples_csv, exit_code: int | None, start_ts: float | None) -> dict:
+    """Where samples stop, for run.json's `sampler`: the last row's time and why the sampler ended."""
+    row = last_sample_row(samples_csv) or {}
+    ts = _float(row.get("ts"))
+    return {
+        "stopped_at_ts": ts,
+        "stopped_at_s": round(ts - start_ts, 1) if ts is not None and start_ts else None,
+        "stopped_reason": row.get("event") or f"sampler exited with code {exit_code}",
+    }
+
+
+def _float(text) -> float | None:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None

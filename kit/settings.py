@@ -1,0 +1,194 @@
+"""Locust's parsed options (command line, LOCUST_*, locust.conf, the web UI form) converted ONCE into the
+run's frozen, typed, validated settings, and the agents' share handed down to them.
+
+Called at init, and again when the web UI starts a test (its form may have changed the options): an
+empty form field means "not given", so the documented default. Raises InputError with one line; it
+starts, creates and sends nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents import presets
+from agents.settings import DEFAULTS, AgentSettings
+from analysis.prices import load_prices
+from contract.errors import InputError
+from kit import input_checks
+from scenarios import registry
+from scenarios.options import ProfileOptions, read_options
+from scenarios.thresholds import Threshold
+
+RUNS_ROOT = Path("runs")
+# Agent options that must be finite and > 0 (the web form bypasses argparse's `type=` checks).
+_POSITIVE = ("request_timeout", "poll_interval", "task_timeout", "max_tokens")
+# Agent options a preset may default: its attribute (or its `defaults` entry) fills an unset option.
+_PRESET_ATTRIBUTES = ("session_header", "api_key_env")
+_COMMANDS = ("acp_command", "hermes_command")  # command lines given as one string
+_SEQUENCES = ("target_pid", "target_match", "target_cgroup", "sidecar_pid", "sidecar_match", "sampler_url")
+
+
+@dataclass(frozen=True)
+class TargetSettings:
+    """What to load and watch: the gateway, how it is started or found, how it is sampled."""
+
+    host: str | None
+    host_check: bool  # GET --host once before load (--no-host-check skips it)
+    sim_args: str
+    target_cmd: str | None
+    health_path: str
+    start_timeout: float
+    liveness_timeout: float
+    sample_interval: float
+    pss_every: int
+    queue_url: str | None
+    queue_field: str | None
+    inflight_field: str | None
+
+
+@dataclass(frozen=True)
+class KitSettings:
+    """Everything a run reads of its options; rooms get their own part (agent, profile, target)."""
+
+    preset: presets.GatewayPreset
+    target: TargetSettings
+    run_id: str
+    run_dir: Path
+    prices: str | None
+    host_price: float | None
+    profile_name: str
+    profile: ProfileOptions
+    thresholds: tuple[Threshold, ...]
+    agent: AgentSettings
+
+
+def read_settings(options: Any, run_id: str) -> KitSettings:
+    """Convert and check every option; `run_id` is the given or generated id."""
+    preset = presets.preset(options.gateway)
+    run_id = input_checks.run_id(run_id)
+    run_dir = Path(_given(options, "run_dir") or RUNS_ROOT / run_id)
+    prices = _given(options, "prices")
+    if prices:
+        load_prices(prices)  # a bad table fails now, not at the report
+    return KitSettings(
+        preset=preset,
+        target=_target(options, preset),
+        run_id=run_id,
+        run_dir=run_dir,
+        prices=prices,
+        host_price=_given(options, "host_price"),
+        **_form_part(options, preset, run_id, run_dir),
+    )
+
+
+def refresh(settings: KitSettings, options: Any) -> KitSettings:
+    """The settings again after the web UI form changed options: profile, thresholds and agents."""
+    return dataclasses.replace(
+        settings, **_form_part(options, settings.preset, settings.run_id, settings.run_dir)
+    )
+
+
+def _form_part(options: Any, preset: presets.GatewayPreset, run_id: str, run_dir: Path) -> dict[str, Any]:
+    """The part of the settings the web UI form may change; the profile is built once to check it."""
+    profile = read_options(options)
+    name = profile_name(options)
+    registry.build_profile(name, profile)
+    return {
+        "profile_name": name,
+        "profile": profile,
+        "thresholds": tuple(registry.build_thresholds(profile)),
+        "agent": agent_settings(options, preset, profile, run_id=run_id, run_dir=str(run_dir)),
+    }
+
+
+def profile_name(options: Any) -> str:
+    """--load-profile; else Locust's own --profile label when it names one of ours; else Locust's
+    -u/-r/-t (the web UI form sets them) drive the manual profile; else a bounded smoke run."""
+    if _given(options, "load_profile"):
+        return options.load_profile
+    label = _given(options, "profile")
+    if label in registry.PROFILE_NAMES:
+        return label
+    if _given(options, "num_users") or _given(options, "run_time"):
+        return "manual"
+    return "smoke"
+
+
+def agent_settings(
+    options: Any, preset: presets.GatewayPreset, profile: ProfileOptions, **fixed: Any
+) -> AgentSettings:
+    """The agents' settings: the option when given, else the preset's default, else AgentSettings'."""
+    values: dict[str, Any] = {}
+    for spec in dataclasses.fields(AgentSettings):
+        value = _given(options, spec.name)
+        if value is None and spec.name in _PRESET_ATTRIBUTES:
+            value = getattr(preset, spec.name)
+        if value is None:
+            value = preset.defaults.get(spec.name)
+        if value is not None:
+            values[spec.name] = value
+    for name in _SEQUENCES:
+        values[name] = tuple(values.get(name) or ())
+    for name in _POSITIVE:
+        values[name] = _positive(name, values.get(name, getattr(DEFAULTS, name)))
+    values["langgraph_input"] = _json_object("langgraph_input", values.get("langgraph_input"))
+    for name in _COMMANDS:
+        input_checks.command("--" + name.replace("_", "-"), values.get(name))
+    values.update(capacity=profile.capacity, churn=profile.churn, **fixed)
+    return AgentSettings(**values)
+
+
+def _target(options: Any, preset: presets.GatewayPreset) -> TargetSettings:
+    health = getattr(options, "health_path", None)  # "" on the command line: no health check
+    return TargetSettings(
+        host=input_checks.host(_given(options, "host")),
+        host_check=options.host_check,
+        sim_args=input_checks.command("--sim-args", _given(options, "sim_args")) or "",
+        target_cmd=input_checks.command("--target-cmd", _given(options, "target_cmd")),
+        health_path=input_checks.health_path(preset.health_path if health is None else health),
+        start_timeout=options.start_timeout,
+        liveness_timeout=options.liveness_timeout,
+        sample_interval=options.sample_interval,
+        pss_every=options.pss_every,
+        queue_url=_given(options, "queue_url"),
+        queue_field=_given(options, "queue_field"),
+        inflight_field=_given(options, "inflight_field"),
+    )
+
+
+def _given(options: Any, name: str) -> Any:
+    """An option's value, or None when absent or empty (the web UI form sends "" for a cleared field)."""
+    value = getattr(options, name, None)
+    return None if value == "" else value
+
+
+def _positive(name: str, value: Any) -> Any:
+    """A number option that must be finite and > 0, keeping its type (int stays int)."""
+    flag = "--" + name.replace("_", "-")
+    kind = type(getattr(DEFAULTS, name))
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{flag} {value!r}: expected a number") from None
+    if not (math.isfinite(number) and number > 0):
+        raise InputError(f"{flag} {value!r}: expected a finite number > 0")
+    return number
+
+
+def _json_object(name: str, text: str | None) -> dict[str, Any] | None:
+    """An option holding a JSON object, parsed once; one line when it is not one."""
+    if text is None:
+        return None
+    flag = "--" + name.replace("_", "-")
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"{flag}: not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise InputError(f"{flag}: expected a JSON object, got {type(value).__name__}")
+    return value

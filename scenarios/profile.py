@@ -1,0 +1,41 @@
+"""The one interface every load profile satisfies: the shape's ticks, its phases, and what paces work.
+
+A Protocol only; the run (kit/) drives any profile through it without asking what kind it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from scenarios.arrivals import Pacer
+from scenarios.rounds import RoundsPlan
+from scenarios.shape import Phase, Tick
+
+
+class Profile(Protocol):
+    """A load profile: which user count Locust should aim at, second by second."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def params(self) -> Any:
+        """A dataclass; dataclasses.asdict(params) goes to run.json."""
+        ...
+
+    @property
+    def driver(self) -> str | None:
+        """ "module:Class" of a user that runs the whole protocol itself, or None."""
+        ...
+
+    def tick(self, t: float) -> Tick | None:
+        """The target at elapsed time t (seconds); None ends the run."""
+        ...
+
+    def phases(self) -> list[Phase]:
+        """The phases known so far (all of them for a timed profile)."""
+        ...
+
+    def paced_by(self, start_ts: float) -> Pacer | RoundsPlan | None:
+        """What paces the agents' work from start_ts: arrivals (open model), rounds, or nothing."""
+        ...

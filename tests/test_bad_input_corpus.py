@@ -1,0 +1,258 @@
+"""The bad-input corpus: every case is a real `locust -f locustfile.py --headless ...` command line
+(options, LOCUST_* variables, a config file, threshold/price/spec files, run directories) that must end
+with exit code 2, exactly one line on stderr besides Locust's start banner, no traceback, no run
+directory left behind and no request sent to the gateway.
+
+All command lines run in one batch (tests/forked_locust.py forks Locust's own main() per case) so that
+Locust is imported once; each case is then asserted on its own.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import pytest
+
+from contract import exit_codes
+from tests.locust_runs import REPO
+
+HEALTH = "/health"
+BANNER = re.compile(r"^\[[^\]]+\] \S+/INFO/locust\.main: Starting Locust \S+$")
+NOT_UTF8 = b"\xff\xfe bad bytes \x80\n"
+
+
+@dataclass(frozen=True)
+class Case:
+    """A command line (after `locust -f locustfile.py --headless`), its environment and files."""
+
+    name: str
+    argv: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)  # written into the case's directory first
+    host: bool = True  # point --host at the counting gateway
+    run_dir: bool = True  # pass --run-dir (else the run goes to ./runs/<id> of the case's directory)
+
+
+def numbers(flag: str, values: tuple[str, ...]) -> list[Case]:
+    return [Case(f"{flag}={v}", (flag, v)) for v in values]
+
+
+POSITIVE_FLOAT_BAD = ("abc", "-1", "0", "inf", "nan", "-inf")
+USERS_BAD = ("abc", "-1", "0", "1.5", "99999")
+CASES: list[Case] = [
+    # --- kit options on the command line --------------------------------------------------------------
+    *[
+        c
+        for flag in (
+            "--start-timeout",
+            "--sample-interval",
+            "--request-timeout",
+            "--poll-interval",
+            "--task-timeout",
+            "--host-price",
+        )
+        for c in numbers(flag, POSITIVE_FLOAT_BAD)
+    ],
+    *numbers("--max-tokens", ("abc", "-1", "0", "1.5")),
+    *numbers("--pss-every", ("abc", "-1", "1.5")),
+    *numbers("--target-pid", ("abc", "-1", "0")),
+    *numbers("--sidecar-pid", ("abc", "-1", "0")),
+    *numbers("--runs-follow", ("sometimes",)),
+    *numbers("--a2a-version", ("2.0",)),
+    *numbers("--capacity-metric", ("vss",)),
+    *numbers("--langgraph-input", ("{oops", "[1, 2]", "42")),
+    # --- profile and threshold options -----------------------------------------------------------------
+    *numbers("--load-profile", ("nope",)),
+    *numbers("--peak-users", USERS_BAD),
+    *numbers("--base-users", ("abc", "-1", "99999")),
+    *numbers("--spike-users", ("abc", "-1", "0", "99999")),
+    *numbers("--step-users", ("abc", "-1", "0", "99999")),
+    *numbers("--max-agents", ("abc", "-1", "0", "99999")),
+    *numbers("--ramp", ("abc", "-1s", "5 parsecs")),
+    *numbers("--hold", ("abc", "-1s", "1 fortnight")),
+    *numbers("--settle", ("abc", "-1s")),
+    *numbers("--step-every", ("0s", "abc")),
+    *numbers("--duration", ("0s", "abc", "-5s", "inf", "3 parsecs")),
+    *numbers("--baseline", ("abc", "-1s")),
+    *numbers("--rounds", ("abc", "2,,3", "0", "2,-1", "99999")),
+    *numbers("--round-hold", ("0s", "abc")),
+    *numbers("--arrival-rate", ("abc", "-1", "0", "inf", "nan")),
+    *numbers("--stages", ("abc", "30s", "30s:abc", "x:5", "30s:-4")),
+    *numbers("--threshold", ("nope", "ttft_ms p95 <", "ttft_ms p95 < abc", "no_such_metric p95 < 5")),
+    Case("-u -5", ("--load-profile", "manual", "-u", "-5")),
+    Case("-u 0", ("--load-profile", "manual", "-u", "0")),
+    Case("-u 99999", ("--load-profile", "manual", "-u", "99999")),
+    Case("-r 0", ("--load-profile", "manual", "-u", "2", "-r", "0")),
+    Case("-r -1", ("--load-profile", "manual", "-u", "2", "-r", "-1")),
+    Case("-r inf", ("--load-profile", "manual", "-u", "2", "-r", "inf")),
+    Case("arrival-rate with rounds", ("--load-profile", "rounds", "--rounds", "2", "--arrival-rate", "1")),
+    # --- capacity and churn ----------------------------------------------------------------------------
+    *numbers("--memory-budget", ("banana", "0", "-1GiB", "1ZiB", "1 GiB of RAM")),
+    *numbers("--capacity-at-n", ("abc", "0", "-1")),
+    *numbers("--churn-cycles", ("abc", "0", "-1")),
+    *numbers("--churn-batch", ("abc", "0", "-1")),
+    # --- run id and run directory ----------------------------------------------------------------------
+    *[
+        Case(f"--run-id={v}", ("--run-id", v), run_dir=False)
+        for v in ("..", "a/b", "../x", ".hidden", "a b", "x" * 101, "é", "-dash", "a..b", "a\\b")
+    ],
+    Case("run dir not empty", ("--run-dir", "full"), files={"full/old.csv": b"a,b\n1,2\n"}, run_dir=False),
+    Case("run dir is a file", ("--run-dir", "afile"), files={"afile": b"x"}, run_dir=False),
+    # --- target ----------------------------------------------------------------------------------------
+    *[
+        Case(f"--host={v}", ("--host", v), host=False)
+        for v in ("ftp://127.0.0.1", "localhost:8000", "http://", "not a url", "file:///etc/passwd")
+    ],
+    Case("--host nothing answers", ("--host", "http://127.0.0.1:9"), host=False),
+    Case("--target-cmd unbalanced", ("--target-cmd", '"unbalanced {port}'), host=False),
+    Case("--target-cmd apostrophe", ("--target-cmd", "it's {port}"), host=False),
+    Case("--target-cmd exits", ("--target-cmd", "false"), host=False),
+    Case("--sim-args unbalanced", ("--sim-args", "--ttft-ms '3"), host=False),
+    Case("--sim-args unknown", ("--sim-args", "--ttft-ms banana"), host=False),
+    Case("--acp-command unbalanced", ("--gateway", "acp", "--acp-command", '"agent'), host=False),
+    Case("acp without command", ("--gateway", "acp"), host=False),
+    Case("litellm without host", ("--gateway", "litellm"), host=False),
+    *numbers("--gateway", ("nope", "spec:", "spec:missing.toml")),
+    # --- files -----------------------------------------------------------------------------------------
+    Case("thresholds missing", ("--thresholds", "missing.toml")),
+    Case("thresholds not utf-8", ("--thresholds", "t.toml"), files={"t.toml": NOT_UTF8}),
+    Case("thresholds bad toml", ("--thresholds", "t.toml"), files={"t.toml": b"[[threshold]\n"}),
+    Case("thresholds wrong type", ("--thresholds", "t.toml"), files={"t.toml": b"threshold = 5\n"}),
+    Case("thresholds entry not a table", ("--thresholds", "t.toml"), files={"t.toml": b"threshold = [1]\n"}),
+    Case("thresholds unknown key", ("--thresholds", "t.toml"), files={"t.toml": b"[[threshold]]\nx = 1\n"}),
+    Case(
+        "thresholds abort text",
+        ("--thresholds", "t.toml"),
+        files={"t.toml": b'[[threshold]]\nexpr = "ttft_ms p95 < 5"\nabort = "yes"\n'},
+    ),
+    Case(
+        "thresholds expr number", ("--thresholds", "t.toml"), files={"t.toml": b"[[threshold]]\nexpr = 5\n"}
+    ),
+    Case("prices missing", ("--prices", "missing.toml")),
+    Case("prices not utf-8", ("--prices", "p.toml"), files={"p.toml": NOT_UTF8}),
+    Case("prices bad toml", ("--prices", "p.toml"), files={"p.toml": b"[models\n"}),
+    Case("prices no models", ("--prices", "p.toml"), files={"p.toml": b"currency = 'USD'\n"}),
+    Case(
+        "prices text price",
+        ("--prices", "p.toml"),
+        files={"p.toml": b'[models."m"]\ninput = "cheap"\noutput = 1.0\n'},
+    ),
+    Case(
+        "prices negative",
+        ("--prices", "p.toml"),
+        files={"p.toml": b'[models."m"]\ninput = -1.0\noutput = 1.0\n'},
+    ),
+    Case("spec not utf-8", ("--gateway", "spec:s.toml"), files={"s.toml": NOT_UTF8}),
+    Case("spec bad toml", ("--gateway", "spec:s.toml"), files={"s.toml": b"[create\n"}),
+    Case("spec unknown section", ("--gateway", "spec:s.toml"), files={"s.toml": b"[nope]\n"}),
+    Case("spec name not text", ("--gateway", "spec:s.toml"), files={"s.toml": b"name = 5\n"}),
+    # --- LOCUST_* variables, read like Locust's own --------------------------------------------------
+    *[
+        Case(f"{k}={v}", (), env={k: v})
+        for k, v in (
+            ("LOCUST_MEMORY_BUDGET", "banana"),
+            ("LOCUST_REQUEST_TIMEOUT", "inf"),
+            ("LOCUST_LOAD_PROFILE", "nope"),
+            ("LOCUST_PEAK_USERS", "-1"),
+            ("LOCUST_SAMPLE_INTERVAL", "0"),
+            ("LOCUST_DURATION", "0s"),
+            ("LOCUST_MAX_TOKENS", "-3"),
+        )
+    ],
+    Case("LOCUST_RUN_ID=..", (), env={"LOCUST_RUN_ID": ".."}, run_dir=False),
+    Case("LOCUST_HOST=ftp", (), env={"LOCUST_HOST": "ftp://127.0.0.1"}, host=False),
+    # --- a config file (locust.conf), read like Locust's own -------------------------------------------
+    *[
+        Case(f"conf {line}", ("--config", "k.conf"), files={"k.conf": f"{line}\n".encode()})
+        for line in (
+            "memory-budget = banana",
+            "request-timeout = nan",
+            "peak-users = 0",
+            "load-profile = nope",
+            "duration = 0s",
+            "arrival-rate = -2",
+            "start-timeout = inf",
+        )
+    ],
+    Case("conf run-id", ("--config", "k.conf"), files={"k.conf": b"run-id = ../x\n"}, run_dir=False),
+]
+
+
+class CountingGateway(http.server.ThreadingHTTPServer):
+    """A real HTTP server on 127.0.0.1 that answers 200 and keeps the path of every request but the health
+    check; each case's --host has its own path prefix, so a request names its case."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.requests: list[str] = []
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def _answer(self) -> None:
+        if not (self.command == "GET" and self.path.endswith(HEALTH)):
+            self.server.requests.append(self.path)  # type: ignore[attr-defined]
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    do_GET = do_POST = do_DELETE = _answer
+
+    def log_message(self, *_args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """Run every case in one batch; per case: its result and its directory."""
+    gateway = CountingGateway()
+    threading.Thread(target=gateway.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{gateway.server_address[1]}"
+    root = tmp_path_factory.mktemp("corpus")
+    batch = []
+    for i, case in enumerate(CASES):
+        cwd = root / f"case-{i}"
+        for name, content in case.files.items():
+            (cwd / name).parent.mkdir(parents=True, exist_ok=True)
+            (cwd / name).write_bytes(content)
+        cwd.mkdir(exist_ok=True)
+        argv = ["-f", str(REPO / "locustfile.py"), "--headless", *case.argv]
+        argv += ["--host", f"{url}/case-{i}"] if case.host else []
+        argv += ["--run-dir", str(cwd / "run")] if case.run_dir else []
+        batch.append({"argv": argv, "env": case.env, "cwd": str(cwd), "out": str(root / f"out-{i}")})
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tests" / "forked_locust.py")],
+        input=json.dumps(batch),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    gateway.shutdown()
+    return {
+        case.name: (result, root / f"case-{i}", [r for r in gateway.requests if r.startswith(f"/case-{i}/")])
+        for i, (case, result) in enumerate(zip(CASES, json.loads(done.stdout), strict=True))
+    }
+
+
+def test_the_corpus_has_at_least_150_cases():
+    assert len(CASES) >= 150 and len({c.name for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_bad_input_exits_2_with_one_line_and_leaves_nothing(results, case):
+    result, cwd, requests = results[case.name]
+    lines = [ln for ln in result["stderr"].splitlines() if ln.strip() and not BANNER.match(ln)]
+    assert result["code"] == exit_codes.BAD_INPUT, result["stderr"][-1500:]
+    assert len(lines) == 1 and "Traceback" not in result["stderr"], result["stderr"][-1500:]
+    left = {str(p.relative_to(cwd)) for p in cwd.rglob("*") if p.is_file() or not any(p.iterdir())}
+    assert left == set(case.files), left  # no run directory; the user's files are all that is there
+    assert all((cwd / name).read_bytes() == content for name, content in case.files.items())
+    assert not requests, requests

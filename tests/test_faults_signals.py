@@ -1,0 +1,167 @@
+"""Fault suite: the kit interrupted by SIGINT, SIGTERM, SIGHUP (once and twice) and SIGKILL, in real
+`locust -f locustfile.py --headless` runs against the simulator. Each run ends with its exit code, a
+stop reason naming the signal, whole rows equal to what the gateway saw, and no process left behind.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import pandas as pd
+import pytest
+
+from contract import exit_codes, schema
+from tests.fault_runs import (
+    KitProcess,
+    assert_nothing_left,
+    assert_whole_rows,
+    gateway_sessions,
+    gateway_tasks,
+)
+from tests.locust_runs import wait_for
+
+pytestmark = pytest.mark.faults
+STOP_TIMEOUT_S = 30  # locust.conf's stop-timeout, which these runs inherit
+
+
+def task_run(tmp_path, gateway, run_id: str) -> KitProcess:
+    """Three task agents on an external simulator the test owns, for 60 s unless stopped."""
+    return KitProcess.start(
+        tmp_path / "run",
+        "TaskAgent",
+        "--load-profile",
+        "manual",
+        "-u",
+        "3",
+        "-r",
+        "10",
+        "-t",
+        "60s",
+        "--host",
+        gateway.url,
+        "--target-pid",
+        str(gateway.pid),
+        "--run-id",
+        run_id,
+        "--poll-interval",
+        "0.2",
+        "--sample-interval",
+        "0.5",
+    )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_stops_the_run_gracefully_with_its_code_and_a_full_record(simulator, tmp_path, sig):
+    gateway = simulator("--task-seconds", "1.5", "--dispatch-interval", "0.1")
+    name = signal.Signals(sig).name
+    kit = task_run(tmp_path, gateway, f"sig-{name.lower()}")
+    try:
+        kit.wait_rows(schema.TASKS_CSV, 2)
+        kit.signal(sig)
+        code = kit.wait()
+    finally:
+        kit.kill()
+    assert code == exit_codes.INTERRUPTED[sig] == 128 + sig, kit.stderr[-2000:]
+    meta = kit.meta()
+    assert meta["end_ts"] - meta["interrupt"]["first_ts"] < STOP_TIMEOUT_S  # the load's end, not the report's
+    assert meta["stop_reason"] == f"interrupted by {name}" and meta["exit_code"] == code
+    assert meta["interrupt"]["signals"] == [name] and meta["interrupt"]["forced"] is False
+    rows = assert_whole_rows(kit.run_dir)
+    seen = gateway_tasks(gateway.url, f"sig-{name.lower()}")
+    assert rows[schema.TASKS_CSV] == len(seen) > 0  # in-flight tasks were let finish, each has its row
+    for name_ in ("locust_stats.csv", schema.REPORT_MD, schema.REPORT_HTML):
+        assert (kit.run_dir / name_).stat().st_size > 0, name_
+    assert f"interrupted by {name}" in (kit.run_dir / schema.REPORT_MD).read_text()
+    assert f": interrupted by {name}" in kit.stdout and "profile complete" not in kit.stdout
+    assert_nothing_left(meta)
+
+
+def test_a_second_signal_stops_at_once_and_records_unfinished_tasks(simulator, tmp_path):
+    gateway = simulator("--task-seconds", "40", "--dispatch-interval", "0.1")
+    kit = task_run(tmp_path, gateway, "sig-twice")
+    try:
+        wait_for(lambda: len(gateway_tasks(gateway.url, "sig-twice")) >= 3, 60, "three tasks submitted")
+        kit.signal(signal.SIGTERM)
+        wait_for(lambda: "again to stop at once" in kit.stderr, 20, "the first signal taken")
+        kit.signal(signal.SIGINT)
+        code = kit.wait()
+    finally:
+        kit.kill()
+    assert code == exit_codes.INTERRUPTED[signal.SIGTERM], kit.stderr[-2000:]
+    meta = kit.meta()
+    assert meta["end_ts"] - meta["interrupt"]["first_ts"] < 20  # not the 30 s stop-timeout, nor 40 s tasks
+    assert meta["interrupt"] == {**meta["interrupt"], "signals": ["SIGTERM", "SIGINT"], "forced": True}
+    assert meta["stop_reason"] == "interrupted by SIGTERM; SIGINT again: stopped at once"
+    tasks = pd.read_csv(kit.run_dir / schema.TASKS_CSV)
+    seen = gateway_tasks(gateway.url, "sig-twice")
+    assert sorted(tasks["task_id"]) == sorted(t["id"] for t in seen)
+    assert set(tasks["status"]) == {"unfinished"} and tasks["error"].notna().all()
+    assert {t["status"] for t in gateway_tasks(gateway.url, "sig-twice")} == {"archived"}  # cleaned up
+    assert "3 tasks unfinished when the run stopped" in kit.stdout
+    assert_whole_rows(kit.run_dir)
+    assert_nothing_left(meta)
+
+
+def test_sigkill_of_the_kit_leaves_whole_rows_and_no_process(tmp_path):
+    kit = KitProcess.start(
+        tmp_path / "run",
+        "ChatAgent",
+        "--load-profile",
+        "smoke",
+        "--peak-users",
+        "4",
+        "--duration",
+        "60s",
+        "--sample-interval",
+        "0.2",
+        "--sim-args",
+        "--ttft-ms 50",
+    )
+    try:
+        kit.wait_rows(schema.REQUESTS_CSV, 5)
+        kit.signal(signal.SIGKILL)
+        code = kit.wait()
+    finally:
+        kit.kill()
+    assert code == -signal.SIGKILL
+    meta = kit.meta()
+    assert "exit_code" not in meta and "stop_reason" not in meta  # nothing claims an ending it did not see
+    rows = assert_whole_rows(kit.run_dir)
+    assert rows[schema.REQUESTS_CSV] >= 5 and rows[schema.SAMPLES_CSV] > 0
+    assert_nothing_left(meta)
+
+
+def test_capacity_interrupted_mid_ramp_closes_every_session_it_created(simulator, tmp_path):
+    gateway = simulator("--agent-mib", "2", "--first-agent-mib", "0", "--agent-startup-ms", "150")
+    kit = KitProcess.start(
+        tmp_path / "run",
+        "--load-profile",
+        "capacity",
+        "--host",
+        gateway.url,
+        "--target-pid",
+        str(gateway.pid),
+        "--run-id",
+        "cap-sigint",
+        "--memory-budget",
+        "8GiB",
+    )
+    try:
+        kit.wait_rows(schema.CAPACITY_CSV, 6)
+        kit.signal(signal.SIGINT)
+        code = kit.wait()
+    finally:
+        kit.kill()
+    assert code == exit_codes.INTERRUPTED[signal.SIGINT], kit.stderr[-2000:]
+    meta = kit.meta()
+    assert meta["stop_reason"] == "interrupted by SIGINT"
+    sessions = gateway_sessions(gateway.url, "cap-sigint")
+    assert len(sessions) >= 5 and {s["status"] for s in sessions} == {"closed"}
+    agents = pd.read_csv(kit.run_dir / schema.AGENTS_CSV)
+    created = agents[agents.event == "created"]
+    assert sorted(created.session_id) == sorted(s["id"] for s in sessions)
+    assert sorted(agents[agents.event == "closed"].session_id) == sorted(created.session_id)
+    capacity = pd.read_csv(kit.run_dir / schema.CAPACITY_CSV)
+    assert capacity.iloc[-1]["event"] == "stop" and capacity.iloc[-1]["detail"] == schema.STOP_INTERRUPTED
+    assert "stop: interrupted" in kit.stdout
+    assert_nothing_left(meta)

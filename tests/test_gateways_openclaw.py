@@ -1,0 +1,134 @@
+"""The real OpenClaw gateway (npm openclaw 2026.9.6 on Node 24, offline) with the simulator's mock LLM as
+its model provider, driven by `locust -f locustfile.py --headless --gateway openclaw` as a user runs it.
+
+Truth: the simulator's --ttft-ms (a lower bound on TTFT through the gateway) and --output-tokens; the
+gateway's own session list (sessions.list over its RPC) for what the run created and deleted; psutil's
+reading of the gateway's process tree for memory. Skipped unless OpenClaw is installed (see
+tests/gateways/openclaw_gateway.py).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from agents.openclaw import delete_sessions
+from agents.openclaw_rpc import OpenClawRpc
+from contract import schema
+from simgateway import launch
+from tests.gateways.harness import rows
+from tests.gateways.openclaw_gateway import NEEDS_OPENCLAW, TOKEN, TOKEN_ENV, running_openclaw
+from tests.locust_runs import run_locust
+
+pytestmark = [*NEEDS_OPENCLAW, pytest.mark.timeout(900)]  # turns take 1-30 s here; start-up ~30 s
+TTFT_MS = 200
+OUTPUT_TOKENS = 8
+
+
+@pytest.fixture(scope="module")
+def openclaw(tmp_path_factory):
+    """One gateway for the module (start-up and the first turn cost ~30 s); fresh state, own simulator."""
+    knobs = ["--ttft-ms", str(TTFT_MS), "--itl-ms", "5", "--output-tokens", str(OUTPUT_TOKENS)]
+    with (
+        launch.running(knobs, timeout=60) as model,
+        running_openclaw(tmp_path_factory.mktemp("openclaw"), model.url) as gw,
+    ):
+        yield gw
+
+
+def kit_run(openclaw, run_dir: Path, run_id: str, *args: str):
+    common = ["--gateway", "openclaw", "--host", openclaw.url, "--api-key-env", TOKEN_ENV]
+    common += ["--target-pid", str(openclaw.pid), "--run-id", run_id, "--csv", str(run_dir / "locust")]
+    # sessions.delete takes ~10-20 s on this busy machine: room for every agent's cleanup at stop
+    common += ["--stop-timeout", "120"]
+    return run_locust(run_dir, *common, *args, timeout=400)
+
+
+def locust_counts(run_dir: Path) -> Counter:
+    with (run_dir / "locust_stats.csv").open(newline="") as handle:
+        return Counter({r["Name"]: int(r["Request Count"]) for r in csv.DictReader(handle) if r["Type"]})
+
+
+def tree_rss_bytes(pid: int) -> int:
+    root = psutil.Process(pid)
+    return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+
+
+def sessions_of(openclaw, run_id: str) -> list[str]:
+    rpc = OpenClawRpc(openclaw.url, TOKEN)
+    try:
+        listed = rpc.call("sessions.list", {"search": run_id, "limit": 200}).get("sessions") or []
+    finally:
+        rpc.forget_device()
+    return [row["key"] for row in listed]
+
+
+def chat_turn(url: str, session_key: str) -> None:
+    body = {"model": "openclaw", "messages": [{"role": "user", "content": "hi"}]}
+    headers = {"Authorization": f"Bearer {TOKEN}", "x-openclaw-session-key": session_key}
+    httpx.post(f"{url}/v1/chat/completions", json=body, headers=headers, timeout=300).raise_for_status()
+
+
+def assert_rows_equal_locust_counts(run_dir: Path) -> list[dict]:
+    requests = rows(run_dir, schema.REQUESTS_CSV)
+    counts = locust_counts(run_dir)
+    assert Counter(r["operation"] for r in requests) == counts, (counts, len(requests))
+    return requests
+
+
+def assert_memory_from_the_tree(run_dir: Path, pid: int) -> None:
+    samples = [r for r in rows(run_dir, schema.SAMPLES_CSV) if r["target_rss_bytes"]]
+    assert len(samples) >= 5, samples
+    last = samples[-1]
+    now = tree_rss_bytes(pid)
+    # the gateway is idle after the run: the last sample and a reading now agree within 15 %
+    assert abs(int(last["target_rss_bytes"]) - now) <= 0.15 * now, (last, now)
+    assert int(last["target_procs"]) >= 2 and now > 200 * schema.MIB, last  # gateway + its workers
+
+
+def test_chat_and_responses_run_against_real_openclaw(openclaw, tmp_path):
+    run_dir, run_id = tmp_path / "run", "ocl-chat-run"
+    result = kit_run(openclaw, run_dir, run_id, "-u", "2", "-r", "2", "-t", "40s")
+    assert result.returncode == 0, result.stderr[-3000:]
+    requests = assert_rows_equal_locust_counts(run_dir)
+    turns = [r for r in requests if r["operation"] in ("chat.stream", "responses.stream")]
+    assert turns and all(r["ok"] == "1" for r in turns), turns
+    assert all(float(r["ttft_ms"]) >= TTFT_MS for r in turns), turns
+    assert all(r["tokens_out"] == str(OUTPUT_TOKENS) for r in turns), turns
+    assert all(r["session_id"].startswith(f"{run_id}-") for r in turns), turns
+    closes = [r for r in requests if r["operation"] == "session.close"]
+    assert len(closes) == 2 and all(r["ok"] == "1" for r in closes), closes
+    events = Counter(r["event"] for r in rows(run_dir, schema.AGENTS_CSV))
+    assert events == {"created": 2, "closed": 2}, events
+    assert sessions_of(openclaw, run_id) == []  # cleanup deleted what the run opened
+    assert_memory_from_the_tree(run_dir, openclaw.pid)
+
+
+def test_session_churn_run_opens_and_deletes_sessions_in_cycles(openclaw, tmp_path):
+    """Agents started and stopped in two cycles (the stages profile): each opens its own session with
+    its first turn and deletes it when stopped, so every cycle's sessions are new and gone after."""
+    run_dir, run_id = tmp_path / "run", "ocl-churn-run"
+    stages = "1s:2,30s:2,1s:0,20s:0,1s:2,30s:2,1s:0"
+    result = kit_run(openclaw, run_dir, run_id, "OpenClawChatAgent", "--stages", stages)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert_rows_equal_locust_counts(run_dir)
+    agents = rows(run_dir, schema.AGENTS_CSV)
+    created = {r["session_id"] for r in agents if r["event"] == "created"}
+    closed = {r["session_id"] for r in agents if r["event"] == "closed" and not r["error"]}
+    assert len(created) == 4 and created == closed, agents
+    assert sessions_of(openclaw, run_id) == []
+    assert_memory_from_the_tree(run_dir, openclaw.pid)
+
+
+def test_cleanup_deletes_only_the_exact_key(openclaw):
+    """A session whose key merely starts with ours (agent 1 vs agent 10) is never touched."""
+    for key in ("ocl-exact-1", "ocl-exact-10"):
+        chat_turn(openclaw.url, key)
+    assert delete_sessions(openclaw.url, TOKEN, "ocl-exact-1") == ["agent:main:ocl-exact-1"]
+    assert delete_sessions(openclaw.url, TOKEN, "ocl-exact-1") == []
+    assert sessions_of(openclaw, "ocl-exact-") == ["agent:main:ocl-exact-10"]

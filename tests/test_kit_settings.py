@@ -1,0 +1,245 @@
+"""Settings parsed once: Locust's real parser (command line, LOCUST_*, a config file, the web form's
+strings) into typed, frozen settings; one error base with exit codes; preset flags; one profile protocol.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from locust.argument_parser import get_empty_argument_parser, setup_parser_arguments
+from locust.env import Environment
+
+from agents import presets
+from agents.base import KitAgent
+from agents.pacing import OpenModelPacing, RoundsPacing, pacing_for
+from agents.settings import DEFAULTS, AgentSettings, agent_settings_of, set_agent_settings
+from analysis.prices import PriceTableError
+from contract import exit_codes
+from contract.errors import InputError, KitError, TargetDiedError
+from kit import input_checks
+from kit import options as kit_options
+from kit.settings import read_settings, refresh
+from kit.startup import resolve_target
+from lifecycle.target import TargetError
+from sampler.options import UsageError
+from scenarios import registry
+from scenarios.errors import ProfileConfigError, ThresholdConfigError
+
+GIB = 1024**3
+
+
+@pytest.fixture
+def parse():
+    """Locust's own parser with the kit's options, as the locustfile registers them."""
+
+    def parse_args(*argv: str, config: str | None = None):
+        parser = get_empty_argument_parser(default_config_files=[config] if config else [])
+        setup_parser_arguments(parser)
+        kit_options.add_arguments(parser)
+        registry.add_arguments(parser)
+        return parser.parse_args(list(argv))
+
+    return parse_args
+
+
+def settings_of(options):
+    return read_settings(options, "run-1")
+
+
+def test_defaults_come_from_one_place(parse):
+    settings = settings_of(parse())
+    expected = dataclasses.replace(DEFAULTS, run_id="run-1", run_dir="runs/run-1", session_header="user")
+    assert settings.agent == expected  # the simulator preset names its session convention
+    assert settings.agent.capacity.memory_budget_bytes == GIB
+    assert settings.profile_name == "smoke" and settings.preset.name == "simulator"
+
+
+def test_settings_are_frozen(parse):
+    settings = settings_of(parse())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.agent.model = "other"  # type: ignore[misc]
+
+
+def test_command_line_values_arrive_typed(parse):
+    settings = settings_of(
+        parse("--memory-budget", "512MiB", "--max-agents", "7", "--target-pid", "11", "--target-pid", "12")
+    )
+    assert settings.agent.capacity.memory_budget_bytes == 512 * 1024**2
+    assert settings.agent.capacity.max_agents == 7 == settings.profile.max_agents
+    assert settings.agent.target_pid == (11, 12)
+
+
+def test_empty_web_form_values_give_the_documented_defaults(parse):
+    """The web form sends "" for a cleared field: the default, never a traceback later in a driver."""
+    options = parse("--load-profile", "capacity")
+    for name in ("memory_budget", "capacity_at_n", "churn_cycles", "churn_batch", "model", "prompt"):
+        setattr(options, name, "")
+    settings = settings_of(options)
+    assert settings.agent.capacity.memory_budget_bytes == GIB
+    assert settings.agent.churn == DEFAULTS.churn
+    assert settings.agent.model == DEFAULTS.model and settings.agent.prompt is None
+
+
+@pytest.mark.parametrize(
+    "name, value, flag",
+    [
+        ("memory_budget", "banana", "--memory-budget"),
+        ("memory_budget", "0", "--memory-budget"),
+        ("churn_cycles", "-3", "--churn-cycles"),
+        ("request_timeout", float("inf"), "--request-timeout"),
+        ("task_timeout", float("nan"), "--task-timeout"),
+        ("max_tokens", 0, "--max-tokens"),
+        ("langgraph_input", "[1, 2]", "--langgraph-input"),
+        ("langgraph_input", "{oops", "--langgraph-input"),
+    ],
+)
+def test_a_bad_web_form_value_is_one_input_error_naming_the_option(parse, name, value, flag):
+    options = parse("--load-profile", "capacity")
+    setattr(options, name, value)
+    with pytest.raises(InputError) as err:
+        settings_of(options)
+    assert str(err.value).startswith(flag) and "\n" not in str(err.value)
+
+
+def test_refresh_keeps_the_run_and_rereads_the_form(parse):
+    options = parse("--run-id", "keep-me")
+    settings = read_settings(options, "keep-me")
+    options.load_profile, options.memory_budget, options.prompt = "capacity", "2GiB", "hello"
+    again = refresh(settings, options)
+    assert again.run_id == "keep-me" and again.run_dir == settings.run_dir
+    assert again.profile_name == "capacity" and again.agent.prompt == "hello"
+    assert again.agent.capacity.memory_budget_bytes == 2 * GIB
+
+
+def test_locust_environment_variables_set_the_kit_options(parse, monkeypatch):
+    monkeypatch.setenv("LOCUST_MEMORY_BUDGET", "5MiB")
+    monkeypatch.setenv("LOCUST_REQUEST_TIMEOUT", "7.5")
+    monkeypatch.setenv("LOCUST_LOAD_PROFILE", "average")
+    settings = settings_of(parse())
+    assert settings.agent.capacity.memory_budget_bytes == 5 * 1024**2
+    assert settings.agent.request_timeout == 7.5 and settings.profile_name == "average"
+
+
+def test_the_command_line_beats_a_locust_variable(parse, monkeypatch):
+    monkeypatch.setenv("LOCUST_REQUEST_TIMEOUT", "7.5")
+    assert settings_of(parse("--request-timeout", "3")).agent.request_timeout == 3.0
+
+
+def test_a_config_file_sets_the_kit_options(parse, tmp_path):
+    conf = tmp_path / "locust.conf"
+    conf.write_text("memory-budget = 64MiB\nmodel = from-conf\nno-cleanup = true\n", encoding="utf-8")
+    settings = settings_of(parse(config=str(conf)))
+    assert settings.agent.capacity.memory_budget_bytes == 64 * 1024**2
+    assert settings.agent.model == "from-conf" and settings.agent.cleanup is False
+
+
+def test_preset_defaults_fill_only_unset_options(parse):
+    hermes = settings_of(parse("--gateway", "hermes"))
+    assert hermes.agent.model == "hermes-agent" and hermes.agent.api_key_env == "API_SERVER_KEY"
+    assert hermes.agent.session_header == "X-Hermes-Session-Id" and hermes.target.health_path == "/health"
+    given = settings_of(parse("--gateway", "hermes", "--model", "mine", "--health-path", "/up"))
+    assert given.agent.model == "mine" and given.target.health_path == "/up"
+
+
+def test_every_user_facing_error_is_a_kit_error_with_its_exit_code():
+    for cls in (
+        ProfileConfigError,
+        ThresholdConfigError,
+        PriceTableError,
+        presets.GatewayError,
+        UsageError,
+        TargetError,
+    ):
+        assert issubclass(cls, InputError) and cls.exit_code == exit_codes.BAD_INPUT
+    assert issubclass(TargetDiedError, KitError) and TargetDiedError.exit_code == exit_codes.TARGET_DIED
+
+
+def test_an_unknown_gateway_is_an_input_error(parse):
+    with pytest.raises(InputError, match="unknown gateway 'nope'"):
+        settings_of(parse("--gateway", "nope"))
+
+
+def test_presets_say_their_behaviour_by_flags():
+    assert presets.PRESETS["simulator"].embedded_simulator and presets.PRESETS["acp"].stdio_agents
+    others = [p for n, p in presets.PRESETS.items() if n not in ("simulator", "acp")]
+    assert not any(p.embedded_simulator or p.stdio_agents for p in others)
+
+
+def test_stdio_agents_need_their_command_and_no_url(parse):
+    with pytest.raises(InputError, match="--acp-command"):
+        resolve_target(settings_of(parse("--gateway", "acp")))
+    target = resolve_target(settings_of(parse("--gateway", "acp", "--acp-command", "agent --stdio")))
+    assert target.url == "" and target.pid is None
+
+
+def test_a_gateway_without_a_simulator_needs_a_host_or_a_command(parse):
+    with pytest.raises(InputError, match="--gateway litellm needs --host URL or --target-cmd"):
+        resolve_target(settings_of(parse("--gateway", "litellm")))
+
+
+@pytest.mark.parametrize(
+    "argv, pacing",
+    [
+        (["--load-profile", "smoke"], None),
+        (["--load-profile", "manual", "-u", "2"], None),
+        (["--load-profile", "capacity"], None),
+        (["--load-profile", "average", "--arrival-rate", "2"], OpenModelPacing),
+        (["--load-profile", "rounds", "--rounds", "2,3"], RoundsPacing),
+    ],
+)
+def test_every_profile_says_what_paces_it_through_one_protocol(parse, argv, pacing):
+    settings = settings_of(parse(*argv))
+    profile = registry.build_profile(settings.profile_name, settings.profile)
+    found = pacing_for(profile.paced_by(1000.0))
+    assert (found is None) if pacing is None else isinstance(found, pacing)
+
+
+def test_agents_read_the_settings_the_run_set():
+    class Probe(KitAgent):
+        pass
+
+    environment = Environment(user_classes=[Probe])
+    assert Probe(environment).settings == DEFAULTS  # a bare environment: the defaults
+    set_agent_settings(environment, AgentSettings(run_id="r-9", model="m"))
+    agent = Probe(environment)
+    assert agent.run_id == "r-9" and agent.settings.model == "m"
+    assert agent_settings_of(Environment()) == DEFAULTS
+
+
+@pytest.mark.parametrize("given, path", [("health", "/health"), ("//ok", "/ok"), ("", ""), (" /up ", "/up")])
+def test_the_health_path_is_normalised(parse, given, path):
+    assert settings_of(parse("--health-path", given)).target.health_path == path
+
+
+def test_no_host_check_skips_reaching_the_host(parse):
+    closed = "http://127.0.0.1:9"
+    assert resolve_target(settings_of(parse("--host", closed, "--no-host-check"))).url == closed
+    with pytest.raises(InputError, match="nothing answers"):
+        resolve_target(settings_of(parse("--host", closed)))
+
+
+def test_a_non_empty_run_dir_is_used_only_when_asked(tmp_path):
+    (tmp_path / "old.csv").write_text("a\n1\n")
+    with pytest.raises(InputError, match="not empty"):
+        input_checks.run_dir(tmp_path, reuse=False)
+    assert input_checks.run_dir(tmp_path, reuse=True) == tmp_path
+    assert input_checks.run_dir(tmp_path / "new", reuse=False) == tmp_path / "new"
+
+
+@pytest.mark.parametrize(
+    "argv, ignored",
+    [
+        (["--load-profile", "average", "-u", "5", "-t", "10s"], ["-u", "-t"]),
+        (
+            ["--load-profile", "manual", "-u", "5", "--peak-users", "3", "--rounds", "2"],
+            ["--peak-users", "--rounds"],
+        ),
+        (["--load-profile", "smoke", "--peak-users", "3", "--duration", "5s"], []),
+        (["--load-profile", "average", "--arrival-rate", "2", "--max-agents", "4"], []),
+        (["--load-profile", "average", "--max-agents", "4"], ["--max-agents"]),
+    ],
+)
+def test_options_the_profile_ignores_are_named(parse, argv, ignored):
+    settings = settings_of(parse(*argv))
+    assert registry.ignored_options(settings.profile_name, settings.profile) == ignored
