@@ -21,6 +21,7 @@ from locust.env import Environment
 from locust.runners import MasterRunner, WorkerRunner
 
 from agents import presets
+from agents.base import warm_up_http
 from agents.pacing import (
     SHARE_MESSAGE,
     FleetArrivals,
@@ -385,6 +386,7 @@ def setup(environment: Environment) -> KitRun | None:
     except KitError as exc:
         fail(exc)
     set_agent_settings(environment, settings.agent)
+    warm_up_http()
     add_secret(os.environ.get(settings.agent.api_key_env or ""))  # masked in every row, line and report
     if isinstance(environment.runner, (MasterRunner, WorkerRunner)):
         try:  # --processes workers share the master's options: they refuse too
