@@ -68,6 +68,7 @@ logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per reques
 WATCH_EVERY_S = 0.5
 JUDGE_EVERY_S = 1.0
 LOCUST_HISTORY_KEEP = 3600  # entries, one a second
+WORKER_REPORT_S = 3.5  # workers report every 3 s (Locust's WORKER_REPORT_INTERVAL), plus a margin
 WORKER_SPAWN_LEAD_S = 5.0  # distributed open model: workers spawn the agent pool before arrivals start
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -181,6 +182,7 @@ class KitRun:
                 return None
         tick = self.profile.tick(max(0.0, elapsed_s - self.lead_s))
         if tick is None:
+            self.drain_workers()
             return None
         now = time.time()
         self.note_phase(tick.phase, now)
@@ -230,6 +232,15 @@ class KitRun:
         }
         self.save()
         gevent.spawn(self.judge_forever)
+
+    def drain_workers(self) -> None:
+        """On a master at the profile's end: stop the workers' agents first (their stop-timeout) and wait
+        for the report that follows, which carries their last rows and arrival counts; a headless
+        master would otherwise quit before it arrives (Locust sends `quit` without a `stop`)."""
+        runner = self.environment.runner
+        if isinstance(runner, MasterRunner) and runner.clients.all:
+            runner.stop()
+            gevent.sleep(WORKER_REPORT_S)
 
     def share_arrivals(self, now: float) -> FleetArrivals:
         """On a master: each worker paces its share of the arrivals and reports them, from

@@ -47,8 +47,10 @@ class ProcessWatch:
         if stat is None or stat.zombie:
             return None
         now = self._clock()
-        pct = None if self._prev is None else cpu_percent(self._prev[1], stat.cpu_total_s, self._prev[0], now)
-        self._prev = (now, stat.cpu_total_s)
+        # its own CPU only: a master started with --processes reaps its workers at the end, and their
+        # whole CPU time would land in one reading as a spike of several cores
+        pct = None if self._prev is None else cpu_percent(self._prev[1], stat.cpu_self_s, self._prev[0], now)
+        self._prev = (now, stat.cpu_self_s)
         return stat.rss_bytes, pct
 
 
