@@ -4,6 +4,9 @@ load-generator process from the workers' own CPU reports; serial drivers are ref
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -11,7 +14,11 @@ import pytest
 from contract.exit_codes import BAD_INPUT, OK
 from kit.judge import SATURATED_CPU_PCT, saturation_p90s
 from lifecycle.target import free_port
-from tests.locust_runs import run_locust
+from tests.locust_runs import LOCUST, REPO, locust_command, run_locust
+from tests.netns import lan
+from tests.test_sampler_support import Children
+
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 
 def processes(n: int) -> tuple[str, ...]:
@@ -102,3 +109,48 @@ def test_rounds_are_refused_on_a_master_in_one_line(tmp_path):
     assert done.returncode == BAD_INPUT
     errors = [line for line in done.stderr.splitlines() if line.startswith("loadkit: error:")]
     assert len(errors) == 1 and "in one process" in errors[0]
+
+
+@pytest.fixture
+def three_hosts():
+    with lan("gw", "lg", "wk") as named:
+        yield named
+
+
+@pytest.fixture
+def procs(three_hosts):
+    """Processes of the test, stopped before the namespaces go (fixture order: procs first)."""
+    kids = Children()
+    yield kids
+    kids.stop_all()
+
+
+def test_master_and_two_workers_in_other_namespaces_keep_the_open_model(three_hosts, procs, tmp_path):
+    """Gateway in one namespace, master in another, two workers in a third: arrivals within 5 %, none
+    dropped, and the master's request rows equal Locust's totals."""
+    gw, lg, wk = three_hosts["gw"], three_hosts["lg"], three_hosts["wk"]
+    sim = [sys.executable, "-m", "simgateway", "--port", "18080", "--bind", gw.address, "--ttft-ms", "20"]
+    gateway = procs.start(gw.command(sim), env=ENV, stdout=subprocess.PIPE, text=True)
+    assert "listening" in gateway.stdout.readline()
+    run_dir = tmp_path / "run"
+    master = locust_command(run_dir, "ChatAgent", "--host", f"http://{gw.address}:18080", "--master")
+    master += ["--master-bind-host", lg.address, "--expect-workers", "2", "--load-profile", "smoke"]
+    master += ["--peak-users", "4", "--duration", "12s", "--arrival-rate", "10", "--max-agents", "8"]
+    log = open(tmp_path / "master.log", "w")  # noqa: SIM115 (closed with the process)
+    kit = procs.start(lg.command(master), cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
+    worker = [*LOCUST[:-1], "--worker", "--master-host", lg.address]  # LOCUST ends with --headless
+    for _ in range(2):
+        procs.start(
+            wk.command(worker), cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+    assert kit.wait(300) == OK, (tmp_path / "master.log").read_text()[-2000:]
+    meta = json.loads((run_dir / "run.json").read_text())
+    arrivals = meta["open_model"]
+    assert arrivals["issued_arrivals"] == pytest.approx(
+        meta["profile"]["params"]["expected_arrivals"], rel=0.05
+    )
+    assert arrivals["dropped_arrivals"] == 0
+    rows = pd.read_csv(run_dir / "requests.csv")
+    stats = pd.read_csv(run_dir / "locust_stats.csv")
+    assert len(rows) == int(stats.loc[stats["Name"] == "Aggregated", "Request Count"].iloc[0])
+    assert len([p for p in meta["validity"]["processes"] if p.startswith("worker ")]) == 2
