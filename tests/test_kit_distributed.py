@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
 import pandas as pd
 import pytest
 
-from contract.exit_codes import BAD_INPUT, OK
+from contract.exit_codes import BAD_INPUT, OK, REQUEST_ERRORS
 from kit.judge import SATURATED_CPU_PCT, saturation_p90s
 from lifecycle.target import free_port
 from tests.locust_runs import LOCUST, REPO, locust_command, run_locust
 from tests.netns import lan
-from tests.test_sampler_support import Children
+from tests.test_sampler_support import Children, read_rows, wait_for
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
@@ -118,29 +119,37 @@ def three_hosts():
 
 
 @pytest.fixture
-def procs(three_hosts):
+def procs():
+    """Processes of a test that needs no namespaces, all stopped at teardown."""
+    kids = Children()
+    yield kids
+    kids.stop_all()
+
+
+@pytest.fixture
+def ns_procs(three_hosts):
     """Processes of the test, stopped before the namespaces go (fixture order: procs first)."""
     kids = Children()
     yield kids
     kids.stop_all()
 
 
-def test_master_and_two_workers_in_other_namespaces_keep_the_open_model(three_hosts, procs, tmp_path):
+def test_master_and_two_workers_in_other_namespaces_keep_the_open_model(three_hosts, ns_procs, tmp_path):
     """Gateway in one namespace, master in another, two workers in a third: arrivals within 5 %, none
     dropped, and the master's request rows equal Locust's totals."""
     gw, lg, wk = three_hosts["gw"], three_hosts["lg"], three_hosts["wk"]
     sim = [sys.executable, "-m", "simgateway", "--port", "18080", "--bind", gw.address, "--ttft-ms", "20"]
-    gateway = procs.start(gw.command(sim), env=ENV, stdout=subprocess.PIPE, text=True)
+    gateway = ns_procs.start(gw.command(sim), env=ENV, stdout=subprocess.PIPE, text=True)
     assert "listening" in gateway.stdout.readline()
     run_dir = tmp_path / "run"
     master = locust_command(run_dir, "ChatAgent", "--host", f"http://{gw.address}:18080", "--master")
     master += ["--master-bind-host", lg.address, "--expect-workers", "2", "--load-profile", "smoke"]
     master += ["--peak-users", "4", "--duration", "12s", "--arrival-rate", "10", "--max-agents", "8"]
     log = open(tmp_path / "master.log", "w")  # noqa: SIM115 (closed with the process)
-    kit = procs.start(lg.command(master), cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
+    kit = ns_procs.start(lg.command(master), cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
     worker = [*LOCUST[:-1], "--worker", "--master-host", lg.address]  # LOCUST ends with --headless
     for _ in range(2):
-        procs.start(
+        ns_procs.start(
             wk.command(worker), cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
     assert kit.wait(300) == OK, (tmp_path / "master.log").read_text()[-2000:]
@@ -154,3 +163,37 @@ def test_master_and_two_workers_in_other_namespaces_keep_the_open_model(three_ho
     stats = pd.read_csv(run_dir / "locust_stats.csv")
     assert len(rows) == int(stats.loc[stats["Name"] == "Aggregated", "Request Count"].iloc[0])
     assert len([p for p in meta["validity"]["processes"] if p.startswith("worker ")]) == 2
+
+
+def test_killing_one_worker_keeps_the_rows_it_reported(procs, tmp_path):
+    """A worker SIGKILLed mid-run: the rows it had reported stay in requests.csv; the run completes."""
+    run_dir, port = tmp_path / "run", str(free_port())
+    master = locust_command(
+        run_dir, "ChatAgent", "--master", "--master-bind-port", port, "--expect-workers", "2"
+    )
+    master += [
+        "--load-profile",
+        "smoke",
+        "--peak-users",
+        "4",
+        "--duration",
+        "20s",
+        "--sim-args",
+        "--ttft-ms 20",
+    ]
+    log = open(tmp_path / "master.log", "w")  # noqa: SIM115 (closed with the process)
+    kit = procs.start(master, cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
+    worker = [*LOCUST[:-1], "--worker", "--master-port", port]
+    workers = [procs.start(worker, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL) for _ in range(2)]
+    requests = run_dir / "requests.csv"
+
+    def rows_of(pid: int) -> int:
+        return sum(1 for r in read_rows(requests) if r["agent_id"].startswith(f"{pid}-"))
+
+    victim = workers[0].pid
+    wait_for(lambda: rows_of(victim) >= 5, 120, "rows from the worker to be killed")
+    os.kill(victim, signal.SIGKILL)
+    kept = rows_of(victim)
+    assert kit.wait(300) in (OK, REQUEST_ERRORS), (tmp_path / "master.log").read_text()[-2000:]
+    assert rows_of(victim) >= kept and rows_of(workers[1].pid) > 0
+    assert json.loads((run_dir / "run.json").read_text())["stop_reason"]
