@@ -16,6 +16,7 @@ from agents.capacity import CapacityAgent, ChurnAgent  # noqa: F401 - run by --l
 from agents.hermes_runs import HermesRunsAgent  # noqa: F401
 from agents.langgraph import LangGraphAgent  # noqa: F401
 from agents.openai_chat import ChatAgent  # noqa: F401
+from agents.openclaw import OpenClawChatAgent, OpenClawResponsesAgent  # noqa: F401
 from agents.responses import ResponsesAgent  # noqa: F401
 from agents.sessions import SessionAgent  # noqa: F401
 from agents.spec import SpecAgent  # noqa: F401
@@ -67,5 +68,5 @@ class KitShape(LoadTestShape):
     use_common_options = True  # the manual profile reads -u/-r/-t itself
 
     def tick(self):
-        run = runtime.run_of(self.runner.environment)
+        run = runtime.run_for_tick(self.runner.environment)  # a new start in the web UI: a new run
         return run.shape_tick(self.get_run_time()) if run else None

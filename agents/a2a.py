@@ -1,5 +1,6 @@
 """A2A agent (JSON-RPC binding): protocol 1.0 (SendMessage, SendStreamingMessage, GetTask, CancelTask with
-the `A2A-Version: 1.0` header), falling back to 0.3 (message/send, tasks/get) when the server refuses 1.0.
+the `A2A-Version: 1.0` header), falling back to 0.3 (message/send, message/stream, tasks/get) when the server
+refuses 1.0: the refused call is sent again as a 0.3-shaped message under the 0.3 method name.
 
 Completion comes from the task state the server reports, never from the HTTP status. It cancels only the
 tasks it created (each message carries the run id in its metadata).
@@ -10,9 +11,10 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from locust import between, task
+from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT
@@ -61,9 +63,10 @@ class A2AAgent(KitAgent):
     def on_stop(self) -> None:
         if self.settings.cleanup:
             for task_id in sorted(self.open_tasks):
-                self.rpc("a2a.cancel", "cancel", {"id": task_id}, task_id=task_id)
+                self.rpc("a2a.cancel", "cancel", lambda task_id=task_id: {"id": task_id}, task_id=task_id)
         super().on_stop()
 
+    @tag("a2a", "tasks")
     @task
     @paced
     def send_and_wait(self) -> None:
@@ -79,7 +82,7 @@ class A2AAgent(KitAgent):
             self.record(row)
 
     def poll_after_send(self, row: TaskRecord) -> None:
-        result = self.rpc("a2a.send", "send", self.send_params(blocking=False))
+        result = self.rpc("a2a.send", "send", lambda: self.send_params(blocking=False))
         found = task_of(result)
         if found is None:
             return
@@ -90,20 +93,26 @@ class A2AAgent(KitAgent):
             self.poll_task(row, self.poll_once)
 
     def poll_once(self, row: TaskRecord) -> None:
-        found = task_of(self.rpc("a2a.get", "get", {"id": row.task_id}, task_id=row.task_id))
+        found = task_of(self.rpc("a2a.get", "get", lambda: {"id": row.task_id}, task_id=row.task_id))
         if found is not None:
             apply_task(row, found)
 
     def stream_task(self, row: TaskRecord) -> None:
-        """SendStreamingMessage: TTFT at the first artifact, completion at the terminal status event."""
+        """SendStreamingMessage: TTFT at the first artifact, completion at the terminal status event.
+        A refusal of 1.0 (a JSON error instead of an event stream, or as the first event) is reported as
+        its own failed row, and the stream is opened again as 0.3's message/stream."""
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation="a2a.stream")
         started = time.perf_counter()
         try:
             body = self.envelope("stream", self.send_params(blocking=True))
-            with self.http.stream("POST", self.rpc_path, json=body, headers=self.headers()) as response:
+            with self.client.stream("POST", self.rpc_path, json=body, headers=self.headers()) as response:
                 if response.status_code >= 400:
                     response.read()
                     http_record(record, response)
+                elif not is_event_stream(response):
+                    record.status_code = response.status_code
+                    response.read()
+                    rpc_reply(record, response.json())
                 else:
                     record.status_code = response.status_code
                     self.read_events(response, record, row, StreamTiming(started, []))
@@ -112,12 +121,13 @@ class A2AAgent(KitAgent):
         record.latency_ms = (time.perf_counter() - started) * 1000.0
         record.task_id = row.task_id or None
         self.report(record)
+        if not row.task_id and self.fall_back(record):
+            self.stream_task(row)
 
     def read_events(self, response, record: RequestRecord, row: TaskRecord, timing: StreamTiming) -> None:
         for event in iter_sse(response.iter_lines()):
             reply = json.loads(event.data)
-            if reply.get("error"):
-                record.ok, record.error_kind, record.error = False, "rpc", one_line(reply["error"])
+            if rpc_reply(record, reply):
                 return
             kind, payload = stream_item(reply.get("result") or {})
             if kind == "task":
@@ -134,21 +144,30 @@ class A2AAgent(KitAgent):
                 "stream ended before a final state",
             )
 
-    def rpc(self, operation: str, verb: str, params: dict, task_id: str | None = None) -> dict | None:
-        """One JSON-RPC call; on the first refusal of 1.0 it switches this agent to 0.3 and retries once."""
+    def rpc(
+        self, operation: str, verb: str, params: Callable[[], dict], task_id: str | None = None
+    ) -> dict | None:
+        """One JSON-RPC call; on the first refusal of 1.0 it switches this agent to 0.3 and sends the call
+        again, its params rebuilt in 0.3's shape (hence a callable, not a dict)."""
         body, record = self.json_call(
             operation,
             "POST",
             self.rpc_path,
             ids={"task_id": task_id},
             check=rpc_problem,
-            json=self.envelope(verb, params),
+            json=self.envelope(verb, params()),
             headers=self.headers(),
         )
-        if body is None and self.version == "1.0" and rpc_code(record.error) in FALLBACK_CODES:
-            self.version = "0.3"
+        if body is None and self.fall_back(record):
             return self.rpc(operation, verb, params, task_id)
         return None if body is None else body.get("result")
+
+    def fall_back(self, record: RequestRecord) -> bool:
+        """Switch to 0.3 when a 1.0 call was refused as an unsupported version or unknown method."""
+        if self.version == "1.0" and rpc_code(record.error) in FALLBACK_CODES:
+            self.version = "0.3"
+            return True
+        return False
 
     def envelope(self, verb: str, params: dict) -> dict:
         return {
@@ -190,6 +209,18 @@ def card_interface(card: dict, default_path: str) -> tuple[str, str]:
     return "1.0", default_path
 
 
+def is_event_stream(response) -> bool:
+    return response.headers.get("content-type", "").startswith("text/event-stream")
+
+
+def rpc_reply(record: RequestRecord, reply: dict) -> bool:
+    """Fail the row on a JSON-RPC error reply (True when it was one)."""
+    problem = rpc_problem(reply)
+    if problem is not None:
+        record.ok, record.error_kind, record.error = False, problem[0], one_line(problem[1])
+    return problem is not None
+
+
 def rpc_problem(body: dict) -> tuple[str, str] | None:
     error = body.get("error")
     if error is None:
@@ -221,7 +252,7 @@ def stream_item(result: dict) -> tuple[str, dict]:
     if "message" in result:
         return "message", result["message"]
     tags = {"task": "task", "status-update": "status", "artifact-update": "artifact", "message": "message"}
-    return tags.get(result.get("kind"), "unknown"), result
+    return tags.get(str(result.get("kind")), "unknown"), result
 
 
 def apply_task(row: TaskRecord, payload: dict) -> None:

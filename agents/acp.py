@@ -13,9 +13,10 @@ import os
 import shlex
 import subprocess
 import time
+from typing import IO
 
 import gevent
-from locust import between, task
+from locust import between, tag, task
 from locust.exception import StopUser
 
 from agents.base import KitAgent, one_line, paced
@@ -87,6 +88,7 @@ class AcpAgent(KitAgent):
     def pid(self) -> int | None:
         return self.process.pid if self.process is not None else None
 
+    @tag("acp")
     @task
     @paced
     def prompt(self) -> None:
@@ -119,9 +121,10 @@ class AcpAgent(KitAgent):
         request_id = next(self.next_id)
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         while True:
-            line = self.process.stdout.readline()
+            line = self.pipes()[1].readline()
             if not line:
-                raise AcpError(f"agent process closed its output (exit code {self.process.poll()})")
+                code = self.process.poll() if self.process else None
+                raise AcpError(f"agent process closed its output (exit code {code})")
             message = json.loads(line)
             if message.get("id") == request_id and "method" not in message:
                 if message.get("error"):
@@ -133,8 +136,16 @@ class AcpAgent(KitAgent):
                 self.send(refusal(message))
 
     def send(self, message: dict) -> None:
-        self.process.stdin.write((json.dumps(message) + "\n").encode())
-        self.process.stdin.flush()
+        stdin = self.pipes()[0]
+        stdin.write((json.dumps(message) + "\n").encode())
+        stdin.flush()
+
+    def pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        """The agent process's stdin and stdout; AcpError when it is not running."""
+        proc = self.process
+        if proc is None or proc.stdin is None or proc.stdout is None:
+            raise AcpError("the agent process is not running")
+        return proc.stdin, proc.stdout
 
 
 def is_content_chunk(message: dict) -> bool:

@@ -13,6 +13,7 @@ import os
 import ssl
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import httpx
 from gevent import GreenletExit
@@ -28,6 +29,7 @@ from contract.records import AgentRecord, RequestRecord, TaskRecord
 from contract.redact import redact
 
 _AGENT_IDS = itertools.count(1)
+A = TypeVar("A", bound="KitAgent")
 IDLE_POLL_S = 0.2
 TERMINAL_STATUSES = frozenset({"done", "failed", "cancelled"})
 
@@ -51,7 +53,7 @@ class KitAgent(User):
 
     def on_start(self) -> None:
         if pacing_of(self.environment) is not None:
-            self.wait_time = lambda: 0  # paced runs: the schedule, not a think time, spaces the work
+            self.wait_time = lambda: 0  # type: ignore[method-assign] # paced: the schedule spaces the work
         base_url = self.environment.host or self.host
         if not base_url:
             raise StopUser("no target URL (--host)")
@@ -66,6 +68,13 @@ class KitAgent(User):
     def on_stop(self) -> None:
         if self.http is not None:
             self.http.close()
+
+    @property
+    def client(self) -> httpx.Client:
+        """The agent's HTTP client, made at on_start."""
+        if self.http is None:
+            raise AgentError("no HTTP client: the agent has not started")
+        return self.http
 
     @property
     def run_id(self) -> str:
@@ -90,7 +99,8 @@ class KitAgent(User):
         """A 429 stays a failed row in requests.csv; with --backpressure-ok Locust counts it as a success."""
         return record.error_kind == "backpressure" and self.settings.backpressure_ok
 
-    def record(self, record: TaskRecord | AgentRecord) -> None:
+    def record(self, record: RequestRecord | TaskRecord | AgentRecord) -> None:
+        """A row straight to the run directory, past Locust's stats (report() goes through them)."""
         recorder.record(self.environment, record)
 
     def json_call(
@@ -100,12 +110,14 @@ class KitAgent(User):
         path: str,
         ids: dict | None = None,
         check: Callable[[dict], tuple[str, str] | None] | None = None,
+        expect: type = dict,
         **kwargs,
     ) -> tuple[dict | None, RequestRecord]:
         """One JSON request, reported as a row; the body is None when the request failed.
 
         `check` sees a 2xx body and may return (error_kind, message) for protocol-level errors that arrive
-        with HTTP 200 (JSON-RPC errors), so the row is failed before it is reported.
+        with HTTP 200 (JSON-RPC errors), so the row is failed before it is reported. `expect=list` takes a
+        JSON array as the body instead of an object.
         """
         self.honour_backoff()
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **(ids or {}))
@@ -116,13 +128,13 @@ class KitAgent(User):
         body = None
         try:
             with self.reported_if_cut(record, started):
-                response = self.http.request(method, path, **kwargs)
+                response = self.client.request(method, path, **kwargs)
             record.latency_ms = (time.perf_counter() - started) * 1000.0
             http_record(record, response)
             if record.ok:
-                body = response.json() if response.content else {}
-                if not isinstance(body, dict):
-                    raise ValueError(f"expected a JSON object, got {one_line(response.text, 60)}")
+                body = response.json() if response.content else expect()
+                if not isinstance(body, expect):
+                    raise ValueError(f"expected a JSON {expect.__name__}, got {one_line(response.text, 60)}")
                 body = _checked(record, body, check)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
@@ -133,19 +145,21 @@ class KitAgent(User):
     @contextlib.contextmanager
     def reported_if_cut(self, record: RequestRecord, started: float):
         """A request the run's stop cuts short (this agent's greenlet killed) is still a row: failed,
-        error kind `interrupted`, its latency so far."""
+        error kind `interrupted`, its latency so far. Not a Locust failure: the gateway did not fail it
+        (Locust may cut a request at a profile's normal end too, even with --stop-timeout)."""
         try:
             yield
         except GreenletExit:
             record.ok, record.error_kind = False, "interrupted"
             record.error = "the run stopped before the answer"
             record.latency_ms = (time.perf_counter() - started) * 1000.0
-            self.report(record)
+            self.record(record)
             raise
 
     def poll_task(self, row: TaskRecord, poll_once: Callable[[TaskRecord], None]) -> None:
         """Call `poll_once` until the row's status is terminal or the task timeout passes."""
-        timeout = self.settings.task_timeout
+        timeout, interval = self.settings.task_timeout, self.settings.poll_interval
+        row.poll_interval_ms = interval * 1000.0
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline:
@@ -153,7 +167,7 @@ class KitAgent(User):
                 row.polls += 1
                 if row.status in TERMINAL_STATUSES:
                     return
-                time.sleep(self.settings.poll_interval)
+                time.sleep(interval)
         except GreenletExit:  # the run stopped mid-task: the row says so (status unfinished)
             row.status, row.error = "unfinished", "the run stopped before the task ended"
             row.fill_durations()
@@ -214,13 +228,13 @@ def warm_up_http() -> None:
     httpx.Client(verify=shared_tls_context()).close()
 
 
-def paced(work: Callable[[KitAgent], None]) -> Callable[[KitAgent], None]:
+def paced(work: Callable[[A], None]) -> Callable[[A], None]:
     """Gate an agent's task by the run's pacing: under an open model it starts at its scheduled
     arrival, under rounds it takes a slot of the current round (its number in `self.round`); a
     closed-model run is not affected. Use under Locust's @task."""
 
     @functools.wraps(work)
-    def gated(self: KitAgent) -> None:
+    def gated(self: A) -> None:
         ticket = self.take_ticket()
         if ticket is None:
             return
@@ -230,7 +244,7 @@ def paced(work: Callable[[KitAgent], None]) -> Callable[[KitAgent], None]:
         finally:
             self.finish_ticket(ticket)
 
-    gated.paced = True  # tests/test_pacing_open_model.py: every agent task is paced
+    gated.paced = True  # type: ignore[attr-defined] # a marker tests/test_pacing_open_model.py reads
     return gated
 
 

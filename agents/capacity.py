@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import gevent
 from locust import constant, task
@@ -140,6 +141,7 @@ class SerialDriver(KitAgent):
                 "procs": reading.procs,
                 "sidecar_rss_bytes": reading.sidecar_rss_bytes,
             }
+        assert self.log is not None  # made at on_start, before any step
         self.log.write(
             {
                 "ts": time.time(),
@@ -152,6 +154,10 @@ class SerialDriver(KitAgent):
             }
         )
         self.log.flush()
+
+    def read_memory(self, with_pss: bool) -> MemoryReading:
+        assert self.probe is not None  # made at on_start, or the user stopped there
+        return self.probe.read(with_pss)
 
     def judged_bytes(self, reading: MemoryReading) -> int | None:
         return reading.pss_bytes if self.metric == "pss" else reading.rss_bytes
@@ -200,7 +206,7 @@ class SerialDriver(KitAgent):
         )
         return record.ok
 
-    def finish(self, code: str, message: str, exit_code: int | None) -> None:
+    def finish(self, code: str, message: str, exit_code: int | None) -> NoReturn:
         self.write("stop", None, detail=code)
         self.clean_up()
         self.stop_run(f"{self.profile_name}: {message}", exit_code)
@@ -235,14 +241,14 @@ class CapacityAgent(SerialDriver):
 
     @task
     def serial_capacity(self) -> None:
-        baseline = self.probe.read(with_pss=True)
+        baseline = self.read_memory(with_pss=True)
         self.write("baseline", baseline, n=0)
         n, seen = 0, set()
         while True:
             self.stop_if_run_ends()
             n += 1
             session_id, ready_ms, error = self.create_session(n)
-            reading = self.probe.read(with_pss=self.metric == "pss")
+            reading = self.read_memory(with_pss=self.metric == "pss")
             if session_id is None:
                 self.write("failed", reading, n=n, detail=error)
                 self.finish(STOP_FAILURE, f"agent {n} failed to start: {error}", None)
@@ -263,7 +269,7 @@ class CapacityAgent(SerialDriver):
             self.finish(STOP_TARGET_DIED, f"target gone after agent {n}", exit_codes.TARGET_DIED)
         judged = self.judged_bytes(reading)
         if judged is not None and judged >= self.budget_bytes:
-            self.write("budget", self.probe.read(with_pss=True), n=n)
+            self.write("budget", self.read_memory(with_pss=True), n=n)
             self.finish(
                 STOP_BUDGET,
                 f"budget reached at N={n} ({self.metric.upper()} "
@@ -282,22 +288,22 @@ class ChurnAgent(SerialDriver):
     @task
     def churn_cycles(self) -> None:
         cycles, batch = self.settings.churn.churn_cycles, self.settings.churn.churn_batch
-        self.write("baseline", self.probe.read(with_pss=self.metric == "pss"), n=0)
+        self.write("baseline", self.read_memory(with_pss=self.metric == "pss"), n=0)
         closed = 0
         for cycle in range(1, cycles + 1):
             sessions = self.open_batch(cycle, batch)
             self.write(
-                "opened", self.probe.read(with_pss=self.metric == "pss"), n=len(sessions), closed=closed
+                "opened", self.read_memory(with_pss=self.metric == "pss"), n=len(sessions), closed=closed
             )
             closed += sum(self.close_session(s) for s in sessions)
-            reading = self.probe.read(with_pss=self.metric == "pss")
+            reading = self.read_memory(with_pss=self.metric == "pss")
             self.write("closed", reading, n=0, closed=closed)
             if not reading.alive:
                 self.finish(STOP_TARGET_DIED, f"target gone in cycle {cycle}", exit_codes.TARGET_DIED)
         self.finish(STOP_CHURN_DONE, f"{cycles} cycles of {batch} sessions done", None)
 
     def open_batch(self, cycle: int, batch: int) -> list[str]:
-        sessions = []
+        sessions: list[str] = []
         for i in range(batch):
             self.stop_if_run_ends()
             session_id, _, error = self.create_session((cycle - 1) * batch + i + 1)

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import psutil
-from locust import constant, task
+from locust import constant, tag, task
 
-from agents.base import KitAgent, one_line, paced
+from agents.base import TERMINAL_STATUSES, KitAgent, one_line, paced
 from agents.pacing import pacing_of
 from contract.records import RequestRecord, TaskRecord
 
@@ -82,6 +82,12 @@ class KanbanCli:
     def json(self, *args: str) -> dict | list:
         return parse_json(self.run(*args, "--json"))
 
+    def json_object(self, *args: str) -> dict:
+        doc = self.json(*args)
+        if not isinstance(doc, dict):
+            raise KanbanError(f"`hermes kanban {' '.join(args)} --json`: expected an object, got a list")
+        return doc
+
 
 def parse_json(text: str) -> dict | list:
     """The JSON document in a CLI's stdout, tolerating a banner line printed before it."""
@@ -104,7 +110,7 @@ class HermesKanbanAgent(KitAgent):
     def on_start(self) -> None:
         # No HTTP client: the transport is the CLI (--host names the stats sidecar, for the sampler).
         if pacing_of(self.environment) is not None:
-            self.wait_time = lambda: 0
+            self.wait_time = lambda: 0  # type: ignore[method-assign] # paced: the schedule spaces the work
         self.cli = KanbanCli.of(
             self.settings.hermes_command,
             self.settings.kanban_board,
@@ -117,6 +123,7 @@ class HermesKanbanAgent(KitAgent):
             self.archive_own()
         super().on_stop()
 
+    @tag("kanban", "tasks")
     @task
     @paced
     def submit_and_wait(self) -> None:
@@ -175,7 +182,7 @@ class HermesKanbanAgent(KitAgent):
         result = None
         try:
             result = self.cli.json(*args) if json_out else self.cli.run(*args)
-            if operation == "kanban.archive":
+            if operation == "kanban.archive" and isinstance(result, str):
                 check_archived(result, args[1:])
         except KanbanError as exc:
             record.ok, record.error = False, one_line(exc)
@@ -193,13 +200,15 @@ def apply_kanban_state(row: TaskRecord, shown: dict) -> None:
     runs = shown.get("runs") or []
     last_run = runs[-1] if runs else {}
     status = str(board_task.get("status"))
-    row.status = TERMINAL.get(status, row.status)
     row.submitted_ts = _ts(board_task.get("created_at")) or row.submitted_ts
-    row.started_ts = _ts(board_task.get("started_at")) or _ts(last_run.get("started_at")) or row.started_ts
     row.worker_pid = last_run.get("worker_pid") or row.worker_pid
-    if status in TERMINAL:
-        row.finished_ts = _ts(board_task.get("completed_at")) or _ts(last_run.get("ended_at"))
-        row.finished_ts = row.finished_ts or last_event_ts(shown) or time.time()
+    if status == "running" and row.started_ts is None:
+        row.started_ts = time.time()  # our clock until the board's times replace it at the end
+    if status in TERMINAL and row.status not in TERMINAL_STATUSES:
+        row.status, row.finished_ts = TERMINAL[status], time.time()
+        started = _ts(board_task.get("started_at")) or _ts(last_run.get("started_at"))
+        finished = _ts(board_task.get("completed_at")) or _ts(last_run.get("ended_at"))
+        row.adopt_server_times(started, finished or last_event_ts(shown))
     if status in ("blocked", "archived"):
         reason = last_run.get("error") or last_run.get("summary") or last_event_reason(shown)
         row.error = one_line(reason or f"board status {status}")
@@ -248,7 +257,7 @@ def cleanup(run_id: str, cli: KanbanCli | None = None) -> list[str]:
 def board_stats(cli: KanbanCli, run_id: str | None = None) -> dict:
     """Queue by status, oldest ready age and running count for the whole board (what the sampler
     records), and with a run id that run's tasks by status and its live workers' memory."""
-    stats = cli.json("stats")
+    stats = cli.json_object("stats")
     by_status = dict(stats.get("by_status") or {})
     doc = {
         "by_status": by_status,
@@ -271,9 +280,10 @@ def run_stats(cli: KanbanCli, run_id: str) -> dict:
     listed = [t for t in cli.json("list", "--tenant", tag) if isinstance(t, dict) and t.get("tenant") == tag]
     by_status: dict[str, int] = {}
     for board_task in listed:
-        by_status[board_task.get("status")] = by_status.get(board_task.get("status"), 0) + 1
-    workers = [worker_of(cli, str(t["id"])) for t in listed if t.get("status") == "running"]
-    workers = [w for w in workers if w is not None]
+        status = str(board_task.get("status"))
+        by_status[status] = by_status.get(status, 0) + 1
+    running = (worker_of(cli, str(t["id"])) for t in listed if t.get("status") == "running")
+    workers = [w for w in running if w is not None]
     alive = [w for w in workers if w["alive"]]
     return {
         "tag": tag,

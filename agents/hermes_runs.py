@@ -1,8 +1,10 @@
 """Hermes Agent runs API agent: POST /v1/runs, then follow the run by its SSE event stream
 (GET /v1/runs/{id}/events) or by polling GET /v1/runs/{id}; one task row per run.
 
-TTFT is our clock at the first `message.delta` event, counted from POST /v1/runs. On stop it stops only
-the runs it started.
+TTFT is our clock at the first `message.delta` event, counted from POST /v1/runs. Run times are the
+server's own where it keeps them: polled, the run's created_at and updated_at (set at the terminal
+status); followed by events, the terminal event's timestamp. Usage is read in both modes (the run.completed
+event, or the `usage` of the polled run). On stop it stops only the runs it started.
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from __future__ import annotations
 import json
 import time
 
-from locust import between, task
+from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT
+from agents.session_policy import session_key
 from agents.sse import StreamTiming, iter_sse
 from agents.usage import parse_usage
 from contract.records import RequestRecord, TaskRecord
@@ -40,21 +43,26 @@ class HermesRunsAgent(KitAgent):
                 self.json_call("run.stop", "POST", f"/v1/runs/{run_id}/stop", ids={"task_id": run_id})
         super().on_stop()
 
+    turns = 0  # runs started so far: the session policy renews the session by it
+
     @property
     def session_key(self) -> str:
-        return f"{self.run_id}-{self.agent_id}"
+        """This run's session (one per agent unless `--session-policy` renews it), carrying the run id."""
+        return session_key(self.run_id, self.agent_id, self.turns, self.settings.session_policy)
 
+    @tag("hermes-runs", "tasks")
     @task
     @paced
     def run_and_follow(self) -> None:
         prompt = f"[agent {self.agent_id} run {self.run_id}] {self.settings.prompt or DEFAULT_PROMPT}"
+        session, self.turns = self.session_key, self.turns + 1
         submitted, sent = time.time(), time.perf_counter()
         body, _ = self.json_call(
             "run.create",
             "POST",
             "/v1/runs",
-            ids={"session_id": self.session_key},
-            json={"input": prompt, "session_id": self.session_key},
+            ids={"session_id": session},
+            json={"input": prompt, "session_id": session},
         )
         if not body or not body.get("run_id"):
             return
@@ -63,7 +71,7 @@ class HermesRunsAgent(KitAgent):
         )
         self.open_runs.add(row.task_id)
         if self.settings.runs_follow == "events":
-            self.follow_events(row, sent)
+            self.follow_events(row, sent, session)
         if row.status not in TERMINAL_STATUSES:
             self.poll_task(row, self.poll_once)
         if row.status in TERMINAL_STATUSES:
@@ -73,22 +81,25 @@ class HermesRunsAgent(KitAgent):
 
     def poll_once(self, row: TaskRecord) -> None:
         run, _ = self.json_call("run.poll", "GET", f"/v1/runs/{row.task_id}", ids={"task_id": row.task_id})
-        status = STATUS_OF_RUN.get(str((run or {}).get("status")))
-        if run and run.get("status") == "running" and row.started_ts is None:
+        run = run or {}
+        if run.get("status") == "running" and row.started_ts is None:
             row.started_ts = time.time()
+        status = STATUS_OF_RUN.get(str(run.get("status")))
         if status:
             row.status, row.finished_ts = status, time.time()
             row.error = run.get("error") or row.error
+            fold_usage(row, run)
+            row.adopt_server_times(epoch(run.get("created_at")), epoch(run.get("updated_at")))
 
-    def follow_events(self, row: TaskRecord, sent: float) -> None:
+    def follow_events(self, row: TaskRecord, sent: float, session: str) -> None:
         """Subscribe to the run's events; TTFT counts from the run's submission, not the subscription."""
         record = RequestRecord(
             ts=time.time(), agent_id=self.agent_id, operation="run.events", task_id=row.task_id
         )
-        record.session_id = self.session_key
+        record.session_id = session
         started = time.perf_counter()
         try:
-            with self.http.stream("GET", f"/v1/runs/{row.task_id}/events") as response:
+            with self.client.stream("GET", f"/v1/runs/{row.task_id}/events") as response:
                 if response.status_code >= 400:
                     response.read()
                     http_record(record, response)
@@ -109,15 +120,26 @@ def read_events(response, record: RequestRecord, row: TaskRecord, timing: Stream
         if kind == DELTA_EVENT:
             timing.mark_token(event.arrived)
             row.started_ts = row.started_ts or time.time()
-        usage = parse_usage(data)
-        for name in ("tokens_in", "tokens_cached", "tokens_out", "model"):
-            value = getattr(usage, name)
-            setattr(row, name, value if value is not None else getattr(row, name))
+        fold_usage(row, data)
         if kind in STATUS_OF_EVENT:
             row.status, row.finished_ts = STATUS_OF_EVENT[kind], time.time()
             row.error = one_line(data.get("error")) if data.get("error") else None
+            row.adopt_server_times(None, epoch(data.get("timestamp")))
             break
     record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
     record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
     for name in ("tokens_in", "tokens_cached", "tokens_out", "model"):
         setattr(record, name, getattr(row, name))
+
+
+def fold_usage(row: TaskRecord, data: dict) -> None:
+    """Usage and model from an event or a polled run, where it carries them."""
+    usage = parse_usage(data)
+    for name in ("tokens_in", "tokens_cached", "tokens_out", "model"):
+        value = getattr(usage, name)
+        setattr(row, name, value if value is not None else getattr(row, name))
+
+
+def epoch(value: object) -> float | None:
+    """The server's epoch-seconds timestamp, or None when it sent none."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

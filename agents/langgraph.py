@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from locust import between, task
+from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, paced
 from agents.openai_chat import DEFAULT_PROMPT
@@ -20,7 +20,8 @@ STATUS_OF_RUN = {"success": "done", "error": "failed", "timeout": "failed", "int
 
 
 class LangGraphAgent(KitAgent):
-    """Runs the assistant `--assistant-id` on its own thread, one run at a time."""
+    """Runs the assistant `--assistant-id` (or, without one, the first the server lists) on its own
+    thread, one run at a time."""
 
     weight = 1
     task_agent = True  # rounds run only agents that work tasks
@@ -29,6 +30,7 @@ class LangGraphAgent(KitAgent):
     def on_start(self) -> None:
         super().on_start()
         self.thread_id: str | None = None
+        self.assistant_id = self.settings.assistant_id or self.discover_assistant()
         started = time.perf_counter()
         body, record = self.json_call("thread.create", "POST", "/threads", json={"metadata": self.tags()})
         self.thread_id = str(body["thread_id"]) if body and body.get("thread_id") else None
@@ -51,12 +53,13 @@ class LangGraphAgent(KitAgent):
             )
         super().on_stop()
 
+    @tag("langgraph", "tasks")
     @task
     @paced
     def run_and_wait(self) -> None:
-        if not self.thread_id:
+        if not self.thread_id or not self.assistant_id:
             return
-        body = {"assistant_id": self.settings.assistant_id, "input": self.run_input()}
+        body = {"assistant_id": self.assistant_id, "input": self.run_input()}
         body["metadata"] = self.tags()
         submitted = time.time()
         run, _ = self.json_call(
@@ -72,6 +75,13 @@ class LangGraphAgent(KitAgent):
         self.poll_task(row, self.poll_once)
         row.fill_durations()
         self.record(row)
+
+    def discover_assistant(self) -> str | None:
+        """The first assistant POST /assistants/search lists (graphs deployed on the server, oldest first);
+        None when it lists none (the row says why)."""
+        body = {"limit": 1, "sort_by": "created_at", "sort_order": "asc"}
+        listed, _ = self.json_call("assistant.search", "POST", "/assistants/search", expect=list, json=body)
+        return str(listed[0]["assistant_id"]) if listed and listed[0].get("assistant_id") else None
 
     def join(self, row: TaskRecord) -> None:
         """Block on /join until the run ends (the status is then read by one poll)."""
@@ -98,13 +108,15 @@ class LangGraphAgent(KitAgent):
 
 
 def apply_run(row: TaskRecord, run: dict) -> None:
-    """Fold one run snapshot into the row; the server's updated_at is the finish time."""
+    """Fold one run snapshot into the row. The client's clock marks when a poll first saw the run running
+    and ended; once ended, the server's own created_at and updated_at (the server keeps no start time of
+    its own, so its run time includes its queue wait) replace them, the polled figure kept beside."""
     status = str(run.get("status"))
     if status == "running" and row.started_ts is None:
         row.started_ts = time.time()
     if status in STATUS_OF_RUN and row.status not in TERMINAL_STATUSES:
-        row.status = STATUS_OF_RUN[status]
-        row.finished_ts = iso_ts(run.get("updated_at")) or time.time()
+        row.status, row.finished_ts = STATUS_OF_RUN[status], time.time()
+        row.adopt_server_times(iso_ts(run.get("created_at")), iso_ts(run.get("updated_at")))
         if row.status != "done":
             row.error = f"run {status}"
 

@@ -3,7 +3,8 @@
 Time to first *content* token and inter-token latency come from our own clock at each SSE chunk, not
 from Locust's response time (which for a stream is time to headers). Usage comes from the final chunk
 (`stream_options.include_usage`). Works against the simulator and any OpenAI-compatible gateway.
-Session stickiness follows the gateway's convention (`--session-header`: a header name, or `user`).
+Session stickiness follows the gateway's convention (`--session-header`: a header name, or `user`), for as
+many turns as `--session-policy` keeps a session.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import json
 import time
 
-from locust import between, task
+from locust import between, tag, task
 
 from agents.base import KitAgent, failed_record, http_record, one_line, paced
+from agents.session_policy import session_key
 from agents.sse import StreamTiming, iter_sse
 from agents.usage import parse_usage
 from contract.records import RequestRecord
@@ -26,7 +28,9 @@ class ChatAgent(KitAgent):
 
     weight = 3
     wait_time = between(0.5, 1.5)
+    turns = 0  # chat calls made so far: the session policy renews the session by it
 
+    @tag("chat")
     @task
     @paced
     def chat_stream(self) -> None:
@@ -40,7 +44,7 @@ class ChatAgent(KitAgent):
         try:
             with (
                 self.reported_if_cut(record, started),
-                self.http.stream(
+                self.client.stream(
                     "POST",
                     "/v1/chat/completions",
                     json=self.chat_body(stream),
@@ -60,12 +64,13 @@ class ChatAgent(KitAgent):
             failed_record(record, exc, started)
         if record.latency_ms is None:
             record.latency_ms = (time.perf_counter() - started) * 1000.0
+        self.turns += 1
         self.report(record)
 
     @property
     def session_key(self) -> str:
-        """One stable session per simulated agent, carrying the run id."""
-        return f"{self.run_id}-{self.agent_id}"
+        """This turn's session (one per agent unless `--session-policy` renews it), carrying the run id."""
+        return session_key(self.run_id, self.agent_id, self.turns, self.settings.session_policy)
 
     def session_headers(self) -> dict[str, str]:
         """The gateway's stickiness header (X-Hermes-Session-Id, x-openclaw-session-key...), if any."""

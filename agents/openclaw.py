@@ -42,7 +42,7 @@ class OpenClawSession(KitAgent):
 
     def on_stop(self) -> None:
         # also when no turn was reported: a turn cut off at stop may still have opened the session
-        if self.option("cleanup", True):
+        if self.settings.cleanup:
             self.close_session(f"{self.run_id}-{self.agent_id}")
         super().on_stop()
 
@@ -53,8 +53,8 @@ class OpenClawSession(KitAgent):
         record.session_id = session_key
         started = time.perf_counter()
         try:
-            url, timeout_s = self.environment.host or self.host, float(self.option("request_timeout", 120.0))
-            deleted = delete_sessions(url, self.token(), session_key, timeout_s)
+            url = self.environment.host or self.host or ""
+            deleted = delete_sessions(url, self.token(), session_key, self.settings.request_timeout)
         except OpenClawRpcError as exc:
             deleted = []
             record.ok, record.error_kind, record.error = False, "rpc", one_line(exc)
@@ -67,7 +67,7 @@ class OpenClawSession(KitAgent):
         self.record(closed)
 
     def token(self) -> str | None:
-        name = self.option("api_key_env", None)
+        name = self.settings.api_key_env
         return os.environ.get(name) if name else None
 
 

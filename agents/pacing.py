@@ -55,7 +55,8 @@ class RoundsPacing:
         return None if round_no is None else Ticket(round=round_no)
 
     def finished(self, ticket: Ticket, now: float) -> None:
-        self.plan.task_finished(ticket.round, now)
+        if ticket.round is not None:  # always set on a rounds ticket (take above)
+            self.plan.task_finished(ticket.round, now)
 
     def dropped(self, now: float) -> int:
         return 0

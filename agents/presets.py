@@ -8,6 +8,7 @@ connection. Unknown names fail with one line listing the known ones.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,7 +70,7 @@ PRESETS: dict[str, GatewayPreset] = {
         GatewayPreset(
             name="openclaw",
             agent_classes=("agents.openclaw:OpenClawChatAgent", "agents.openclaw:OpenClawResponsesAgent"),
-            health_path="/health",
+            health_path="/readyz",  # /health answers while plugins still load; /readyz once it admits work
             summary="OpenClaw gateway: chat completions and /v1/responses; sessions deleted over its RPC",
             session_header="x-openclaw-session-key",
             api_key_env="OPENCLAW_GATEWAY_TOKEN",
@@ -90,7 +91,6 @@ PRESETS: dict[str, GatewayPreset] = {
             summary="LangGraph server: threads and runs",
             queue=QueueProbe("/metrics?format=json", "queue.n_pending", "queue.n_running"),
             api_key_env="LANGGRAPH_API_KEY",
-            defaults={"assistant_id": "agent"},
         ),
         GatewayPreset(
             name="a2a",
@@ -127,6 +127,17 @@ def preset(name: str) -> GatewayPreset:
     except KeyError:
         known = ", ".join([*PRESETS, "spec:FILE"])
         raise GatewayError(f"unknown gateway {name!r}; known: {known}") from None
+
+
+def key_warning(api_key_env: str | None, environ: Mapping[str, str]) -> str | None:
+    """One line when the key variable (the preset's, or --api-key-env) is unset or empty: every call then
+    goes without a bearer key. Names the variable, never reads out a value."""
+    if not api_key_env or environ.get(api_key_env):
+        return None
+    return (
+        f"{api_key_env} is not set: calls go without a bearer key (a gateway that needs one answers every "
+        f"call with 401, or 500 for LiteLLM); export {api_key_env} or pass --api-key-env NAME"
+    )
 
 
 def spec_preset(path: str) -> GatewayPreset:

@@ -9,10 +9,12 @@ CSV files; on a worker they are buffered and shipped in `report_to_master`, and 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import gevent
 from locust.env import Environment
+from locust.event import EventHook
 from locust.runners import WorkerRunner
 
 from contract import schema
@@ -38,15 +40,18 @@ class Recorder:
         self._files: dict[str, CsvAppender] = {}
         self._flusher = None
         self.listeners: list = []  # callables (file_name, row) told of every row written here
-        self.on_write_error = None  # callable(RunFileError): a row file could not be written (disk full)
+        # a row file could not be written (disk full): told here, else raised
+        self.on_write_error: Callable[[RunFileError], None] | None = None
         _RECORDERS[environment] = self
         events = environment.events
-        events.request.add_listener(self._on_request)
+        self._hooks: list[tuple[EventHook, Callable[..., None]]] = [(events.request, self._on_request)]
         if isinstance(environment.runner, WorkerRunner) or run_dir is None:
-            events.report_to_master.add_listener(self._on_report_to_master)
+            self._hooks.append((events.report_to_master, self._on_report_to_master))
         else:
-            events.worker_report.add_listener(self._on_worker_report)
+            self._hooks.append((events.worker_report, self._on_worker_report))
             self._flusher = gevent.spawn(self._flush_forever)
+        for hook, listener in self._hooks:
+            hook.add_listener(listener)
 
     @property
     def is_buffering(self) -> bool:
@@ -64,6 +69,10 @@ class Recorder:
             self._guarded(appender.flush)
 
     def close(self) -> None:
+        """Flush and close the files and stop listening: a later run has a recorder of its own."""
+        for hook, listener in self._hooks:
+            hook.remove_listener(listener)
+        self._hooks = []
         if self._flusher is not None:
             self._flusher.kill(block=False)
         for appender in list(self._files.values()):
@@ -94,6 +103,7 @@ class Recorder:
 
     def _appender(self, file_name: str) -> CsvAppender:
         if file_name not in self._files:
+            assert self.run_dir is not None  # a buffering recorder (worker) writes no file
             columns = schema.FILES_COLUMNS[file_name]
             self._files[file_name] = CsvAppender(self.run_dir / file_name, columns)
         return self._files[file_name]
@@ -122,7 +132,7 @@ def recorder_of(environment: Environment) -> Recorder | None:
     return _RECORDERS.get(environment)
 
 
-def record(environment: Environment, record: TaskRecord | AgentRecord) -> None:
+def record(environment: Environment, record: RequestRecord | TaskRecord | AgentRecord) -> None:
     """Lifecycle rows from agents; a no-op when the kit is not wired (agents used on their own)."""
     recorder = recorder_of(environment)
     if recorder is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 
-from locust import between, task
+from locust import between, tag, task
 
 from agents.base import KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT, fill_usage, session_headers
@@ -27,6 +27,7 @@ class ResponsesAgent(KitAgent):
     weight = 3
     wait_time = between(0.5, 1.5)
 
+    @tag("responses")
     @task
     @paced
     def respond(self) -> None:
@@ -34,7 +35,7 @@ class ResponsesAgent(KitAgent):
         stream = self.settings.responses_stream
         operation = "responses.stream" if stream else "responses"
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation)
-        record.session_id = f"{self.run_id}-{self.agent_id}"
+        record.session_id = self.session_key
         started = time.perf_counter()
         try:
             with self.reported_if_cut(record, started):
@@ -45,10 +46,14 @@ class ResponsesAgent(KitAgent):
             record.latency_ms = (time.perf_counter() - started) * 1000.0
         self.report(record)
 
+    @property
+    def session_key(self) -> str:
+        return f"{self.run_id}-{self.agent_id}"
+
     def send(self, record: RequestRecord, stream: bool, started: float) -> None:
-        headers = session_headers(self.settings.session_header, record.session_id)
-        body = self.request_body(record.session_id, stream)
-        with self.http.stream("POST", "/v1/responses", json=body, headers=headers) as response:
+        headers = session_headers(self.settings.session_header, self.session_key)
+        body = self.request_body(self.session_key, stream)
+        with self.client.stream("POST", "/v1/responses", json=body, headers=headers) as response:
             if response.status_code >= 400:
                 response.read()
                 http_record(record, response)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from locust import constant, task
+from locust import constant, tag, task
 
 from agents.base import KitAgent, paced
 from contract.records import AgentRecord, RequestRecord
@@ -38,6 +38,7 @@ class SessionAgent(KitAgent):
             )
         super().on_stop()
 
+    @tag("sessions")
     @task
     @paced
     def check_alive(self) -> None:

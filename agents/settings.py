@@ -31,11 +31,12 @@ class AgentSettings:
     task_timeout: float = 600.0
     cleanup: bool = True
     session_header: str | None = None
+    session_policy: str = "sticky"  # sticky, fresh or a number of turns (agents/session_policy.py)
     backpressure_ok: bool = False
     chat_stream: bool = True
     responses_stream: bool = True
     runs_follow: str = "events"
-    assistant_id: str = "agent"
+    assistant_id: str | None = None  # None: the first assistant the server lists
     langgraph_input: dict[str, Any] | None = None  # the parsed JSON object of --langgraph-input
     langgraph_join: bool = False
     a2a_version: str = "auto"

@@ -14,6 +14,7 @@ import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from locust import constant, task
 
@@ -202,8 +203,9 @@ class SpecAgent(KitAgent):
     def run_task(self, round_no: int | None) -> TaskRecord | None:
         submitted = time.time()
         reply = self.send(self.spec.create, None)
-        thing_id = json_path(reply, self.spec.create.id_path) if reply is not None else None
-        if thing_id is None:
+        id_path = self.spec.create.id_path
+        thing_id = json_path(reply, id_path) if reply is not None and id_path else None
+        if reply is None or thing_id is None:
             return None
         thing_id = str(thing_id)
         self.created.append(thing_id)
@@ -234,7 +236,7 @@ class SpecAgent(KitAgent):
             "model": self.settings.model,
             "id": thing_id or "",
         }
-        kwargs = {"headers": render(template.headers, values)} if template.headers else {}
+        kwargs: dict[str, Any] = {"headers": render(template.headers, values)} if template.headers else {}
         if template.body is not None:
             kwargs["json"] = render(template.body, values)
         path = str(render(template.path, values))

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import time
 
-from locust import constant, task
+from locust import constant, tag, task
 
-from agents.base import KitAgent, paced
+from agents.base import TERMINAL_STATUSES, KitAgent, paced
 from contract.records import TaskRecord
 
 TERMINAL = {"done": "done", "completed": "done", "failed": "failed", "archived": "cancelled"}
@@ -33,6 +33,7 @@ class TaskAgent(KitAgent):
                 self.request("task.archive", "DELETE", f"/v1/tasks/{task_id}", task_id=task_id)
         super().on_stop()
 
+    @tag("board", "tasks")
     @task
     @paced
     def submit_and_wait(self) -> None:
@@ -75,10 +76,14 @@ class TaskAgent(KitAgent):
 
 
 def apply_task_state(row: TaskRecord, state: dict) -> None:
-    """Copy the gateway's view of a task (timestamps, status, usage) into the row."""
-    row.status = TERMINAL.get(str(state.get("status")), row.status)
-    row.started_ts = state.get("started_at") or row.started_ts
-    row.finished_ts = state.get("finished_at") or row.finished_ts
+    """Copy the gateway's view of a task (status, usage) into the row. Our clock marks when a poll first saw
+    it running and ended; at the end the board's own started_at/finished_at replace those marks."""
+    if state.get("status") == "running" and row.started_ts is None:
+        row.started_ts = time.time()
+    status = TERMINAL.get(str(state.get("status")))
+    if status and row.status not in TERMINAL_STATUSES:
+        row.status, row.finished_ts = status, time.time()
+        row.adopt_server_times(state.get("started_at"), state.get("finished_at"))
     row.worker_pid = state.get("worker_pid") or row.worker_pid
     row.model = state.get("model") or row.model
     row.error = state.get("error") or row.error

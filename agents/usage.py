@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
+from typing import Any, TypeVar
 
+N = TypeVar("N", int, float)
 COST_HEADER = "x-litellm-response-cost"
 _OPENAI_CHAT_KEYS = ("prompt_tokens", "completion_tokens", "prompt_cache_hit_tokens")
 _RESPONSES_KEYS = ("input_tokens_details", "output_tokens_details", "total_tokens")
@@ -35,7 +37,9 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         """Sum two usages field by field: missing + missing stays missing, missing + n is n."""
-        summed = {f.name: _add(getattr(self, f.name), getattr(other, f.name)) for f in _COUNTED}
+        summed: dict[str, Any] = {
+            f.name: _add(getattr(self, f.name), getattr(other, f.name)) for f in _COUNTED
+        }
         return Usage(**summed, model=_join_models(self.model, other.model))
 
     def update(self, later: Usage) -> Usage:
@@ -44,7 +48,9 @@ class Usage:
         Stream events repeat cumulative counts (Anthropic's message_delta carries the final
         output_tokens), so they are folded by replacement, not added.
         """
-        overlaid = {f.name: _first_known(getattr(later, f.name), getattr(self, f.name)) for f in fields(self)}
+        overlaid: dict[str, Any] = {
+            f.name: _first_known(getattr(later, f.name), getattr(self, f.name)) for f in fields(self)
+        }
         return Usage(**overlaid)
 
     def as_row(self) -> dict[str, int | float | str | None]:
@@ -168,7 +174,7 @@ def _count(value: object) -> int | None:
     return int(value)
 
 
-def _non_negative_float(value: object) -> float | None:
+def _non_negative_float(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     try:
@@ -178,7 +184,7 @@ def _non_negative_float(value: object) -> float | None:
     return number if math.isfinite(number) and number >= 0 else None
 
 
-def _add(a: int | float | None, b: int | float | None) -> int | float | None:
+def _add(a: N | None, b: N | None) -> N | None:
     if a is None:
         return b
     if b is None:

@@ -149,7 +149,8 @@ def capacity_result(
     stable = fit is not None and fit.r2 >= min_r2
     notes = _capacity_notes(reason, failures, fit, stable, n_stop, min_r2)
     publish = reason == STOP_BUDGET and failures == 0 and stable and n_stop is not None
-    n_max = n_stop - 1 if publish else None
+    n_max = n_stop - 1 if publish and n_stop is not None else None
+    mib_at_max = _mib_at(points, n_max)
     ids = ready["session_id"].dropna() if "session_id" in ready else pd.Series(dtype=object)
     return CapacityResult(
         metric=metric,
@@ -167,7 +168,7 @@ def capacity_result(
         peak_mib=float(points["mib"].max()) if len(points) else None,
         at_n=at_n,
         mib_at_n=_mib_at(points, at_n),
-        headroom_mib=budget_mib - _mib_at(points, n_max) if n_max is not None else None,
+        headroom_mib=budget_mib - mib_at_max if budget_mib is not None and mib_at_max is not None else None,
         sidecar_mib=_last_mib(frame, "sidecar_rss_bytes"),
         duplicate_session_ids=int(len(ids) - ids.nunique()),
         notes=notes,

@@ -2,10 +2,14 @@
 computed, and the host's share per agent-hour and per task.
 
 Pure functions on RunData and a PriceTable: no file reading, no printing. A model without a price, or a
-call without usage, gives NaN (shown as n/a) and a warning line, never a zero or a guessed price.
+call without usage, gives NaN (shown as n/a) and a warning line, never a zero or a guessed price. A call
+with no list price but a gateway-reported cost (a LiteLLM alias) is counted at the gateway's figure, and
+every headline $ says which of the two it came from.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -72,6 +76,82 @@ def cost_by_model(priced: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("model")
 
 
+@dataclass(frozen=True)
+class DollarTotal:
+    """The run's LLM dollars: each call at its list price (as billed) where the price table has the model,
+    else at the cost the gateway reported; `usd` is NaN unless every call has one or the other."""
+
+    usd: float
+    calls: int
+    list_usd: float  # the calls priced from the table, as billed (NaN: none)
+    list_calls: int
+    gateway_only_usd: float  # the calls without a list price, at the gateway's figure (NaN: none)
+    gateway_only_calls: int
+    gateway_usd: float  # everything the gateway reported, over all calls (NaN: it reported nothing)
+    gateway_calls: int
+    compared_calls: int  # calls with both figures
+    diff_pct: float  # list price (as billed) vs the gateway's over those calls, in % of the gateway's
+
+    @property
+    def basis(self) -> str:
+        if self.list_calls and self.gateway_only_calls:
+            return "list price and gateway"
+        return "list price" if self.list_calls else "gateway" if self.gateway_only_calls else "none"
+
+
+def dollar_total(priced: pd.DataFrame) -> DollarTotal:
+    """Sum the priced rows (price_rows output) per the DollarTotal rule."""
+    listed = priced["usd_billed"].notna()
+    reported = priced["gateway_cost_usd"].notna()
+    gateway_only = ~listed & reported
+    calls = priced["llm_calls"].fillna(1)
+    both = priced[listed & reported]
+    gateway_both = both["gateway_cost_usd"].sum()
+    diff = (both["usd_billed"].sum() - gateway_both) / gateway_both * 100 if gateway_both > 0 else np.nan
+    best = priced["usd_billed"].where(listed, priced["gateway_cost_usd"])
+    return DollarTotal(
+        usd=_strict_sum(best),
+        calls=int(calls.sum()),
+        list_usd=priced.loc[listed, "usd_billed"].sum(min_count=1),
+        list_calls=int(calls[listed].sum()),
+        gateway_only_usd=priced.loc[gateway_only, "gateway_cost_usd"].sum(min_count=1),
+        gateway_only_calls=int(calls[gateway_only].sum()),
+        gateway_usd=priced["gateway_cost_usd"].sum(min_count=1),
+        gateway_calls=int(calls[reported].sum()),
+        compared_calls=int(calls[listed & reported].sum()),
+        diff_pct=diff,
+    )
+
+
+def describe_total(total: DollarTotal) -> str:
+    """One line for the console and the report, naming where each $ figure came from."""
+    if total.basis == "none":
+        return f"LLM cost: n/a (none of {total.calls} calls has a list price or a gateway-reported cost)"
+    if pd.isna(total.usd):
+        head = f"LLM cost: n/a over {total.calls} calls (some have neither a list price nor a gateway cost)"
+    else:
+        head = f"LLM cost: ${_usd(total.usd)} over {total.calls} calls"
+    parts = []
+    if total.list_calls:
+        parts.append(f"${_usd(total.list_usd)} at list price (as billed) for {total.list_calls} calls")
+    if total.gateway_only_calls:
+        parts.append(
+            f"${_usd(total.gateway_only_usd)} as the gateway reported for {total.gateway_only_calls} calls "
+            "with no list price"
+        )
+    line = f"{head}: " + "; ".join(parts)
+    if total.compared_calls:
+        line += (
+            f"; the gateway reported ${_usd(total.gateway_usd)} for {total.gateway_calls} calls, list price "
+            f"differs by {total.diff_pct:+.1f} % over the {total.compared_calls} calls with both"
+        )
+    return line
+
+
+def _usd(value: float) -> str:
+    return "n/a" if pd.isna(value) else f"{value:,.6f}"
+
+
 def gateway_comparison(priced: pd.DataFrame) -> pd.DataFrame:
     """Computed (as billed) vs gateway-reported dollars over the calls that have both, per model."""
     both = priced[priced["gateway_cost_usd"].notna() & priced["usd_billed"].notna()]
@@ -94,13 +174,16 @@ def gateway_comparison(priced: pd.DataFrame) -> pd.DataFrame:
 
 
 def task_costs(run: RunData, prices: PriceTable) -> pd.DataFrame:
-    """Dollars per task (list and billed), from tasks.csv usage or else from requests grouped by task_id."""
+    """Dollars per task (list, billed and gateway-reported), from tasks.csv usage or else from requests
+    grouped by task_id."""
     tasks = _with_usage(run.tasks)
     if tasks.empty:
         calls = _with_usage(run.requests)
         tasks = calls[calls["task_id"].notna()] if "task_id" in calls else calls.iloc[0:0]
     priced, _ = price_rows(tasks, prices)
-    dollars = priced[["usd_list", "usd_billed"]]
+    dollars = priced[["usd_list", "usd_billed", "gateway_cost_usd"]].rename(
+        columns={"gateway_cost_usd": "usd_gateway"}
+    )
     sums = dollars.groupby(priced["task_id"], sort=False).sum()
     return sums.mask(
         dollars.isna().groupby(priced["task_id"], sort=False).any()
@@ -110,7 +193,8 @@ def task_costs(run: RunData, prices: PriceTable) -> pd.DataFrame:
 def per_task_summary(costs: pd.DataFrame) -> pd.DataFrame:
     """$ per task mean / p50 / p95 with the number of priced tasks, and $ per 1,000 tasks."""
     rows = []
-    for basis, column in (("list price", "usd_list"), ("as billed", "usd_billed")):
+    bases = (("list price", "usd_list"), ("as billed", "usd_billed"), ("gateway-reported", "usd_gateway"))
+    for basis, column in bases:
         values = costs[column] if column in costs else pd.Series(dtype=float)
         stats = describe(values, percentiles=TASK_PERCENTILES)
         mean = float(values.mean()) if stats["n"] else np.nan
@@ -184,12 +268,16 @@ def cost_section(
     priced, warnings = price_rows(rows, prices)
     per_task = per_task_summary(task_costs(run, prices))
     if source != "none":
+        section.notes.append(describe_total(dollar_total(priced)))
         section.tables.append(("LLM cost by model (USD)", cost_by_model(priced)))
         section.tables.append(("LLM cost per task (USD)", per_task))
         _add_gateway_table(section, priced)
     if host_price_month is not None:
         agents, label = _agents(run, capacity_agents)
         llm = per_task.loc["as billed", "usd_mean"]
+        if pd.isna(llm):  # no list price: the gateway's own figure, said so in the notes
+            llm = per_task.loc["gateway-reported", "usd_mean"]
+            section.notes.append("LLM per task in the infra table: the gateway-reported mean (no list price)")
         section.tables.append(
             ("Infra cost", infra_cost(host_price_month, agents, tasks_per_hour(run), _or_none(llm)))
         )
@@ -261,9 +349,15 @@ def _strict_sum(values: pd.Series) -> float:
 
 def _add_gateway_table(section: Section, priced: pd.DataFrame) -> None:
     comparison = gateway_comparison(priced)
-    if comparison.empty:
+    reported = priced["gateway_cost_usd"].notna()
+    if comparison.empty and not reported.any():
         section.notes.append(
             "The gateway reported no cost of its own (no x-litellm-response-cost, usage.cost)."
+        )
+    elif comparison.empty:
+        section.notes.append(
+            f"The gateway reported ${_usd(priced['gateway_cost_usd'].sum())} over {int(reported.sum())} "
+            "calls (column usd_gateway); no list price to compare it with."
         )
     else:
         section.tables.append(("Computed vs gateway-reported cost", comparison))

@@ -30,6 +30,7 @@ TEXT_COLUMNS = frozenset(
         "status",
         "phase",
         "host",
+        "times_from",
     }
 )
 
@@ -100,7 +101,7 @@ def _read_csv(path: Path, dtypes: dict | None, missing: list[str], required: boo
     try:
         frame = pd.read_csv(io.BytesIO(raw), dtype=dtypes, keep_default_na=False, na_values=[""])
     except ValueError:
-        frame = _read_coercing(raw, dtypes, path.name, missing)
+        frame = _read_coercing(raw, dtypes or {}, path.name, missing)
     except pd.errors.ParserError as exc:
         missing.append(f"{path.name} could not be parsed: {str(exc).splitlines()[0]}")
         return None

@@ -12,6 +12,7 @@ import pandas as pd
 from analysis import cost, plots, prices, render
 from analysis.capacity import capacity_result, capacity_section
 from analysis.capacity_plot import capacity_plot
+from analysis.drift import drift_section
 from analysis.errors import error_table
 from analysis.knee import knees, little_check, load_levels, time_bins
 from analysis.latency import latency_table
@@ -44,6 +45,7 @@ def cost_report_section(run: RunData) -> Section | None:
     """Cost at the run's price table (--prices, recorded in run.json; else the shipped one) and host
     price; a rejected price file still shows tokens and names the error."""
     settings = run.meta.get("cost") or {}
+    table: prices.PriceTable | prices.PriceTableError
     try:
         table = prices.load_prices(settings.get("prices") or prices.DEFAULT_PRICES_PATH)
     except prices.PriceTableError as exc:
@@ -56,6 +58,7 @@ def cost_report_section(run: RunData) -> Section | None:
 EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [
     capacity_report_section,
     cost_report_section,
+    drift_section,
     remote_samplers_section,
 ]
 

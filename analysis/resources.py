@@ -11,9 +11,9 @@ import pandas as pd
 
 from analysis.model import RunData
 from analysis.stats import time_weighted_mean, time_where
-from contract.schema import GIB, MIB
+from contract.schema import MIB, WARNING_AVAILABLE_BYTES
 
-DEFAULT_WARNING_BYTES = GIB
+DEFAULT_WARNING_BYTES = WARNING_AVAILABLE_BYTES
 
 
 def resource_table(run: RunData, warning_bytes: float = DEFAULT_WARNING_BYTES) -> pd.DataFrame | None:
@@ -54,6 +54,7 @@ def cpu_rows(s: pd.DataFrame) -> list[tuple[str, float]]:
         ("host_cpu_pct", "host CPU %"),
         ("target_cpu_pct", "target CPU % (of one core)"),
         ("loadgen_cpu_pct", "load-generator CPU % (of one core)"),
+        ("loadgen_children_cpu_pct", "CPU % of helper processes the load generator ran (of one core)"),
     ):
         rows.append((f"mean {label}", time_weighted_mean(s["ts"], s[col])))
         rows.append((f"peak {label}", s[col].max()))

@@ -64,7 +64,8 @@ def trend(
     duration = float(ts[-1] - ts[0]) if ts.size else 0.0
     if ts.size < rule.min_points or duration < rule.min_duration_s:
         why = f"needs >= {rule.min_points} points over >= {rule.min_duration_s:.0f} s"
-        return Trend(measure, unit, int(ts.size), duration, *[np.nan] * 5, "not enough data", why)
+        nan = float("nan")
+        return Trend(measure, unit, int(ts.size), duration, nan, nan, nan, nan, nan, "not enough data", why)
     hours, values = _reduce((ts - ts[0]) / 3600.0, values)
     slope, _, low, high = stats.theilslopes(values, hours, alpha=1 - ALPHA)
     tau, p = stats.kendalltau(hours, values)

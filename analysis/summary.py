@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.capacity import capacity_result, churn_result
-from analysis.cost import cost_by_model, price_rows, usage_rows
+from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
 from analysis.model import RunData
 from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.stats import describe
@@ -64,10 +64,11 @@ def _total(frame: pd.DataFrame, col: str) -> str:
 
 
 def _threshold_rows(meta: dict) -> list[tuple[str, object]]:
-    rows = []
+    rows: list[tuple[str, object]] = []
     for th in meta.get("thresholds") or []:
         if isinstance(th, dict) and "expr" in th:
-            state = {True: "passed", False: "FAILED"}.get(th.get("passed"), "not judged")
+            passed = th.get("passed")
+            state = "passed" if passed is True else "FAILED" if passed is False else "not judged"
             rows.append((f"threshold {th['expr']}", f"{state} (value {th.get('value', '?')})"))
     return rows
 
@@ -116,7 +117,7 @@ def record_gaps(run: RunData) -> list[str]:
 
 
 def _cost_lines(run: RunData) -> list[str]:
-    """LLM dollars as billed and at list price, at the run's price table; n/a rather than a guess."""
+    """LLM dollars at the run's price table, else as the gateway reported them; n/a rather than a guess."""
     rows, source = usage_rows(run)
     if source == "none":
         return []
@@ -125,15 +126,8 @@ def _cost_lines(run: RunData) -> list[str]:
         table = load_prices(settings.get("prices") or DEFAULT_PRICES_PATH)
     except PriceTableError as exc:
         return [f"LLM cost: n/a ({exc})"]
-    total = cost_by_model(price_rows(rows, table)[0]).loc["total"]
-    return [
-        f"LLM cost: ${_usd(total['usd_billed'])} as billed, ${_usd(total['usd_list'])} at list price "
-        f"over {int(total['calls'])} calls (usage from {source}; prices {Path(table.origin).name})"
-    ]
-
-
-def _usd(value) -> str:
-    return "n/a" if pd.isna(value) else f"{value:,.6f}"
+    line = describe_total(dollar_total(price_rows(rows, table)[0]))
+    return [f"{line} (usage from {source}; prices {Path(table.origin).name})"]
 
 
 def _capacity_lines(run: RunData) -> list[str]:
@@ -150,13 +144,13 @@ def _capacity_lines(run: RunData) -> list[str]:
             f"session{detail}, {churn.sessions_closed} sessions closed"
         ]
     r = capacity_result(frame)
-    fit = (
+    marginal = (
         f"{r.fit.slope:.3f} MiB/agent (R² {r.fit.r2:.4f}, last {r.fit.points} points)" if r.fit else "no fit"
     )
     n_max = r.n_max if r.n_max is not None else "not published"
     return [
         f"capacity ({r.metric}, budget {_num(r.budget_mib)} MiB): N_max {n_max}, N_stop {r.n_stop}, "
-        f"marginal {fit}",
+        f"marginal {marginal}",
         f"first agent +{_num(r.first_agent_mib)} MiB over a baseline of "
         f"{_num(r.baseline_mib)} MiB; start-up p50 {_num(r.startup.get('p50'))} ms; stop: {r.stop_reason}",
     ]

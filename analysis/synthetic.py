@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -92,7 +93,7 @@ def stream_requests(
 
 def rounds_run(path: Path, per_round_s: float = 120.0, worker_mib: float = 170.0) -> Path:
     """A seeds/004-shaped run: baseline phase, rounds of 6, 8, 10 tasks, each task one worker process."""
-    meta = {
+    meta: dict[str, Any] = {
         "run_id": "synthetic-rounds",
         "profile": {"name": "rounds", "phases": [], "rounds": []},
         "start_ts": T0,

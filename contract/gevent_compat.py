@@ -9,4 +9,4 @@ import select
 import sys
 
 if not hasattr(select, "epoll") and "trio" not in sys.modules:
-    sys.modules["trio"] = None  # makes `import trio` raise ImportError, which httpcore handles
+    sys.modules["trio"] = None  # type: ignore[assignment] # makes `import trio` raise ImportError, which httpcore handles

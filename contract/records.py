@@ -50,6 +50,9 @@ class TaskRecord:
     run_ms: float | None = None
     total_ms: float | None = None
     polls: int = 0
+    times_from: str = "client"
+    polled_run_ms: float | None = None
+    poll_interval_ms: float | None = None
     llm_calls: int | None = None
     tokens_in: int | None = None
     tokens_cached: int | None = None
@@ -58,6 +61,16 @@ class TaskRecord:
     gateway_cost_usd: float | None = None
     worker_pid: int | None = None
     error: str | None = None
+
+    def adopt_server_times(self, started_ts: float | None, finished_ts: float | None) -> None:
+        """Replace the client's observed start/finish by the gateway's own timestamps (where it gives
+        them), keeping the client's run time beside them as polled_run_ms."""
+        if started_ts is None and finished_ts is None:
+            return
+        self.polled_run_ms = _span_ms(self.started_ts, self.finished_ts)
+        self.started_ts = started_ts if started_ts is not None else self.started_ts
+        self.finished_ts = finished_ts if finished_ts is not None else self.finished_ts
+        self.times_from = "gateway"
 
     def fill_durations(self) -> None:
         """Derive the three durations from whichever timestamps are known."""

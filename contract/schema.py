@@ -13,6 +13,7 @@ REQUESTS_CSV = "requests.csv"
 TASKS_CSV = "tasks.csv"
 AGENTS_CSV = "agents.csv"
 CAPACITY_CSV = "capacity.csv"
+PROCESSES_CSV = "processes.csv"
 USERS_CSV = "users.csv"
 LOCUST_CSV_PREFIX = "locust"  # locust_stats.csv, locust_failures.csv, locust_exceptions.csv
 LOCUST_HTML = "locust_report.html"
@@ -42,7 +43,8 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "in_progress",  # from the gateway's JSON endpoint
     "sidecar_rss_bytes",  # processes measured apart from the target (e.g. a database)
     "loadgen_rss_bytes",  # the Locust process the sampler serves
-    "loadgen_cpu_pct",
+    "loadgen_cpu_pct",  # that process's own CPU (not its children's): the saturation check reads this
+    "loadgen_children_cpu_pct",  # helper processes it ran and reaped (e.g. `hermes kanban` CLI calls)
     "event",  # empty, or what happened at this reading (target_exited, probe_error: ...)
     "host",  # the machine the reading was taken on (the sampler's --host-label, default its hostname)
 )
@@ -91,13 +93,16 @@ TASK_COLUMNS: tuple[str, ...] = (
     "agent_id",
     "round",  # rounds profile: the round it was submitted in (empty otherwise)
     "submitted_ts",
-    "started_ts",  # when a worker picked it up (gateway's timestamp when it reports one)
-    "finished_ts",
+    "started_ts",  # when a worker picked it up (gateway's timestamp when it reports one, see times_from)
+    "finished_ts",  # (gateway's timestamp when it reports one, see times_from)
     "status",  # done, failed, cancelled, timeout, unfinished
     "queue_wait_ms",  # started - submitted
     "run_ms",  # finished - started
     "total_ms",  # finished - submitted (ready -> done)
     "polls",
+    "times_from",  # gateway: started/finished are the gateway's own timestamps; client: our clock
+    "polled_run_ms",  # run time as the client saw it (first poll seen running to first seen terminal)
+    "poll_interval_ms",  # the client's poll interval: polled times are late by up to this (empty: a stream)
     "llm_calls",
     "tokens_in",
     "tokens_cached",
@@ -143,6 +148,16 @@ USER_COLUMNS: tuple[str, ...] = (
     "phase",  # the profile's phase name (ramp-up, plateau, spike, round-2, ...)
 )
 
+# One row per process the sampler counted, the first time it counted it (sampler/process_log.py): what
+# the target's and sidecars' figures in samples.csv are made of.
+PROCESS_COLUMNS: tuple[str, ...] = (
+    "ts",  # UTC epoch seconds when it was first counted
+    "role",  # target or sidecar
+    "pid",
+    "ppid",
+    "command",  # its command line (first 300 characters)
+)
+
 FILES_COLUMNS: dict[str, tuple[str, ...]] = {
     SAMPLES_CSV: SAMPLE_COLUMNS,
     REQUESTS_CSV: REQUEST_COLUMNS,
@@ -153,3 +168,4 @@ FILES_COLUMNS: dict[str, tuple[str, ...]] = {
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
+WARNING_AVAILABLE_BYTES = GIB  # host available memory below this is a warning (report, live charts)

@@ -69,6 +69,7 @@ def locust_command(
         str(run_dir),
         "--run-id",
         run_dir.name,
+        "--reuse-run-dir",  # the campaign made it, and keeps its locust.log there
     ]
     if target_cmd:
         command += ["--target-cmd", target_cmd]
@@ -202,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace, extra: list[str]) -> int:
     if args.compare:
-        print(table_markdown(compare(*args.compare, None)))
+        before, after = args.compare
+        print(table_markdown(compare(before, after, None)))
         return exit_codes.OK
     if args.runs < 1:
         raise CampaignError(f"--runs must be at least 1, got {args.runs}")
@@ -222,10 +224,11 @@ def _main(args: argparse.Namespace, extra: list[str]) -> int:
     return campaign_exit_code(codes)
 
 
-def campaign_exit_code(codes: list[int]) -> int:
-    """0 when every run ended 0; else the first run's non-zero code (a killed run counts as invalid)."""
+def campaign_exit_code(codes: list[int | None]) -> int:
+    """0 when every run ended 0; else the first run's non-zero code (a killed or timed-out run, no code
+    or a negative one, counts as invalid)."""
     bad = next((c for c in codes if c != 0), exit_codes.OK)
-    return exit_codes.INVALID_RUN if bad < 0 else bad
+    return exit_codes.INVALID_RUN if bad is None or bad < 0 else bad
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""The end of a run: Locust's own CSV tables into the run directory, then the report and the console
-summary (analysis/ is imported only here, late: pandas and matplotlib are not needed before).
+"""The end of a run: Locust's own CSV tables into the run directory, then the report (in a thread) and
+the console summary (analysis/ is imported only here, late: pandas and matplotlib are not needed before).
 """
 
 from __future__ import annotations
@@ -8,10 +8,14 @@ import csv
 import sys
 from pathlib import Path
 
+from gevent.event import AsyncResult
+from gevent.threadpool import ThreadPool
 from locust.env import Environment
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
 from contract import schema
+
+_REPORTS = ThreadPool(1)
 
 
 def write_locust_csvs(environment: Environment, run_dir: Path) -> None:
@@ -26,13 +30,24 @@ def write_locust_csvs(environment: Environment, run_dir: Path) -> None:
             method(csv.writer(f))
 
 
-def print_report_and_summary(run_dir: Path) -> None:
-    from analysis.load import load_run
+def start_report(run_dir: Path) -> AsyncResult:
+    """Write the report in a thread, so the web UI stays live meanwhile (it takes seconds); one report
+    at a time (matplotlib's pyplot is not thread-safe). `.get()` waits for it."""
+    return _REPORTS.spawn(write_report_safely, run_dir)
+
+
+def write_report_safely(run_dir: Path) -> None:
+    """report.md/html of a finished run; a failed report must not hide the summary or the rows."""
     from analysis.report import write_report
-    from analysis.summary import console_summary
 
     try:
         write_report(run_dir)
-    except Exception as exc:  # noqa: BLE001 - a failed report must not hide the summary or the rows
+    except Exception as exc:  # noqa: BLE001 - the rows and run.json are written already
         sys.stderr.write(f"loadkit: report not written: {type(exc).__name__}: {exc}\n")
+
+
+def print_summary(run_dir: Path) -> None:
+    from analysis.load import load_run
+    from analysis.summary import console_summary
+
     print(console_summary(load_run(run_dir)), flush=True)

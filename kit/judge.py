@@ -32,6 +32,7 @@ class LiveJudge:
         self.dropped = dropped
         self.loadgen_cpu: list[float] = []
         self.worker_cpu: dict[str, list[float]] = {}
+        self.helpers_cpu: list[float] = []  # children the load generator ran: reported, never judged
         self.results: list[ThresholdResult] = []
         self.samples_note: str | None = None  # why sample-based thresholds cannot be judged
 
@@ -43,7 +44,8 @@ class LiveJudge:
         if self.evaluator is None:
             return
         if file_name == schema.REQUESTS_CSV:
-            self.evaluator.observe_request(row)
+            if row.get("error_kind") != "interrupted":  # cut by the run's own stop: not the gateway's doing
+                self.evaluator.observe_request(row)
         elif file_name == schema.TASKS_CSV:
             self.evaluator.observe_task(row)
 
@@ -53,6 +55,9 @@ class LiveJudge:
             cpu = _float(row.get("loadgen_cpu_pct"))
             if cpu is not None:
                 self.loadgen_cpu.append(cpu)
+            helpers = _float(row.get("loadgen_children_cpu_pct"))
+            if helpers is not None:
+                self.helpers_cpu.append(helpers)
             if self.evaluator is not None:
                 self.evaluator.observe_sample(row)
         if self.evaluator is None:
@@ -82,7 +87,8 @@ class LiveJudge:
 
     def validity(self) -> dict:
         """Was the load generator itself the bottleneck? Judged on the CPU of every load-generator
-        process (the sampler's readings of this one, and each worker's reports): the worst one decides."""
+        process (the sampler's readings of this one, and each worker's reports): the worst one decides.
+        The helper processes it ran (their CPU is reported as a mean) are not the Locust process's work."""
         judged = saturation_p90s(self.loadgen_cpu, self.worker_cpu)
         if not judged:
             return {"valid": None, "rule": SATURATION_RULE, "note": "too few load-generator readings"}
@@ -91,6 +97,7 @@ class LiveJudge:
             "valid": judged[worst] < SATURATED_CPU_PCT,
             "rule": SATURATION_RULE,
             "loadgen_cpu_p90": round(judged[worst], 1),
+            "helpers_cpu_mean": round(statistics.fmean(self.helpers_cpu), 1) if self.helpers_cpu else None,
             "samples": len(self.loadgen_cpu),
         }
         if self.worker_cpu:

@@ -27,7 +27,6 @@ class Liveness:
     timeout_s: float
     any_answer: bool = False  # no health path: any HTTP answer from the bare URL counts as alive
     failing_since: float | None = None
-    last_failure: str = ""
     _procs: dict[int, psutil.Process] = field(default_factory=dict)
 
     def dead(self, now: float) -> str | None:
@@ -42,8 +41,8 @@ class Liveness:
         if failure is None:
             self.failing_since = None
             return None
-        self.failing_since = self.failing_since or now
-        self.last_failure = failure
+        if self.failing_since is None:
+            self.failing_since = now
         if now - self.failing_since >= self.timeout_s:
             stalled = f"{self.timeout_s:g} s ({failure}){self._frozen()}"
             return f"target not healthy at {self.health_url} for {stalled}"
@@ -59,6 +58,8 @@ class Liveness:
         return f"target pid {pid} is gone"
 
     def _probe(self) -> str | None:
+        if self.health_url is None:
+            return None
         try:
             response = httpx.get(self.health_url, timeout=min(2.0, max(self.timeout_s / 2, 0.2)))
         except httpx.HTTPError as exc:

@@ -6,9 +6,14 @@ One place for option names and defaults; each room adds its own group through `a
 
 from __future__ import annotations
 
+from agents.session_policy import session_policy_arg
 from agents.settings import DEFAULTS
 from contract.cli import add, positive_float, positive_int, whole
 from kit.webui import WEB_HOST
+
+# Options shown in the web UI form are text defaulting to None: Locust converts a form value to the type
+# of the option's current value, so "" for a float would fail inside Locust; kit/settings.py converts
+# and checks them (an empty field: the default in agents/settings.py).
 
 
 def add_arguments(parser) -> None:
@@ -165,9 +170,8 @@ def add_arguments(parser) -> None:
         agents,
         "--request-timeout",
         web_ui=True,
-        type=positive_float,
-        default=DEFAULTS.request_timeout,
-        help="seconds before a request counts as timed out",
+        default=None,
+        help=f"seconds before a request counts as timed out (default {DEFAULTS.request_timeout:g})",
     )
     add(
         agents,
@@ -181,25 +185,22 @@ def add_arguments(parser) -> None:
         agents,
         "--max-tokens",
         web_ui=True,
-        type=positive_int,
-        default=DEFAULTS.max_tokens,
-        help="max_tokens asked per chat call",
+        default=None,
+        help=f"max_tokens asked per chat call (default {DEFAULTS.max_tokens})",
     )
     add(
         agents,
         "--poll-interval",
         web_ui=True,
-        type=positive_float,
-        default=DEFAULTS.poll_interval,
-        help="seconds between task status polls",
+        default=None,
+        help=f"seconds between task status polls (default {DEFAULTS.poll_interval:g})",
     )
     add(
         agents,
         "--task-timeout",
         web_ui=True,
-        type=positive_float,
-        default=DEFAULTS.task_timeout,
-        help="seconds a task may take before it is recorded as timeout",
+        default=None,
+        help=f"seconds a task may take before it is recorded as timeout (default {DEFAULTS.task_timeout:g})",
     )
     add(
         agents,
@@ -214,6 +215,14 @@ def add_arguments(parser) -> None:
         "--session-header",
         default=None,
         help="session stickiness: a header name (X-Hermes-Session-Id...) or 'user' (default: the preset's)",
+    )
+    add(
+        agents,
+        "--session-policy",
+        web_ui=True,
+        type=session_policy_arg,
+        default=DEFAULTS.session_policy,
+        help="how long an agent keeps a gateway session: sticky (whole run), fresh (new per task) or N turns",
     )
     add(
         agents,
@@ -247,7 +256,12 @@ def add_arguments(parser) -> None:
         default=DEFAULTS.runs_follow,
         help="Hermes /v1/runs: follow a run by its SSE events or by polling",
     )
-    add(protocols, "--assistant-id", default=None, help="LangGraph assistant (graph) id (default: agent)")
+    add(
+        protocols,
+        "--assistant-id",
+        default=None,
+        help="LangGraph assistant (graph) id (default: the first the server lists)",
+    )
     add(protocols, "--langgraph-input", default=None, help="LangGraph run input as JSON")
     add(
         protocols,

@@ -1,5 +1,6 @@
-"""One kit run inside a Locust process, from `init` to `quit`: run directory, target, side sampler,
-recorder, stop reasons, run.json, and the end-of-run report and summary.
+"""Kit runs inside a Locust process: the target lives from `init` to `quit`; each run, from its start
+(`test_start`) to its stop (`test_stop`), has its own run directory, side sampler, recorder, profile,
+judge, stop reason, run.json and report. Headless there is one run; each start in the web UI is a new one.
 
 The locustfile only forwards Locust's events here. Load shapes live in scenarios/, protocols in agents/,
 tables in analysis/; this module wires them and owns no measurement math.
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import gevent
+from gevent.event import AsyncResult
 from locust.env import Environment
 from locust.runners import MasterRunner, WorkerRunner
 
@@ -42,11 +44,13 @@ from contract.errors import KitError, one_line
 from contract.redact import add_secret
 from kit import input_checks, rundir, signals, webui
 from kit.disk import DiskGuard
-from kit.finish import print_report_and_summary, write_locust_csvs
+from kit.finish import print_summary, start_report, write_locust_csvs
 from kit.judge import LiveJudge
+from kit.live import LiveRun
 from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
 from kit.remote_sampler import RemoteSamplers, start_remote_samplers
-from kit.settings import KitSettings, read_settings, refresh
+from kit.session import Session
+from kit.settings import KitSettings, options_of, read_settings, refresh
 from kit.startup import (
     choose_agents,
     fail,
@@ -61,15 +65,16 @@ from scenarios import registry
 from scenarios.arrivals import Pacer
 from scenarios.breakpoint import stop_point as breakpoint_stop_point
 from scenarios.evaluator import exit_code as exit_code_of
+from scenarios.manual import ManualProfile
 from scenarios.profile import Profile
 
 log = logging.getLogger("loadkit")
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown Locust's
 WATCH_EVERY_S = 0.5
 JUDGE_EVERY_S = 1.0
-LOCUST_HISTORY_KEEP = 3600  # entries, one a second
 WORKER_REPORT_S = 3.5  # workers report every 3 s (Locust's WORKER_REPORT_INTERVAL), plus a margin
 WORKER_SPAWN_LEAD_S = 5.0  # distributed open model: workers spawn the agent pool before arrivals start
+LOCUST_HISTORY_KEEP = 3600  # entries, one a second
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -88,18 +93,23 @@ class KitRun:
     target: Target
     recorder: Recorder
     sampler: subprocess.Popen | None = None
-    remote: RemoteSamplers | None = None  # --sampler-url services
     stop: StopRequest | None = None
     phases: list[dict] = field(default_factory=list)
     profile: Profile | None = None  # built at the first tick from the (UI) options
     closing: bool = False  # set at quitting: from then on a stopped sampler or target is expected
     pacing: OpenModelPacing | FleetArrivals | RoundsPacing | None = None
-    judge: LiveJudge | None = None
-    users_csv: CsvAppender | None = None
-    driver_class: type | None = None
-    disk: DiskGuard | None = None
-    liveness: Liveness | None = None
+    remote: RemoteSamplers | None = None  # --sampler-url services
     lead_s: float = 0.0  # the profile's clock starts this much after the run's (worker spawn lead)
+    judge: LiveJudge | None = None
+    users_csv: CsvAppender = field(init=False)  # these three are set in setup(), right after
+    driver_class: type | None = None
+    disk: DiskGuard = field(init=False)
+    liveness: Liveness = field(init=False)
+    live: LiveRun = field(init=False)
+    session: Session = field(init=False)
+    finished: bool = False
+    report: AsyncResult | None = None  # the report being written, once finished
+    finishing: gevent.Greenlet | None = None
 
     # ---- life cycle -------------------------------------------------------------------------------
     def save(self) -> None:
@@ -116,11 +126,13 @@ class KitRun:
 
     def on_test_start(self) -> None:
         self.meta.setdefault("start_ts", time.time())
+        self.live.state = "running"
         self.save()
 
     def on_test_stop(self) -> None:
-        self.meta["end_ts"] = time.time()
-        self.close_phase(self.meta["end_ts"])
+        """STOP in the web UI (no stop asked before it), the profile's end, or an abort."""
+        web_stop = self.environment.web_ui is not None and not options_of(self.environment).headless
+        self.finish("stopped from the web UI" if web_stop else "profile complete")
 
     def request_stop(self, reason: str, exit_code: int | None, now: bool = False) -> None:
         """Ask the run to end: the profile stops at its next tick, or at once when `now`."""
@@ -131,20 +143,43 @@ class KitRun:
             self.environment.stop_timeout = 0  # nothing left to finish against: stop without grace
             gevent.spawn(self.environment.runner.quit)
 
-    def on_quitting(self) -> None:
-        """Stop what we started, flush every row, write Locust's CSVs, judge, settle the exit code."""
-        self.closing = True
+    def finish(self, default_reason: str) -> None:
+        """End this run, once, and wait for it: in a greenlet of its own, so that Locust killing the
+        caller (runner.quit() ends the shape greenlet that fired test_stop) cannot cut it short."""
+        if self.finishing is None:
+            self.finished = self.closing = True
+            self.finishing = gevent.spawn(self._finish, default_reason)
+        self.finishing.join()
+
+    def _finish(self, default_reason: str) -> None:
+        """Stop the sampler, flush every row, write Locust's CSVs, judge, settle the exit code, write
+        run.json, then start the report (in a thread)."""
+        now = time.time()
+        self.meta["end_ts"] = now
+        self.close_phase(now)
         self.stop_sampler()
         if self.remote is not None:
             self.remote.close()
-        code = stop_target(self.target)
-        if code is not None:
-            self.meta["target"]["exit_code"] = code
         self.recorder.close()
         self.guarded(self.users_csv.close)
         self.guarded(write_locust_csvs, self.environment, self.run_dir)
-        self.record_outcome(time.time())
+        self.record_outcome(now)
         self.environment.process_exit_code = self.exit_code()
+        self.meta["stop_reason"] = self.stop.reason if self.stop else default_reason
+        self.meta["exit_code"] = self.environment.process_exit_code
+        self.save()
+        self.disk.release()  # the report may use the reserved space; the run needs it no more
+        self.live.state = "writing the report"
+        self.report = start_report(self.run_dir)
+        self.report.rawlink(lambda _result: setattr(self.live, "state", "finished"))
+
+    def on_quitting(self) -> None:
+        """The process exits: finish the run if it is still going, then stop the target we started."""
+        self.finish("the Locust process quit" if self.environment.web_ui else "profile complete")
+        code = stop_target(self.target)
+        if code is not None:
+            self.meta["target"]["exit_code"] = code
+            self.save()
 
     def exit_code(self) -> int:
         """A stop's own code (target died...), then failed thresholds (99), request errors, a saturated
@@ -155,46 +190,41 @@ class KitRun:
             return exit_codes.THRESHOLD_FAILED
         runner = self.environment.runner
         if runner and (runner.errors or runner.exceptions):
-            return self.environment.parsed_options.exit_code_on_error
+            return options_of(self.environment).exit_code_on_error
         if self.meta.get("validity", {}).get("valid") is False:
             return exit_codes.INVALID_RUN
         return exit_codes.OK
 
     def on_quit(self, exit_code: int) -> None:
-        """Final run.json, report and the console summary, after Locust's own tables."""
-        self.meta.setdefault("end_ts", time.time())
-        self.meta["stop_reason"] = self.stop.reason if self.stop else "profile complete"
-        self.meta["exit_code"] = exit_code
-        self.save()
-        self.disk.release()  # the report may use the reserved space; the run needs it no more
-        print_report_and_summary(self.run_dir)
+        """The console summary of the last run, after Locust's own tables and its report."""
+        if self.report is not None:  # None when finishing failed (its traceback is in the log)
+            self.report.get()
+        print_summary(self.run_dir)
 
     # ---- the load shape --------------------------------------------------------------------------
     def shape_tick(self, elapsed_s: float):
         """KitShape.tick(): the profile's target now, or None once the run should end."""
         if self.stop is not None:
             return None
-        if self.profile is None:
+        profile = self.profile
+        if profile is None:
             try:
-                self.start_profile()
-            except KitError as exc:  # a bad value in the web UI form: refuse this start, keep the UI
+                profile = self.start_profile()
+            except KitError as exc:  # a bad value in the web UI form: this run ends with its reason
                 log.error("loadkit: error: %s", one_line(exc))
+                self.request_stop(f"bad input: {one_line(exc)}", exc.exit_code)
                 return None
-        tick = self.profile.tick(max(0.0, elapsed_s - self.lead_s))
+        tick = profile.tick(max(0.0, elapsed_s - self.lead_s))
         if tick is None:
             self.drain_workers()
+            self.stop = StopRequest("profile complete", None)
             return None
         now = time.time()
         self.note_phase(tick.phase, now)
-        self.users_csv.write(
-            {
-                "ts": now,
-                "users": self.environment.runner.user_count,
-                "target_users": tick.users,
-                "phase": tick.phase,
-            }
-        )
+        users = self.user_count()
+        self.users_csv.write({"ts": now, "users": users, "target_users": tick.users, "phase": tick.phase})
         self.guarded(self.users_csv.flush)
+        self.live.on_users(now, users, tick.users)
         if isinstance(self.pacing, RoundsPacing):
             task_agents = [c for c in self.environment.user_classes if getattr(c, "task_agent", False)]
             return (*tick.as_locust(), task_agents or None)
@@ -204,34 +234,60 @@ class KitRun:
             return (*tick.as_locust(), [self.driver_class])
         return tick.as_locust()
 
-    def start_profile(self) -> None:
+    def user_count(self) -> int:
+        return self.environment.runner.user_count if self.environment.runner else 0
+
+    def start_profile(self) -> Profile:
         """Build the profile from the settings as they are at start (the web UI form may have changed
         the options: converted again here), and the pacing and live judge it needs."""
         if self.environment.web_ui is not None:
-            self.settings = refresh(self.settings, self.environment.parsed_options)
+            self.settings = refresh(self.settings, options_of(self.environment))
             set_agent_settings(self.environment, self.settings.agent)
         now = time.time()
-        self.profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
-        self.driver_class = presets.resolve_class(self.profile.driver) if self.profile.driver else None
-        schedule = self.profile.paced_by(now)
+        self.profile = profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
+        self.driver_class = presets.resolve_class(profile.driver) if profile.driver else None
+        schedule = profile.paced_by(now)
         if isinstance(schedule, Pacer) and isinstance(self.environment.runner, MasterRunner):
             self.pacing = self.share_arrivals(now)
         else:
             self.pacing = pacing_for(schedule)
             set_pacing(self.environment, self.pacing)
         dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
-        self.judge = LiveJudge(
+        self.judge = judge = LiveJudge(
             list(self.settings.thresholds), now, self.run_dir / schema.SAMPLES_CSV, dropped
         )
-        self.recorder.listeners.append(self.judge.on_row)
-        on_worker_cpu(self.environment, self.judge.observe_worker_cpu)
+        self.recorder.listeners.append(judge.on_row)
+        on_worker_cpu(self.environment, judge.observe_worker_cpu)
         self.meta["profile"] = {
-            "name": self.profile.name,
-            "params": _params(self.profile.params),
+            "name": profile.name,
+            "params": _params(profile.params),
             "phases": self.phases,
         }
         self.save()
-        gevent.spawn(self.judge_forever)
+        self.live.judge = judge
+        self.live.edit_note = edit_note(profile)
+        if profile.name in ("capacity", "churn"):
+            self.live.budget_bytes = self.settings.profile.capacity.memory_budget_bytes
+        gevent.spawn(self.judge_forever, judge)
+        return profile
+
+    def edit(self, users: int, spawn_rate: float) -> str | None:
+        """EDIT in the web UI: the manual profile ramps to the new user count at the new rate, a new
+        phase; None when applied, else why not."""
+        if self.finished or self.profile is None:
+            return "no run is going on: start one"
+        shape = self.environment.shape_class
+        if not isinstance(self.profile, ManualProfile) or shape is None:
+            return edit_note(self.profile)
+        now, elapsed = time.time(), shape.get_run_time()
+        self.profile.edit(users, spawn_rate, elapsed)
+        if tick := self.profile.tick(elapsed):  # None once -t has run out
+            self.note_phase(tick.phase, now)
+        self.meta["profile"].setdefault("edits", []).append(
+            {"ts": now, "users": users, "spawn_rate": spawn_rate}
+        )
+        self.save()
+        return None
 
     def drain_workers(self) -> None:
         """On a master at the profile's end: stop the workers' agents first (their stop-timeout) and wait
@@ -253,24 +309,23 @@ class KitRun:
             runner.send_message(SHARE_MESSAGE, share, client_id=worker.id)
         return FleetArrivals(self.environment)
 
-    def judge_forever(self) -> None:
+    def judge_forever(self, judge: LiveJudge) -> None:
         while not self.closing:
             gevent.sleep(JUDGE_EVERY_S)
             bound_locust_history(self.environment)
             now = time.time()
-            due = [r for r in self.judge.judge(now) if r.abort_due]
+            due = [r for r in judge.judge(now) if r.abort_due]
             if due and self.stop is None:
                 self.note_breakpoint(due[0], now)
+                self.live.aborted_expr = due[0].expr
                 self.request_stop(
                     f"threshold failed: {due[0].expr} (value {due[0].value})", exit_codes.THRESHOLD_FAILED
                 )
 
     def note_breakpoint(self, result, now: float) -> None:
-        if self.profile.name == "breakpoint":
+        if self.profile is not None and self.profile.name == "breakpoint":
             elapsed = now - self.meta.get("start_ts", now)
-            point = breakpoint_stop_point(
-                self.profile, elapsed, now, result.expr, self.environment.runner.user_count
-            )
+            point = breakpoint_stop_point(self.profile, elapsed, now, result.expr, self.user_count())
             self.meta["breakpoint"] = dataclasses.asdict(point)
 
     def record_outcome(self, now: float) -> None:
@@ -341,14 +396,16 @@ class KitRun:
     def on_disk_error(self, why: str) -> None:
         """Stop at once; Locust's own HTML report (about 1 MB) is skipped: it would not fit and its
         failure would cost the quitting hooks that write run.json and the report."""
-        self.environment.parsed_options.html_file = None
+        options_of(self.environment).html_file = None
         self.meta["locust_html"] = "not written: the run directory could not be written"
         self.request_stop(f"disk error: {why}", exit_codes.DISK_ERROR, now=True)
 
     def note_sampler_stopped(self) -> None:
         """The side sampler died mid-run: the run goes on, and says where its samples stop."""
         stopped = sampler_stop(
-            self.run_dir / schema.SAMPLES_CSV, self.sampler.returncode, self.meta.get("start_ts")
+            self.run_dir / schema.SAMPLES_CSV,
+            self.sampler.returncode if self.sampler else None,
+            self.meta.get("start_ts"),
         )
         note = f"sampler stopped after {stopped['stopped_at_s']} s ({stopped['stopped_reason']})"
         log.warning("loadkit: %s; the run goes on without it", note)
@@ -376,21 +433,49 @@ def bound_locust_history(environment: Environment) -> None:
 
 
 def run_of(environment: Environment) -> KitRun | None:
+    """The environment's current run (the last one, once it has finished)."""
     return _RUNS.get(environment)
+
+
+def run_for_tick(environment: Environment) -> KitRun | None:
+    """The run a shape tick drives: after a finished run, a new start in the web UI begins the next."""
+    run = _RUNS.get(environment)
+    if run is not None and run.finished:
+        try:
+            run = begin_run(environment, run.settings, run.session)
+        except KitError as exc:
+            log.error("loadkit: the run could not start: %s", one_line(exc))
+            return None
+        if environment.shape_class is not None:  # the profile's clock starts once its sampler runs
+            environment.shape_class.reset_time()
+    return run
 
 
 def all_runs() -> list[KitRun]:
     return list(_RUNS.values())
 
 
+def edit_note(profile: Profile) -> str:
+    """What EDIT in the web UI does for this profile."""
+    if isinstance(profile, ManualProfile):
+        return "EDIT changes the user count and spawn rate live (a new phase in run.json and users.csv)"
+    return (
+        f"EDIT does not apply to the {profile.name} profile: it sets the user count itself; "
+        "STOP, choose the manual profile and start again to ramp by hand"
+    )
+
+
 def _params(params) -> dict:
-    return dataclasses.asdict(params) if dataclasses.is_dataclass(params) else dict(params or {})
+    if dataclasses.is_dataclass(params) and not isinstance(params, type):
+        return dataclasses.asdict(params)
+    return dict(params or {})
 
 
 def setup(environment: Environment) -> KitRun | None:
     """Locust `init`: settings converted once; on a worker only those and a row buffer; on master/local
-    the whole run. Any KitError before load exits with its code and one line, leaving nothing behind."""
-    options = environment.parsed_options
+    the target and the first run. Any KitError before load exits with its code and one line, leaving
+    nothing behind."""
+    options = options_of(environment)
     try:
         settings = read_settings(options, options.run_id or rundir.new_run_id())
         choose_agents(environment, settings)
@@ -413,21 +498,52 @@ def setup(environment: Environment) -> KitRun | None:
         log.warning("loadkit: %s ignored by --load-profile %s", ", ".join(ignored), settings.profile_name)
     try:
         input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
-        target = resolve_target(settings)
+        session = Session(
+            resolve_target(settings), options.run_id or None, options.run_dir or None, options.html_file
+        )
     except KitError as exc:
         fail(exc)
-    run_dir = rundir.create_run_dir(settings.run_dir)  # only now: bad input leaves nothing behind
-    options.run_id, options.run_dir = settings.run_id, str(run_dir)  # Locust's own view (web UI, workers)
-    if not options.html_file:
+    environment.host = session.target.url
+    try:
+        run = begin_run(environment, settings, session)
+    except KitError as exc:
+        stop_target(session.target)
+        fail(exc)
+    if environment.web_ui is not None:
+        webui.install(environment.web_ui, session, lambda: _RUNS[environment].live, run_edit(environment))
+        webui.warn_if_exposed(options.web_host)
+    if options.headless:
+        signals.install(run)
+    return run
+
+
+def run_edit(environment: Environment):
+    """EDIT as the web UI calls it: on the current run."""
+    return lambda users, spawn_rate: _RUNS[environment].edit(users, spawn_rate)
+
+
+def begin_run(environment: Environment, settings: KitSettings, session: Session) -> KitRun:
+    """A run of the session: its id and directory, run.json, row files, side sampler and watchers.
+    Raises KitError when the sampler refuses to start."""
+    options = options_of(environment)
+    run_id, run_dir = session.next_run(settings.run_id, settings.run_dir)
+    settings = dataclasses.replace(settings, run_id=run_id, run_dir=run_dir)
+    options.run_id, options.run_dir = run_id, str(run_dir)  # Locust's own view (web UI, workers)
+    if not session.html_file:
         options.html_file = str(run_dir / schema.LOCUST_HTML)
-    environment.host = target.url
-    run = KitRun(
-        environment, settings, run_dir, initial_meta(settings, target), target, Recorder(environment, run_dir)
-    )
+    target = session.target
+    meta = initial_meta(settings, target)
+    samples = run_dir / schema.SAMPLES_CSV  # the remote rows' writer first: it writes the header
+    urls, token_env = list(settings.agent.sampler_url), settings.agent.sampler_token_env
+    remote = start_remote_samplers(urls, token_env, samples, meta, lambda: _RUNS[environment].save())
+    sampler = start_side_sampler(settings, target)
+    run = KitRun(environment, settings, run_dir, meta, target, Recorder(environment, run_dir))
+    run.sampler, run.session, run.remote = sampler, session, remote
     run.disk = DiskGuard(run_dir, run.on_disk_error)
     run.recorder.on_write_error = run.disk.failed
     run.users_csv = CsvAppender(run_dir / schema.USERS_CSV, schema.USER_COLUMNS)
-    _RUNS[environment] = run
+    run.live = LiveRun(run_id, run_dir, run.meta)
+    run.recorder.listeners.append(run.live.on_row)
     set_run_link(
         environment,
         RunLink(
@@ -438,34 +554,18 @@ def setup(environment: Environment) -> KitRun | None:
             target_dead=lambda: run.stop is not None and run.stop.exit_code == exit_codes.TARGET_DIED,
         ),
     )
-    try:  # the remote rows' writer first: it writes samples.csv's header before the local sampler starts
-        run.remote = start_remote_samplers(
-            list(settings.agent.sampler_url),
-            settings.agent.sampler_token_env,
-            run_dir / schema.SAMPLES_CSV,
-            run.meta,
-            run.save,
-        )
-        run.sampler = start_side_sampler(settings, target)
-    except KitError as exc:
-        stop_target(target)
-        fail(exc)
     run.meta["sampler"] = {
         "interval_s": settings.target.sample_interval,
         "pid": run.sampler.pid if run.sampler else None,
         "argv": run.sampler.args if run.sampler else None,
     }
     run.save()
-    if environment.web_ui is not None:
-        webui.install(environment.web_ui, run_dir / schema.SAMPLES_CSV)
-        webui.warn_if_exposed(options.web_host)
+    _RUNS[environment] = run
     run.liveness = liveness_of(settings, target)
     gevent.spawn(run.watch)
     gevent.spawn(run.watch_liveness)
-    if run.remote is not None:
-        gevent.spawn(run.remote.run, lambda: run.closing, run.remote_target_exited)
-    if options.headless:
-        signals.install(run)
+    if remote is not None:
+        gevent.spawn(remote.run, lambda: run.closing, run.remote_target_exited)
     return run
 
 
@@ -481,7 +581,7 @@ def liveness_of(settings: KitSettings, target: Target) -> Liveness:
 def on_worker_test_start(environment: Environment) -> None:
     """A worker's test starts with the master's options (Locust sends them): its agents' settings again."""
     if run_of(environment) is None and isinstance(environment.runner, WorkerRunner):
-        options = environment.parsed_options
+        options = options_of(environment)
         try:
             settings = read_settings(options, options.run_id or "no-run-id")
         except KitError as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import presets
+from agents.session_policy import renew_every
 from agents.settings import DEFAULTS, AgentSettings
 from analysis.prices import load_prices
 from contract.errors import InputError
@@ -86,6 +87,13 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
     )
 
 
+def options_of(environment: Any) -> Any:
+    """Locust's parsed options (the `locust` command always parses them before `init`)."""
+    if environment.parsed_options is None:
+        raise RuntimeError("the kit runs under the `locust` command, which parses its options")
+    return environment.parsed_options
+
+
 def refresh(settings: KitSettings, options: Any) -> KitSettings:
     """The settings again after the web UI form changed options: profile, thresholds and agents."""
     return dataclasses.replace(
@@ -137,10 +145,19 @@ def agent_settings(
     for name in _POSITIVE:
         values[name] = _positive(name, values.get(name, getattr(DEFAULTS, name)))
     values["langgraph_input"] = _json_object("langgraph_input", values.get("langgraph_input"))
+    _check_session_policy(values.get("session_policy", DEFAULTS.session_policy))
     for name in _COMMANDS:
         input_checks.command("--" + name.replace("_", "-"), values.get(name))
     values.update(capacity=profile.capacity, churn=profile.churn, **fixed)
     return AgentSettings(**values)
+
+
+def _check_session_policy(policy: str) -> None:
+    """The web form bypasses argparse's type check: the same rule here."""
+    try:
+        renew_every(str(policy))
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def _target(options: Any, preset: presets.GatewayPreset) -> TargetSettings:
@@ -171,12 +188,13 @@ def _positive(name: str, value: Any) -> Any:
     """A number option that must be finite and > 0, keeping its type (int stays int)."""
     flag = "--" + name.replace("_", "-")
     kind = type(getattr(DEFAULTS, name))
+    expected = "a whole number > 0" if kind is int else "a finite number > 0"
     try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{flag} {value!r}: expected a number") from None
+        number = kind(str(value).strip())
+    except ValueError:
+        raise InputError(f"{flag} {value!r}: expected {expected}") from None
     if not (math.isfinite(number) and number > 0):
-        raise InputError(f"{flag} {value!r}: expected a finite number > 0")
+        raise InputError(f"{flag} {value!r}: expected {expected}")
     return number
 
 

@@ -35,7 +35,7 @@ def interrupt(run, sig: int) -> None:
         log.warning("loadkit: %s while writing the run's record: finishing it", name)
         return
     if len(record["signals"]) == 1:
-        run.request_stop(f"interrupted by {name}", exit_codes.INTERRUPTED[sig])
+        run.request_stop(f"interrupted by {name}", exit_codes.INTERRUPTED[signal.Signals(sig)])
         log.warning("loadkit: %s: stopping; in-flight work has --stop-timeout; again to stop at once", name)
         return
     record["forced"] = True

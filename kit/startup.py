@@ -6,6 +6,7 @@ and its exit code, before any load or process is left behind.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import shlex
 import subprocess
@@ -22,7 +23,8 @@ from contract import schema
 from contract.errors import InputError, KitError, one_line
 from contract.redact import redact, redact_args
 from kit import input_checks, rundir
-from kit.settings import KitSettings
+from kit.settings import KitSettings, options_of
+from kit.tags import keep_tagged_classes
 from lifecycle.target import Target, free_port, simulator_command, start_target, target_command
 from sampler.launch import start_sampler
 from sampler.options import SamplerOptions, UsageError
@@ -41,10 +43,15 @@ def fail(error: KitError) -> NoReturn:
 
 def choose_agents(environment: Environment, settings: KitSettings) -> None:
     """Run the preset's agent classes, unless the command line named classes itself (Locust's positional
-    user classes win)."""
+    user classes win), minus those --tags/--exclude-tags leave without a task; warn of an unset key."""
     classes = gateways.agent_classes(settings.preset)
-    if not environment.parsed_options.user_classes:
+    options = options_of(environment)
+    if not options.user_classes:
         environment.user_classes[:] = classes
+    tags, exclude = getattr(options, "tags", None), getattr(options, "exclude_tags", None)
+    environment.user_classes[:] = keep_tagged_classes(environment.user_classes, tags, exclude)
+    if warning := gateways.key_warning(settings.agent.api_key_env, os.environ):
+        sys.stderr.write(f"loadkit: warning: {warning}\n")
 
 
 def refuse_distributed(settings: KitSettings) -> None:
@@ -160,14 +167,15 @@ def start_side_sampler(settings: KitSettings, target: Target) -> subprocess.Pope
     while time.monotonic() < deadline and popen.poll() is None and not Path(sampler_opts.out).exists():
         time.sleep(0.05)
     if popen.poll() is not None and popen.returncode != 0:
-        lines = popen.stderr.read().decode(errors="replace").strip().splitlines() or ["exited"]
+        said = popen.stderr.read() if popen.stderr else b""  # started with stderr=PIPE
+        lines = said.decode(errors="replace").strip().splitlines() or ["exited"]
         raise InputError(f"sampler: {lines[-1]}")
     gevent.spawn(_relay_stderr, popen)
     return popen
 
 
 def _relay_stderr(popen: subprocess.Popen) -> None:
-    for raw in popen.stderr:
+    for raw in popen.stderr or ():
         line = raw.decode(errors="replace")
         sys.stderr.write(line if line.startswith("sampler") else f"sampler: {line}")
 

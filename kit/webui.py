@@ -1,84 +1,204 @@
-"""The target's resources, live in Locust's web UI: a "Resources" tab fed from samples.csv.
+"""The Locust web UI as a cockpit: the current run's id, links to its report and files, live charts and
+threshold states beside Locust's own, EDIT for the manual profile, and the same live data as JSON and in
+Prometheus text format.
 
-Uses Locust's documented web UI extension points (template_args' extended tabs/tables and extra data on
-/stats/requests, as in Locust's extend_web_ui example); reads the sampler's file, never the target.
+Only through Locust's documented extension points: routes and request hooks on `web_ui.app` (Flask) and
+the Resources tab (template_args' extended tabs/tables, extra data on /stats/requests, as in Locust's
+extend_web_ui example). Reads what the run writes; starts, stops and judges nothing itself.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import json
 import logging
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
+from jinja2.utils import htmlsafe_json_dumps
+from locust.runners import STATE_RUNNING, STATE_SPAWNING
+
 from contract import schema
-from contract.csv_tail import CsvTail
+from kit import prometheus
+from kit.live import LiveRun
+from kit.session import Session
+from scenarios import registry
+from scenarios.options import ProfileOptions
 
 TAB_KEY = "loadkit-resources"
 WEB_HOST = "127.0.0.1"  # the kit's default for Locust's --web-host (Locust's own: all interfaces)
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 log = logging.getLogger("loadkit")
-
-
-@dataclass(frozen=True)
-class Gauge:
-    column: str
-    label: str
-    scale: float  # divide the file's value by this for display
-    unit: str
-    worst: str  # "max" or "min": which extreme the peak column keeps
-
-
-GAUGES = (
-    Gauge("target_rss_bytes", "target RSS", schema.MIB, "MiB", "max"),
-    Gauge("target_pss_bytes", "target PSS", schema.MIB, "MiB", "max"),
-    Gauge("target_procs", "target processes", 1, "", "max"),
-    Gauge("target_cpu_pct", "target CPU", 1, "% of a core", "max"),
-    Gauge("host_available_bytes", "host available memory", schema.MIB, "MiB", "min"),
-    Gauge("host_swap_used_bytes", "host swap used", schema.MIB, "MiB", "max"),
-    Gauge("host_cpu_pct", "host CPU", 1, "%", "max"),
-    Gauge("load1", "load average (1 min)", 1, "", "max"),
-    Gauge("queue_length", "gateway queue length", 1, "", "max"),
-    Gauge("in_progress", "gateway in progress", 1, "", "max"),
-    Gauge("loadgen_cpu_pct", "load generator CPU", 1, "% of a core", "max"),
+ROOT = "/loadkit"
+STATIC = Path(__file__).parent / "static"
+SHAPE = "KitShape"  # locustfile.py's one shape: the kit's profiles run through it
+_TEMPLATE_ARGS = "window.templateArgs = "
+FORM_GROUPS = ("profile", "thresholds", "agents")  # the start form's order; load-profile parameters first
+_GROUP_OF = {"threshold": "thresholds", "thresholds": "thresholds"} | {
+    dest: "agents"
+    for dest in ("request_timeout", "model", "prompt", "max_tokens", "poll_interval", "task_timeout")
+}
+_COCKPIT_TAGS = (
+    f'<link rel="stylesheet" href="{ROOT}/static/cockpit.css">'
+    f'<script src="{ROOT}/static/cockpit.js" defer></script>'
 )
 
 
-class LiveResources:
-    """Latest reading and worst value so far of each gauge, from the rows the sampler appended."""
+def install(
+    web_ui, session: Session, current: Callable[[], LiveRun], edit: Callable[[int, float], str | None]
+) -> None:
+    """Add the cockpit's routes and hooks to Locust's web UI."""
+    app = web_ui.app
+    guard = web_ui.auth_required_if_enabled
+    if web_ui.userclass_picker_is_active:  # the picker offers (and preselects) the preset's agents only
+        environment = web_ui.environment
+        environment.available_user_classes = {c.__name__: c for c in environment.user_classes}
+    _resources_tab(web_ui)
 
-    def __init__(self, samples_csv: Path):
-        self.tail = CsvTail(samples_csv)
-        self.latest: dict[str, float] = {}
-        self.worst: dict[str, float] = {}
+    @app.route(f"{ROOT}/")
+    @guard
+    def cockpit_page():
+        return (STATIC / "cockpit.html").read_text(encoding="utf-8")
 
-    def update(self) -> None:
-        for row in self.tail.new_rows():
-            for gauge in GAUGES:
-                value = _number(row.get(gauge.column))
-                if value is None:
-                    continue
-                self.latest[gauge.column] = value
-                pick = max if gauge.worst == "max" else min
-                self.worst[gauge.column] = pick(value, self.worst.get(gauge.column, value))
+    @app.route(f"{ROOT}/static/<name>")
+    @guard
+    def cockpit_static(name: str):
+        from flask import send_from_directory  # Locust's web UI is Flask, imported only when it runs
 
-    def table(self) -> list[dict[str, str]]:
-        self.update()
-        return [
-            {
-                "name": f"{g.label} ({g.unit})" if g.unit else g.label,
-                "now": _shown(self.latest.get(g.column), g.scale),
-                "worst": f"{g.worst} {_shown(self.worst.get(g.column), g.scale)}",
-            }
-            for g in GAUGES
-            if g.column in self.latest
-        ]
+        return send_from_directory(STATIC, name)
+
+    @app.route(f"{ROOT}/live.json")
+    @guard
+    def live_json():
+        from flask import jsonify
+
+        return jsonify(_snapshot(current()))
+
+    @app.route(f"{ROOT}/form.json")
+    @guard
+    def form_json():
+        return {"profiles": _profile_defaults(), "groups": FORM_GROUPS}
+
+    @app.route(f"{ROOT}/metrics")
+    @guard
+    def live_metrics():
+        return prometheus.exposition(current().snapshot()), 200, {"Content-Type": prometheus.CONTENT_TYPE}
+
+    @app.route(f"{ROOT}/runs/<run_id>/")
+    @guard
+    def run_files(run_id: str):
+        run_dir = _run_dir(session, run_id)
+        names = sorted(p.name for p in run_dir.iterdir() if p.is_file())
+        items = "".join(f'<li><a href="{html.escape(n)}">{html.escape(n)}</a></li>' for n in names)
+        title = html.escape(run_id)
+        return f"<!doctype html><title>{title}</title><h1>run {title}</h1><ul>{items}</ul>"
+
+    @app.route(f"{ROOT}/runs/<run_id>/<path:name>")
+    @guard
+    def run_file(run_id: str, name: str):
+        from flask import send_from_directory
+
+        return send_from_directory(_run_dir(session, run_id).resolve(), name)
+
+    @app.before_request
+    def _swarm_while_running():
+        """Locust's EDIT is a second /swarm while a run goes on: hand it to the run, answer as Locust."""
+        from flask import jsonify, request
+
+        if request.path != "/swarm" or request.method != "POST":
+            return None
+        if web_ui.environment.runner.state in (STATE_RUNNING, STATE_SPAWNING):
+            return jsonify(_edit(request.form, edit, web_ui.environment.host))
+        if web_ui.userclass_picker_is_active and request.form.get("shape_class", SHAPE) != SHAPE:
+            message = f"choose the shape class {SHAPE}: the kit's load profiles run through it"
+            return jsonify({"success": False, "message": message, "host": web_ui.environment.host})
+        return None
+
+    @app.after_request
+    def _cockpit_in_index(response):
+        from flask import request
+
+        if request.endpoint == "locust.index" and response.status_code == 200:
+            response.direct_passthrough = False
+            response.set_data(_cockpit_page(response.get_data(as_text=True)))
+        elif request.path == "/stats/requests" and response.is_json:
+            table = current().table()
+            response.set_data(
+                json.dumps({**response.json, "extended_stats": [{"key": TAB_KEY, "data": table}]})
+            )
+        return response
 
 
-def install(web_ui, samples_csv: Path) -> LiveResources:
-    """Add the Resources tab to Locust's web UI and feed it with every stats poll."""
-    live = LiveResources(samples_csv)
+def _snapshot(live: LiveRun) -> dict:
+    snapshot = live.snapshot()
+    base = f"{ROOT}/runs/{live.run_id}/"
+    snapshot["run"] |= {"files": base, "report": base + schema.REPORT_HTML}
+    return snapshot
+
+
+def _edit(form, edit: Callable[[int, float], str | None], host: str) -> dict:
+    """Parse EDIT's user count and spawn rate and apply them; Locust's /swarm answer."""
+    try:
+        users, rate = int(form["user_count"]), float(form["spawn_rate"])
+    except (KeyError, ValueError):
+        return {"success": False, "message": "EDIT needs a whole user count and a spawn rate", "host": host}
+    if users < 0 or not (rate > 0 and math.isfinite(rate)):
+        return {"success": False, "message": "EDIT needs users >= 0 and a spawn rate > 0", "host": host}
+    refused = edit(users, rate)
+    message = refused or f"ramping to {users} users at {rate:g}/s"
+    return {"success": refused is None, "message": message, "host": host}
+
+
+def _cockpit_page(page: str) -> str:
+    """Locust's index page with the cockpit's script, and the kit's shape first in the picker (the
+    picker preselects the first; "Default" would bypass the kit's profiles)."""
+    head, sep, rest = page.partition(_TEMPLATE_ARGS)
+    if sep:
+        args, end = json.JSONDecoder().raw_decode(rest)
+        shapes = args.get("available_shape_classes") or []
+        if SHAPE in shapes:
+            args["available_shape_classes"] = [SHAPE] + [s for s in shapes if s != SHAPE]
+        args["extra_options"] = _grouped(args.get("extra_options") or {})
+        page = head + sep + str(htmlsafe_json_dumps(args)) + rest[end:]
+    return page.replace("</body>", _COCKPIT_TAGS + "</body>", 1)
+
+
+def _grouped(extra: dict) -> dict:
+    """The kit's options in the start form by group (Locust draws them in this order; its own template
+    sorts them by name): the load profile and its parameters, thresholds, then the agents' options;
+    each field's label names its group."""
+
+    def group(dest: str) -> str:
+        return _GROUP_OF.get(dest, "profile")
+
+    order = sorted(extra, key=lambda dest: (FORM_GROUPS.index(group(dest)), dest != "load_profile"))
+    return {
+        dest: extra[dest] | {"help_text": f"{group(dest)}: {extra[dest].get('help_text') or ''}"}
+        for dest in order
+    }
+
+
+def _profile_defaults() -> dict[str, dict]:
+    """What each profile uses, with its defaults: the parameters it builds from an empty form."""
+    found = {}
+    for name in registry.PROFILE_NAMES:
+        params = registry.build_profile(name, ProfileOptions(profile=name)).params
+        is_record = dataclasses.is_dataclass(params) and not isinstance(params, type)
+        found[name] = dataclasses.asdict(params) if is_record else dict(params)
+    return found
+
+
+def _run_dir(session: Session, run_id: str) -> Path:
+    from flask import abort
+
+    if run_id not in session.dirs:
+        abort(404)
+    return session.dirs[run_id]
+
+
+def _resources_tab(web_ui) -> None:
     web_ui.template_args["extended_tabs"] = [{"title": "Resources", "key": TAB_KEY}]
     web_ui.template_args["extended_tables"] = [
         {
@@ -91,18 +211,6 @@ def install(web_ui, samples_csv: Path) -> LiveResources:
         }
     ]
 
-    @web_ui.app.after_request
-    def _add_resources(response):
-        from flask import request  # Locust's web UI is Flask; imported only when the UI runs
-
-        if request.path != "/stats/requests" or not response.is_json:
-            return response
-        payload = {**response.json, "extended_stats": [{"key": TAB_KEY, "data": live.table()}]}
-        response.set_data(json.dumps(payload))
-        return response
-
-    return live
-
 
 def warn_if_exposed(web_host: str) -> None:
     """The kit binds the web UI to 127.0.0.1 (kit/options.py); say so loudly when told otherwise."""
@@ -112,15 +220,3 @@ def warn_if_exposed(web_host: str) -> None:
             "unless --web-login/--web-auth is set: anyone who reaches it can start load",
             web_host or "all interfaces",
         )
-
-
-def _number(text) -> float | None:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(value) else value
-
-
-def _shown(value: float | None, scale: float) -> str:
-    return "—" if value is None else f"{value / scale:,.1f}"

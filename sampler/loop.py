@@ -20,12 +20,13 @@ from sampler.csv_out import SampleWriter
 from sampler.host import HostProbe
 from sampler.memory_probe import MemoryProbe, MemoryReading
 from sampler.options import SamplerOptions
+from sampler.process_log import ProcessLog
 from sampler.procfs import ProcStatReader
 from sampler.queue_probe import QueueProbe
-from sampler.readings import TargetReading
+from sampler.readings import LoadgenReading, TargetReading
 from sampler.rows import Tick, to_row
 from sampler.selection import CgroupSelector, PatternSelector, TreeSelector
-from sampler.targets import Target
+from sampler.targets import Selector, Target
 
 TARGET_EXITED = "target_exited"
 LOADGEN_EXITED = "loadgen_exited"
@@ -33,25 +34,27 @@ QUEUE_PROBE_ERROR = "queue_probe_error"
 
 
 class ProcessWatch:
-    """One process, no tree (the load generator): RSS and CPU %, and whether it still runs."""
+    """One process, no tree (the load generator): RSS, own and children's CPU %, whether it still runs.
+
+    Its own CPU alone judges saturation: a child's CPU is not the Locust process's work."""
 
     def __init__(self, pid: int, clock: Callable[[], float]) -> None:
         self.pid = pid
         self._clock = clock
         self._reader = ProcStatReader()
-        self._prev: tuple[float, float] | None = None
+        self._prev: tuple[float, float, float] | None = None
 
-    def read(self) -> tuple[int, float | None] | None:
-        """(rss_bytes, cpu_pct or None on the first reading), or None once the process is gone."""
+    def read(self) -> LoadgenReading | None:
+        """The process now, or None once it is gone."""
         stat = self._reader.read(self.pid)
         if stat is None or stat.zombie:
             return None
-        now = self._clock()
-        # its own CPU only: a master started with --processes reaps its workers at the end, and their
-        # whole CPU time would land in one reading as a spike of several cores
-        pct = None if self._prev is None else cpu_percent(self._prev[1], stat.cpu_self_s, self._prev[0], now)
-        self._prev = (now, stat.cpu_self_s)
-        return stat.rss_bytes, pct
+        now, prev = self._clock(), self._prev
+        self._prev = (now, stat.cpu_self_s, stat.cpu_children_s)
+        if prev is None:
+            return LoadgenReading(stat.rss_bytes, None, None)
+        own = cpu_percent(prev[1], stat.cpu_self_s, prev[0], now)
+        return LoadgenReading(stat.rss_bytes, own, cpu_percent(prev[2], stat.cpu_children_s, prev[0], now))
 
 
 class RowSink(Protocol):
@@ -83,6 +86,7 @@ class Sampler:
         self.queue = _queue_probe(opts)
         self.loadgen = ProcessWatch(opts.loadgen_pid, clock) if opts.loadgen_pid else None
         self.writer = sink or SampleWriter(opts.out)
+        self.processes = None if sink else ProcessLog(opts.out)  # the service keeps no files
         self.rows = 0
         self.lock = threading.Lock()  # the service's HTTP threads read the same target
         self._start = clock()
@@ -124,12 +128,15 @@ class Sampler:
             cgroup=cgroupfs.combine([cgroupfs.read_memory(Path(c)) for c in self.opts.cgroups]),
             queue=queue,
             sidecar_rss_bytes=self.sidecars.read().rss_bytes if self.sidecars else None,
-            loadgen_rss_bytes=loadgen[0] if loadgen else None,
-            loadgen_cpu_pct=loadgen[1] if loadgen else None,
+            loadgen=loadgen,
             events=tuple(events),
             host_label=self.host_label,
         )
         self.writer.write(to_row(tick))
+        if self.processes and self.target:
+            self.processes.note("target", self.target.pids)
+        if self.processes and self.sidecars:
+            self.processes.note("sidecar", self.sidecars.pids)
         self.rows += 1
         return tick
 
@@ -161,6 +168,8 @@ class Sampler:
 
     def close(self) -> None:
         self.writer.close()
+        if self.processes:
+            self.processes.close()
         if self.target:
             self.target.close()
         if self.queue:
@@ -184,7 +193,7 @@ def _target_selectors(opts: SamplerOptions, loadgen: set[int]) -> list:
 
 
 def _sidecar_target(opts: SamplerOptions, loadgen: set[int], clock: Callable[[], float]) -> Target | None:
-    selectors = [TreeSelector(p) for p in opts.sidecar_pids]
+    selectors: list[Selector] = [TreeSelector(p) for p in opts.sidecar_pids]
     selectors += [PatternSelector(m, exclude=loadgen) for m in opts.sidecar_matches]
     return Target(selectors, opts.tree_refresh_s, clock=clock) if selectors else None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import re
 from dataclasses import dataclass, field
+from typing import NoReturn
 from urllib.parse import urlsplit
 
 from contract.errors import InputError
@@ -76,7 +77,7 @@ _SINGLE = {
 
 
 class OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, not argparse's usage block
+    def error(self, message: str) -> NoReturn:  # one line, not argparse's usage block
         raise UsageError(message)
 
 

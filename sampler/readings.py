@@ -69,3 +69,13 @@ class QueueReading:
     queue_length: float | None
     in_progress: float | None
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class LoadgenReading:
+    """The load generator's RSS, its own CPU, and the CPU of the helper processes it ran (children it
+    reaped since the last reading, e.g. `hermes kanban` CLI calls); CPU None on the first reading."""
+
+    rss_bytes: int
+    cpu_pct: float | None
+    children_cpu_pct: float | None

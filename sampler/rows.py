@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contract.schema import SAMPLE_COLUMNS
-from sampler.readings import CgroupReading, HostReading, QueueReading, TargetReading
+from sampler.readings import CgroupReading, HostReading, LoadgenReading, QueueReading, TargetReading
 
 
 @dataclass(frozen=True)
@@ -24,8 +24,7 @@ class Tick:
     cgroup: CgroupReading | None = None
     queue: QueueReading | None = None
     sidecar_rss_bytes: int | None = None
-    loadgen_rss_bytes: int | None = None
-    loadgen_cpu_pct: float | None = None
+    loadgen: LoadgenReading | None = None
     events: tuple[str, ...] = ()
     host_label: str = ""
 
@@ -49,6 +48,7 @@ def to_row(t: Tick) -> dict[str, str]:
     q = t.queue or QueueReading(None, None)
     target = t.target or _NO_TARGET
     host = t.host or _NO_HOST
+    lg = t.loadgen or LoadgenReading(None, None, None)
     row = {
         "ts": _cell(t.ts, 3),
         "elapsed_s": _cell(t.elapsed_s, 3),
@@ -69,8 +69,9 @@ def to_row(t: Tick) -> dict[str, str]:
         "queue_length": _cell(q.queue_length),
         "in_progress": _cell(q.in_progress),
         "sidecar_rss_bytes": _cell(t.sidecar_rss_bytes),
-        "loadgen_rss_bytes": _cell(t.loadgen_rss_bytes),
-        "loadgen_cpu_pct": _cell(t.loadgen_cpu_pct, 1),
+        "loadgen_rss_bytes": _cell(lg.rss_bytes),
+        "loadgen_cpu_pct": _cell(lg.cpu_pct, 1),
+        "loadgen_children_cpu_pct": _cell(lg.children_cpu_pct, 1),
         "event": "; ".join(t.events),
         "host": t.host_label,
     }

@@ -5,7 +5,7 @@ Also what the web UI's user count and spawn rate fields drive (the lead sets use
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from scenarios.options import ProfileOptions
 from scenarios.shape import Phase, Tick
@@ -19,7 +19,7 @@ class ManualParams:
 
 
 class ManualProfile:
-    """Ramp at -r users/s to -u users, hold until -t (or forever)."""
+    """Ramp at -r users/s to -u users, hold until -t (or forever); EDIT in the web UI ramps again."""
 
     name = "manual"
     driver = None
@@ -27,12 +27,24 @@ class ManualProfile:
     def __init__(self, params: ManualParams) -> None:
         self.params = params
         self._ramp_s = params.users / params.spawn_rate
+        self._ramp_end_s = self._ramp_s
+        self.edits = 0
 
     def tick(self, t: float) -> Tick | None:
         p = self.params
         if p.run_time_s is not None and t >= p.run_time_s:
             return None
-        return Tick(p.users, p.spawn_rate, "ramp-up" if t < self._ramp_s else "plateau")
+        ramping = t < self._ramp_end_s
+        if not self.edits:
+            return Tick(p.users, p.spawn_rate, "ramp-up" if ramping else "plateau")
+        return Tick(p.users, p.spawn_rate, f"edit {self.edits}: {'ramp to' if ramping else 'hold'} {p.users}")
+
+    def edit(self, users: int, spawn_rate: float, t: float) -> None:
+        """From `t` on, ramp from the current target to `users` at `spawn_rate` users/s, then hold."""
+        ramp_s = abs(users - self.params.users) / spawn_rate
+        self.params = replace(self.params, users=users, spawn_rate=spawn_rate)
+        self._ramp_end_s = t + ramp_s
+        self.edits += 1
 
     def phases(self) -> list[Phase]:
         end = self.params.run_time_s

@@ -33,6 +33,7 @@ _SAMPLE_UNITS = {
     "target_cpu_pct": "pct",
     "host_cpu_pct": "pct",
     "loadgen_cpu_pct": "pct",
+    "loadgen_children_cpu_pct": "pct",
     "load1": "count",
     "queue_length": "count",
     "in_progress": "count",

@@ -63,7 +63,7 @@ async def serve(knobs: Knobs) -> None:
     await runner.setup()
     site = web.TCPSite(runner, knobs.bind, knobs.port)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]
+    port = runner.addresses[0][1]
     board.url = f"http://{knobs.bind}:{port}"
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

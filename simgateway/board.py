@@ -118,6 +118,7 @@ class Board:
 
     def _worker_argv(self, task: Task, fail: bool) -> list[str]:
         k = self.knobs
+        assert task.started_at is not None  # set when the task was dispatched
         argv = [
             sys.executable,
             "-m",
@@ -145,6 +146,7 @@ class Board:
     async def _read_worker(task: Task, proc: asyncio.subprocess.Process) -> dict | None:
         """Read the worker's JSON lines until EOF; the last `done`/`failed` record is the result."""
         result = None
+        assert proc.stdout is not None  # started with stdout=PIPE
         async for line in proc.stdout:
             try:
                 record = json.loads(line)

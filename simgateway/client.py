@@ -25,6 +25,8 @@ class Reply:
 
 def _connect(url: str, timeout: float) -> http.client.HTTPConnection:
     parts = urlsplit(url)
+    if not parts.hostname:
+        raise ValueError(f"no host name in {url!r}")
     return http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
 
 

@@ -73,6 +73,7 @@ def start(knob_args: list[str], timeout: float = 15.0, port: int = 0) -> Running
 
 def _read_line(proc: subprocess.Popen, timeout: float) -> str:
     """The first stdout line, or "" if none comes within `timeout` (the gateway prints it whole)."""
+    assert proc.stdout is not None  # started with stdout=PIPE
     with selectors.DefaultSelector() as sel:
         sel.register(proc.stdout, selectors.EVENT_READ)
         if not sel.select(timeout):

@@ -189,7 +189,7 @@ class MockLLM:
         async for i in self._token_ticks(t0, tokens):
             await resp.write(before + json.dumps(token_text(i)).encode() + after)
             if i == 0:
-                self.log_first_token(head["id"], t0)
+                self.log_first_token(str(head["id"]), t0)
         capped = tokens.content < self.knobs.output_tokens
         await resp.write(chunk({}, "length" if capped else "stop"))
         if include_usage:

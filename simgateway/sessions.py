@@ -124,8 +124,16 @@ class Sessions:
         else:
             block = memory.allocate_touched(self.knobs.agent_mib)
         aid = f"agent-{next(self._ids)}"
-        meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
-        return Agent(aid, body.get("run_id"), meta, created_at, time.time(), pid, block=block)
+        meta = body.get("metadata")
+        return Agent(
+            aid,
+            body.get("run_id"),
+            meta if isinstance(meta, dict) else {},
+            created_at,
+            time.time(),
+            pid,
+            block=block,
+        )
 
     def _find(self, request: web.Request) -> Agent | None:
         return self.agents.get(request.match_info["agent_id"])

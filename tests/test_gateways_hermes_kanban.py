@@ -74,6 +74,7 @@ def test_task_ended_by_a_stand_in_worker_is_recorded_with_board_times(board, tmp
     assert done["status"] == "done" and done["error"] == "", done
     submitted, started, finished = (float(done[k]) for k in ("submitted_ts", "started_ts", "finished_ts"))
     assert submitted <= started <= finished and float(done["total_ms"]) >= 0
+    assert done["times_from"] == "gateway" and done["polled_run_ms"] != "", done
     assert blocked["status"] == "failed" and blocked["error"] == "stand-in gives up", blocked
 
 

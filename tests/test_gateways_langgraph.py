@@ -1,8 +1,10 @@
 """LangGraph against a real dev server (langgraph-cli[inmem]) with an LLM-free graph on loopback: runs
-reach success, the sampler's queue probe reads the server's queue through the preset, and cleanup
+reach success on an assistant found by search (the graph is not called `agent`), run times are the
+server's own, the sampler's queue probe reads the server's queue through the preset, and cleanup
 deletes only the agent's own thread.
 
-Truth: the graph's work_s input (run time) and the number of runs submitted beyond the worker slots.
+Truth: the graph's work_s input (run time), the server's created_at/updated_at of each run, and the
+number of runs submitted beyond the worker slots.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -31,6 +34,7 @@ pytestmark = [
 APP = Path(__file__).parent / "gateways" / "langgraph_app"
 SLOTS = 1
 WORK_S = 0.3
+GRAPH = "echo"  # tests/gateways/langgraph_app/langgraph.json
 
 
 @pytest.fixture(scope="module")
@@ -58,16 +62,42 @@ def test_runs_reach_success_and_take_the_graphs_work_time(langgraph_url, tmp_pat
     tasks = rows(tmp_path, schema.TASKS_CSV)
     assert [t["status"] for t in tasks] == ["done", "done"], tasks
     for task in tasks:
-        assert WORK_S * 1000 - 20 <= float(task["total_ms"]) < WORK_S * 1000 + 1500, task
+        assert WORK_S * 1000 - 20 <= float(task["total_ms"]) < WORK_S * 1000 + 3000, task  # dispatch ~1 s
     assert httpx.get(f"{langgraph_url}/threads/{thread}").status_code == 404  # our thread deleted
     assert httpx.get(f"{langgraph_url}/threads/{foreign['thread_id']}").status_code == 200  # theirs kept
+
+
+def test_run_times_are_the_servers_own_within_50ms_with_the_polled_figure_beside(langgraph_url, tmp_path):
+    work_s, interval = 0.5, 0.2
+    options = {"langgraph_input": {"work_s": work_s}, "poll_interval": interval, "cleanup": False}
+    with agent_user(LangGraphAgent, langgraph_url, tmp_path, task_timeout=20.0, **options) as user:
+        for _ in range(3):
+            user.run_and_wait()
+    tasks = rows(tmp_path, schema.TASKS_CSV)
+    server = {t["task_id"]: server_run_ms(langgraph_url, user.thread_id, t["task_id"]) for t in tasks}
+    searched = [r for r in rows(tmp_path, schema.REQUESTS_CSV) if r["operation"] == "assistant.search"]
+    assert [r["ok"] for r in searched] == ["1"], searched
+    assert len(tasks) == 3
+    for task in tasks:
+        assert task["status"] == "done" and task["times_from"] == "gateway", task
+        assert abs(float(task["run_ms"]) - server[task["task_id"]]) < 50, (task, server)
+        assert float(task["run_ms"]) >= work_s * 1000, task  # the graph's sleep is inside the server's span
+        assert float(task["poll_interval_ms"]) == interval * 1000, task
+        assert task["polled_run_ms"] == "" or float(task["polled_run_ms"]) >= 0, task
+
+
+def server_run_ms(url: str, thread: str, run: str) -> float:
+    """updated_at - created_at of a finished run, read by an independent client."""
+    body = httpx.get(f"{url}/threads/{thread}/runs/{run}").json()
+    created, updated = (datetime.fromisoformat(body[k]) for k in ("created_at", "updated_at"))
+    return (updated - created).total_seconds() * 1000.0
 
 
 def test_queue_probe_reads_runs_waiting_beyond_the_worker_slots(langgraph_url):
     submitted = 4
     for _ in range(submitted):
         thread = httpx.post(f"{langgraph_url}/threads", json={}).json()["thread_id"]
-        body = {"assistant_id": "agent", "input": {"work_s": 3.0}}
+        body = {"assistant_id": GRAPH, "input": {"work_s": 3.0}}
         httpx.post(f"{langgraph_url}/threads/{thread}/runs", json=body).raise_for_status()
     queue = preset("langgraph").queue
     probe = QueueProbe(langgraph_url + queue.path, queue.queue_field, queue.in_progress_field, timeout_s=5)

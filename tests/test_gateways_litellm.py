@@ -1,6 +1,7 @@
 """LiteLLM proxy (mock responses, no provider, no network) on loopback: the chat agent authenticates
 from an environment variable, reads usage streamed and not, and the kit's computed cost agrees with the
-cost LiteLLM itself reports (x-litellm-response-cost header, or usage.cost on a stream) within 1 %.
+cost LiteLLM itself reports (x-litellm-response-cost header, or usage.cost on a stream) within 1 %; for an
+alias with no list price the summary prints the gateway's own total.
 
 Truth: gpt-4o-mini's list price in LiteLLM's bundled cost map ($0.15/M in, $0.60/M out), which the mock
 deployment `mock-gpt` is billed at.
@@ -18,7 +19,9 @@ import pytest
 from agents.openai_chat import ChatAgent
 from agents.presets import preset
 from analysis.cost import gateway_comparison, price_rows
-from analysis.prices import parse_prices
+from analysis.load import load_run
+from analysis.prices import load_prices, parse_prices
+from analysis.summary import console_summary
 from contract import schema
 from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
 
@@ -73,6 +76,15 @@ def test_computed_cost_matches_litellms_reported_cost_within_1_percent(litellm_u
     comparison = gateway_comparison(priced)
     assert list(comparison.index) == ["mock-gpt"] and comparison.loc["mock-gpt", "calls"] == 3, warnings
     assert abs(comparison.loc["mock-gpt", "diff_pct"]) < 1.0, comparison
+
+
+def test_alias_without_a_list_price_summary_prints_the_gateways_total(litellm_url, tmp_path):
+    requests = chat_rows(litellm_url, tmp_path)
+    assert all(r["ok"] == "1" and r["model"] for r in requests), requests
+    assert load_prices().lookup(requests[0]["model"]) is None  # the alias is not in the kit's price table
+    reported = pd.read_csv(tmp_path / schema.REQUESTS_CSV)["gateway_cost_usd"].sum()
+    (line,) = [x for x in console_summary(load_run(tmp_path)).splitlines() if x.startswith("LLM cost")]
+    assert line.startswith(f"LLM cost: ${reported:,.6f} over 3 calls") and "gateway reported" in line, line
 
 
 def test_missing_key_gives_failed_rows_not_a_crash(litellm_url, tmp_path):

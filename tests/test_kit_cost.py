@@ -3,6 +3,7 @@ prices it exactly with the (fictional, round-numbered) sim-model entry of the sh
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -39,17 +40,20 @@ def test_every_usage_dialect_reads_back_the_knobs_streamed_and_not(simulator, di
         "--usage-dialect",
         dialect,
     )
-    user = type("DialectAgent", (FastChatAgent,), {"option": _option({"chat_stream": stream})})
+    user = type("DialectAgent", (FastChatAgent,), {"__init__": _with_settings(chat_stream=stream)})
     records = [e["context"]["kit_record"] for e in collect(user, gateway.url, users=2, count=4)]
     usage = {(r.tokens_in, r.tokens_cached, r.tokens_out) for r in records}
     assert usage == {(100, 25, 7)}, (dialect, stream, usage)
 
 
-def _option(overrides: dict):
-    def option(self, name, default):
-        return overrides.get(name, ChatAgent.option(self, name, default))
+def _with_settings(**changes):
+    """An __init__ that gives the agent its settings with `changes` (as the run would have set them)."""
 
-    return option
+    def __init__(self, environment):
+        FastChatAgent.__init__(self, environment)
+        self.settings = dataclasses.replace(self.settings, **changes)
+
+    return __init__
 
 
 def test_a_run_costs_exactly_its_tokens_times_the_price_table(tmp_path):

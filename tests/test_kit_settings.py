@@ -73,12 +73,14 @@ def test_command_line_values_arrive_typed(parse):
 def test_empty_web_form_values_give_the_documented_defaults(parse):
     """The web form sends "" for a cleared field: the default, never a traceback later in a driver."""
     options = parse("--load-profile", "capacity")
-    for name in ("memory_budget", "capacity_at_n", "churn_cycles", "churn_batch", "model", "prompt"):
+    cleared = ("memory_budget", "capacity_at_n", "churn_cycles", "churn_batch", "model", "prompt")
+    for name in (*cleared, "request_timeout", "poll_interval", "task_timeout", "max_tokens"):
         setattr(options, name, "")
     settings = settings_of(options)
     assert settings.agent.capacity.memory_budget_bytes == GIB
     assert settings.agent.churn == DEFAULTS.churn
     assert settings.agent.model == DEFAULTS.model and settings.agent.prompt is None
+    assert settings.agent.request_timeout == DEFAULTS.request_timeout and settings.agent.max_tokens == 64
 
 
 @pytest.mark.parametrize(

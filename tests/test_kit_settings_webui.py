@@ -77,7 +77,7 @@ def _profile(run_dir) -> dict:
 
 def test_an_empty_memory_budget_from_the_form_is_the_default(web_ui):
     url, run_dir, log = web_ui
-    _start(url, memory_budget="")
+    _start(url, memory_budget="", request_timeout="", max_tokens="")
     wait_for(lambda: _profile(run_dir).get("name") == "capacity", 60, "the capacity profile started")
     assert _profile(run_dir)["params"]["memory_budget_bytes"] == GIB
     assert "Traceback" not in log.read_text()

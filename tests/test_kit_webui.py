@@ -15,12 +15,23 @@ import sys
 import httpx
 import pytest
 
+from agents.presets import agent_classes, preset
+from kit import webui
 from lifecycle.target import free_port
 from tests.locust_runs import REPO, wait_for
 
 
 @pytest.fixture
 def web_ui(tmp_path):
+    yield from _web_ui(tmp_path)
+
+
+@pytest.fixture
+def web_ui_with_picker(tmp_path):
+    yield from _web_ui(tmp_path, "--class-picker")
+
+
+def _web_ui(tmp_path, *extra: str):
     port = free_port()
     cmd = [
         sys.executable,
@@ -36,6 +47,7 @@ def web_ui(tmp_path):
         str(tmp_path / "run"),
         "--sample-interval",
         "0.2",
+        *extra,
     ]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
@@ -60,12 +72,47 @@ def _resources(url: str) -> dict[str, dict]:
     return {row["name"]: row for row in table["data"]}
 
 
-def test_start_form_offers_the_profiles_as_a_dropdown(web_ui):
-    page = httpx.get(web_ui, timeout=5).text
-    assert '"extended_tabs": [{"key": "loadkit-resources", "title": "Resources"}]' in page
-    extra, _ = json.JSONDecoder().raw_decode(page.split('"extra_options": ', 1)[1])
+def _template_args(url: str) -> dict:
+    page = httpx.get(url, timeout=10).text
+    args, _ = json.JSONDecoder().raw_decode(page.split("window.templateArgs = ", 1)[1])
+    return args
+
+
+def test_start_form_offers_the_profiles_as_a_dropdown_and_groups_the_options(web_ui):
+    args = _template_args(web_ui)
+    assert args["extended_tabs"] == [{"key": "loadkit-resources", "title": "Resources"}]
+    extra = args["extra_options"]
     assert "smoke" in extra["load_profile"]["choices"] and "rounds" in extra["load_profile"]["choices"]
     assert "gateway" not in extra  # start-up options stay on the command line
+    groups = [extra[dest]["help_text"].split(":", 1)[0] for dest in extra]
+    assert list(extra)[0] == "load_profile" and groups == sorted(groups, key=webui.FORM_GROUPS.index)
+    assert extra["threshold"]["help_text"].startswith("thresholds: ")
+    assert extra["memory_budget"]["help_text"].startswith("profile: ")
+    form = httpx.get(f"{web_ui}/loadkit/form.json", timeout=10).json()
+    assert form["profiles"]["smoke"] == {"users": 3, "duration_s": 30.0, "baseline_s": 0.0}
+
+
+def test_class_picker_follows_the_preset_and_keeps_the_kit_shape(web_ui_with_picker, tmp_path):
+    """The picker offers the simulator preset's agents with the kit's shape first; "Default" (no shape)
+    is refused; a start with the picker runs the chosen profile without errors."""
+    url = web_ui_with_picker
+    args = _template_args(url)
+    assert args["available_user_classes"] == sorted(c.__name__ for c in agent_classes(preset("simulator")))
+    assert args["available_shape_classes"][0] == "KitShape"
+    refused = httpx.post(
+        f"{url}/swarm", data={"shape_class": "Default", "user_count": "1", "spawn_rate": "1"}
+    )
+    assert not refused.json()["success"] and "KitShape" in refused.json()["message"]
+    form = {"shape_class": "KitShape", "user_classes": "ChatAgent", "load_profile": "smoke", "duration": "3s"}
+    assert httpx.post(f"{url}/swarm", data=form, timeout=30).json()["success"]
+    run_json = tmp_path / "run" / "run.json"
+    wait_for(lambda: "stop_reason" in json.loads(run_json.read_text()), 60, "the run's end")
+    meta = json.loads(run_json.read_text())
+    assert (meta["profile"]["name"], meta["stop_reason"], meta["exit_code"]) == (
+        "smoke",
+        "profile complete",
+        0,
+    )
 
 
 def test_resources_tab_shows_the_sampled_target_before_and_during_load(web_ui):
@@ -96,3 +143,5 @@ def test_a_real_browser_renders_the_kit_options_in_the_start_form(web_ui):
     ).stdout
     rendered = re.sub(r"<(script|style).*?</\1>", "", dom, flags=re.S)  # text React put on the page
     assert "Load Profile" in rendered and "Memory Budget" in rendered
+    # the cockpit beside the form names what the chosen profile (the dropdown's first, manual) uses
+    assert 'id="loadkit-profile-uses">profile <b>manual</b> uses' in rendered

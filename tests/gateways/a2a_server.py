@@ -1,4 +1,5 @@
-"""A real A2A server (a2a-sdk, JSON-RPC binding, protocol 1.0 with 0.3 compatibility) for integration tests.
+"""A real A2A server (a2a-sdk, JSON-RPC binding, protocol 1.0 with 0.3 compatibility) for integration tests;
+with `--v03-only` it serves only the SDK's own 0.3 adapter (1.0 methods get -32601) and a 0.3 agent card.
 
 Its agent needs no LLM: it echoes the prompt after `--work-s` seconds. It must only ever bind loopback.
 """
@@ -14,9 +15,11 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes.jsonrpc_dispatcher import JSONRPC03Adapter  # 0.3 adapter; direct import cycles
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part
 from starlette.applications import Starlette
+from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
@@ -40,7 +43,7 @@ class EchoExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-def build_app(port: int, work_s: float) -> Starlette:
+def build_app(port: int, work_s: float, v03_only: bool = False) -> Starlette:
     url = f"http://127.0.0.1:{port}/"
     card = AgentCard(
         name="loadkit-echo",
@@ -55,20 +58,44 @@ def build_app(port: int, work_s: float) -> Starlette:
     handler = DefaultRequestHandler(
         agent_executor=EchoExecutor(work_s), task_store=InMemoryTaskStore(), agent_card=card
     )
+    health = Route("/health", lambda _request: JSONResponse({"ok": True}))
+    if v03_only:
+        return Starlette(routes=[*v03_routes(handler, url), health])
     routes = [
         *create_agent_card_routes(card),
         *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True),
-        Route("/health", lambda _request: JSONResponse({"ok": True})),
+        health,
     ]
     return Starlette(routes=routes)
+
+
+def v03_routes(handler: DefaultRequestHandler, url: str) -> list[Route]:
+    """A 0.3-only server: the SDK's 0.3 JSON-RPC adapter at `/`, a 0.3-shaped card; 1.0 methods unknown."""
+    adapter = JSONRPC03Adapter(handler)
+    card = {"name": "loadkit-echo", "protocolVersion": "0.3.0", "url": url, "preferredTransport": "JSONRPC"}
+
+    async def rpc(request: Request):
+        body = await request.json()
+        method, request_id = body.get("method", ""), body.get("id")
+        if adapter.supports_method(method):
+            return await adapter.handle_request(request_id, method, body, request)
+        error = {"code": -32601, "message": f"Method not found: {method}"}
+        return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    return [
+        Route("/", rpc, methods=["POST"]),
+        Route("/.well-known/agent-card.json", lambda _request: JSONResponse(card)),
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--work-s", type=float, default=0.2)
+    parser.add_argument("--v03-only", action="store_true", help="serve protocol 0.3 only")
     args = parser.parse_args()
-    uvicorn.run(build_app(args.port, args.work_s), host="127.0.0.1", port=args.port, log_level="warning")
+    app = build_app(args.port, args.work_s, args.v03_only)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,41 @@
+"""What outlives one run in a Locust process: the target and the names of the runs it has had (each
+start in the web UI is a new run: `--run-id ID` and `--run-dir DIR` name the first, then ID-2, DIR-2...).
+
+Naming and bookkeeping only: starting and stopping runs is kit.runtime's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kit import rundir
+from kit.settings import RUNS_ROOT
+from lifecycle.target import Target
+
+
+@dataclass
+class Session:
+    target: Target
+    run_id: str | None  # --run-id as given (None: generate one per run)
+    run_dir: str | None  # --run-dir as given (None: runs/<run-id>)
+    html_file: str | None  # --html as given (None: each run's own locust_report.html)
+    dirs: dict[str, Path] = field(default_factory=dict)  # every run so far, by run id
+
+    def next_run(self, first_id: str, first_dir: Path) -> tuple[str, Path]:
+        """The next run's id and its (created) directory; the first run's are the settings' own (checked
+        at start-up). A later run skips a name whose directory an earlier session left non-empty."""
+        if not self.dirs:
+            run_id, run_dir = first_id, first_dir
+        else:
+            n = len(self.dirs) + 1
+            run_id, run_dir = self._later(n)
+            while run_dir.is_dir() and any(run_dir.iterdir()):
+                n += 1
+                run_id, run_dir = self._later(n)
+        self.dirs[run_id] = rundir.create_run_dir(run_dir)
+        return run_id, run_dir
+
+    def _later(self, n: int) -> tuple[str, Path]:
+        run_id = f"{self.run_id}-{n}" if self.run_id else rundir.new_run_id()
+        return run_id, Path(f"{self.run_dir}-{n}") if self.run_dir else RUNS_ROOT / run_id

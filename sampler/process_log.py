@@ -1,0 +1,46 @@
+"""processes.csv: which processes the sampler counted, so a run shows exactly what its memory and CPU
+figures are made of (the check after a `--target-match REGEX`). One row per process the first time it is
+counted as the target or a sidecar, flushed at once.
+
+Reads only a new process's ppid and command line; never a process's environment.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import psutil
+
+from contract.csv_append import CsvAppender
+from contract.schema import PROCESS_COLUMNS, PROCESSES_CSV
+
+COMMAND_CHARS = 300  # enough to tell processes apart; a long argv is cut, not wrapped
+
+
+class ProcessLog:
+    """Appends a row for each (role, pid, start time) not seen before."""
+
+    def __init__(self, samples_path: str) -> None:
+        self._csv = CsvAppender(Path(samples_path).with_name(PROCESSES_CSV), PROCESS_COLUMNS)
+        self._seen: set[tuple[str, int]] = set()
+
+    def note(self, role: str, pids: set[int]) -> None:
+        new = [pid for pid in sorted(pids) if (role, pid) not in self._seen]
+        for pid in new:
+            self._seen.add((role, pid))
+            self._csv.write({"ts": round(time.time(), 3), "role": role, "pid": pid, **_describe(pid)})
+        if new:
+            self._csv.flush()
+
+    def close(self) -> None:
+        self._csv.close()
+
+
+def _describe(pid: int) -> dict[str, object]:
+    try:
+        process = psutil.Process(pid)
+        command = " ".join(process.cmdline()) or process.name()
+        return {"ppid": process.ppid(), "command": command[:COMMAND_CHARS]}
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return {"ppid": None, "command": None}

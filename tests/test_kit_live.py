@@ -1,0 +1,90 @@
+"""The cockpit's live picture without a Locust process: known rows in, known series, fit, percentiles
+and Prometheus text out; and the manual profile's EDIT."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from contract import schema
+from kit.live import LiveRun
+from kit.prometheus import exposition
+from kit.session import Session
+from lifecycle.target import Target
+from scenarios.manual import ManualParams, ManualProfile
+
+
+def _write(path, columns, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_capacity_fit_recovers_a_known_slope(tmp_path):
+    rows = [{"n": 0, "event": "baseline", "rss_bytes": 90 * schema.MIB}]
+    rows += [{"n": n, "event": "ready", "rss_bytes": (100 + 2.5 * n) * schema.MIB} for n in range(1, 9)]
+    _write(tmp_path / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS, rows)
+    live = LiveRun("r1", tmp_path, {})
+    live.update()
+    capacity = live.capacity()
+    assert len(capacity["points"]) == 9  # the baseline is drawn, not fitted
+    assert capacity["fit"]["slope_mib_per_agent"] == pytest.approx(2.5)
+    assert capacity["fit"]["intercept_mib"] == pytest.approx(100)
+
+
+def test_rss_series_and_ttft_windows_follow_the_rows(tmp_path):
+    samples = [{"ts": 1000 + i, "target_rss_bytes": (50 + i) * schema.MIB} for i in range(5)]
+    _write(tmp_path / schema.SAMPLES_CSV, schema.SAMPLE_COLUMNS, samples)
+    live = LiveRun("r1", tmp_path, {"start_ts": 1000})
+    for i in range(1, 21):  # one 2-second window: TTFT 10, 20, ... 200 ms
+        live.on_row(schema.REQUESTS_CSV, {"ts": 1000.5, "ttft_ms": 10 * i})
+    live.on_users(1001, 3, 4)
+    snap = live.snapshot(now=1005)
+    memory = next(c for c in snap["charts"] if c["key"] == "memory")
+    assert memory["series"][0]["points"][-1] == (1004, 54.0)
+    assert snap["latest"]["target_rss_bytes"] == 54 * schema.MIB
+    assert (snap["latest"]["ttft_p50_ms"], snap["latest"]["ttft_p95_ms"]) == (100, 190)
+    assert (snap["latest"]["users"], snap["latest"]["target_users"], snap["latest"]["requests_total"]) == (
+        3,
+        4,
+        20,
+    )
+
+
+def test_prometheus_text_parses_with_awkward_labels():
+    snapshot = {
+        "run": {"id": 'run "a"\\b'},
+        "latest": {"users": 3.0, "requests_total": 7.0},
+        "thresholds": [{"expr": "ttft_ms p95 < 500", "state": "failing", "value": 612.5}],
+    }
+    families = {f.name: f for f in text_string_to_metric_families(exposition(snapshot))}
+    [state] = families["loadkit_threshold_state"].samples
+    assert state.labels == {"run_id": 'run "a"\\b', "expr": "ttft_ms p95 < 500"} and state.value == 1
+    assert families["loadkit_threshold_value"].samples[0].value == 612.5
+    assert families["loadkit_requests"].type == "counter"
+
+
+def test_manual_edit_ramps_from_where_it_stands_then_holds():
+    profile = ManualProfile(ManualParams(users=2, spawn_rate=1.0))
+    assert profile.tick(1).phase == "ramp-up" and profile.tick(3).phase == "plateau"
+    profile.edit(5, 2.0, t=10)  # 3 more users at 2/s: 1.5 s of ramp
+    assert (profile.tick(11).users, profile.tick(11).spawn_rate, profile.tick(11).phase) == (
+        5,
+        2.0,
+        "edit 1: ramp to 5",
+    )
+    assert profile.tick(11.6).phase == "edit 1: hold 5"
+    profile.edit(1, 4.0, t=20)
+    assert profile.tick(20.5).phase == "edit 2: ramp to 1" and profile.tick(21.1).phase == "edit 2: hold 1"
+
+
+def test_later_runs_of_a_session_are_named_after_the_first_and_skip_used_directories(tmp_path):
+    session = Session(Target(url="http://127.0.0.1:1"), "nightly", str(tmp_path / "run"), None)
+    assert session.next_run("nightly", tmp_path / "run") == ("nightly", tmp_path / "run")
+    (tmp_path / "run-2").mkdir()
+    (tmp_path / "run-2" / "run.json").write_text("{}")  # left by an earlier session
+    assert session.next_run("nightly", tmp_path / "run") == ("nightly-3", tmp_path / "run-3")
+    assert (tmp_path / "run-3").is_dir() and list(session.dirs) == ["nightly", "nightly-3"]
