@@ -8,6 +8,7 @@ tasks it created (each message carries the run id in its metadata).
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import uuid
@@ -63,7 +64,7 @@ class A2AAgent(KitAgent):
     def on_stop(self) -> None:
         if self.settings.cleanup:
             for task_id in sorted(self.open_tasks):
-                self.rpc("a2a.cancel", "cancel", lambda task_id=task_id: {"id": task_id}, task_id=task_id)
+                self.rpc("a2a.cancel", "cancel", functools.partial(dict, id=task_id), task_id=task_id)
         super().on_stop()
 
     @tag("a2a", "tasks")

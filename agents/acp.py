@@ -33,6 +33,103 @@ class AcpError(Exception):
     """The agent process answered with a JSON-RPC error, closed its output, or did not answer in time."""
 
 
+class AcpProcess:
+    """One agent process in its own process group, spoken to over its stdio (newline-delimited JSON-RPC)."""
+
+    def __init__(self, command: str) -> None:
+        self.next_id = itertools.count(1)
+        self.agent_capabilities: dict = {}
+        self.popen = subprocess.Popen(
+            shlex.split(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def exchange(self, method: str, params: dict, timing: StreamTiming | None = None) -> dict:
+        """Send one request and read until its answer; session/update chunks on the way mark tokens."""
+        request_id = next(self.next_id)
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        while True:
+            line = self.pipes()[1].readline()
+            if not line:
+                raise AcpError(f"agent process closed its output (exit code {self.popen.poll()})")
+            message = json.loads(line)
+            if message.get("id") == request_id and "method" not in message:
+                if message.get("error"):
+                    raise AcpError(f"{message['error'].get('code')} {message['error'].get('message')}")
+                return message.get("result") or {}
+            if message.get("method") == "session/update" and is_content_chunk(message) and timing:
+                timing.mark_token(time.perf_counter())
+            elif "id" in message and "method" in message:
+                self.send(refusal(message))
+
+    def send(self, message: dict) -> None:
+        stdin = self.pipes()[0]
+        stdin.write((json.dumps(message) + "\n").encode())
+        stdin.flush()
+
+    def pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        """The agent process's stdin and stdout; AcpError when they are gone."""
+        if self.popen.stdin is None or self.popen.stdout is None:
+            raise AcpError("the agent process is not running")
+        return self.popen.stdin, self.popen.stdout
+
+    def stop(self) -> None:
+        stop_target(Target(url="", pid=self.popen.pid, popen=self.popen), timeout_s=3.0)
+
+
+def acp_call(
+    agent: KitAgent, process: AcpProcess, operation: str, method: str, params: dict, session_id: str | None
+) -> dict | None:
+    """One request reported as a row; session/update notifications on the way are timed as tokens."""
+    record = RequestRecord(
+        ts=time.time(), agent_id=agent.agent_id, operation=operation, session_id=session_id
+    )
+    timing = StreamTiming(time.perf_counter(), [])
+    result = None
+    try:
+        with gevent.Timeout(agent.settings.request_timeout, AcpError("no answer in time")):
+            result = process.exchange(method, params, timing)
+        fill_usage(record, result, None)
+    except (AcpError, OSError, ValueError) as exc:
+        record.ok, record.error_kind, record.error = False, acp_error_kind(exc), one_line(exc)
+    record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
+    if timing.token_times:
+        record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
+        record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
+    agent.report(record)
+    return result
+
+
+def initialize_acp(agent: KitAgent, process: AcpProcess) -> bool:
+    """initialize, keeping the agent's capabilities on the process; False when it failed."""
+    params = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": {}}
+    init = acp_call(agent, process, "acp.initialize", "initialize", params, None)
+    if init is not None:
+        process.agent_capabilities = init.get("agentCapabilities") or {}
+    return init is not None
+
+
+def open_acp_session(agent: KitAgent, process: AcpProcess, initialize: bool = True) -> str | None:
+    """initialize (once per process) then session/new; the session id, or None when either failed."""
+    if initialize and not initialize_acp(agent, process):
+        return None
+    params = {"cwd": os.getcwd(), "mcpServers": []}
+    reply = acp_call(agent, process, "acp.session_new", "session/new", params, None)
+    return str(reply["sessionId"]) if reply and reply.get("sessionId") else None
+
+
+def prompt_params(agent: KitAgent, session_id: str) -> dict:
+    text = f"[agent {agent.agent_id} run {agent.run_id}] {agent.settings.prompt or DEFAULT_PROMPT}"
+    return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+
+
 class AcpAgent(KitAgent):
     """One agent process and one ACP session per simulated agent (`--acp-command`)."""
 
@@ -41,26 +138,14 @@ class AcpAgent(KitAgent):
 
     def on_start(self) -> None:
         # No HTTP client: the transport is the child's stdio.
-        self.process: subprocess.Popen | None = None
+        self.process: AcpProcess | None = None
         self.session_id: str | None = None
-        self.next_id = itertools.count(1)
         command = self.settings.acp_command
         if not command:
             raise StopUser("no ACP agent command (--acp-command)")
         started = time.perf_counter()
-        self.process = subprocess.Popen(
-            shlex.split(command),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        init = self.call(
-            "acp.initialize", "initialize", {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": {}}
-        )
-        if init is not None:
-            reply = self.call("acp.session_new", "session/new", {"cwd": os.getcwd(), "mcpServers": []})
-            self.session_id = str(reply["sessionId"]) if reply and reply.get("sessionId") else None
+        self.process = AcpProcess(command)
+        self.session_id = open_acp_session(self, self.process)
         self.record(
             AgentRecord(
                 ts=time.time(),
@@ -75,7 +160,7 @@ class AcpAgent(KitAgent):
 
     def on_stop(self) -> None:
         if self.process is not None:
-            stop_target(Target(url="", pid=self.process.pid, popen=self.process), timeout_s=3.0)
+            self.process.stop()
             self.record(
                 AgentRecord(
                     ts=time.time(), agent_id=self.agent_id, session_id=self.session_id, event="closed"
@@ -92,60 +177,15 @@ class AcpAgent(KitAgent):
     @task
     @paced
     def prompt(self) -> None:
-        if not self.session_id:
-            return
-        text = f"[agent {self.agent_id} run {self.run_id}] {self.settings.prompt or DEFAULT_PROMPT}"
-        params = {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]}
-        self.call("acp.prompt", "session/prompt", params)
-
-    def call(self, operation: str, method: str, params: dict) -> dict | None:
-        """One request; session/update notifications on the way are timed as tokens. Reported as a row."""
-        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation)
-        record.session_id = self.session_id
-        timing = StreamTiming(time.perf_counter(), [])
-        result = None
-        try:
-            with gevent.Timeout(self.settings.request_timeout, AcpError("no answer in time")):
-                result = self.exchange(method, params, timing)
-            fill_usage(record, result, None)
-        except (AcpError, OSError, ValueError) as exc:
-            record.ok, record.error_kind, record.error = False, acp_error_kind(exc), one_line(exc)
-        record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
-        if timing.token_times:
-            record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
-            record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
-        self.report(record)
-        return result
-
-    def exchange(self, method: str, params: dict, timing: StreamTiming) -> dict:
-        request_id = next(self.next_id)
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        while True:
-            line = self.pipes()[1].readline()
-            if not line:
-                code = self.process.poll() if self.process else None
-                raise AcpError(f"agent process closed its output (exit code {code})")
-            message = json.loads(line)
-            if message.get("id") == request_id and "method" not in message:
-                if message.get("error"):
-                    raise AcpError(f"{message['error'].get('code')} {message['error'].get('message')}")
-                return message.get("result") or {}
-            if message.get("method") == "session/update" and is_content_chunk(message):
-                timing.mark_token(time.perf_counter())
-            elif "id" in message and "method" in message:
-                self.send(refusal(message))
-
-    def send(self, message: dict) -> None:
-        stdin = self.pipes()[0]
-        stdin.write((json.dumps(message) + "\n").encode())
-        stdin.flush()
-
-    def pipes(self) -> tuple[IO[bytes], IO[bytes]]:
-        """The agent process's stdin and stdout; AcpError when it is not running."""
-        proc = self.process
-        if proc is None or proc.stdin is None or proc.stdout is None:
-            raise AcpError("the agent process is not running")
-        return proc.stdin, proc.stdout
+        if self.session_id and self.process is not None:
+            acp_call(
+                self,
+                self.process,
+                "acp.prompt",
+                "session/prompt",
+                prompt_params(self, self.session_id),
+                self.session_id,
+            )
 
 
 def is_content_chunk(message: dict) -> bool:

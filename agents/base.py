@@ -13,7 +13,7 @@ import os
 import ssl
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 from gevent import GreenletExit
@@ -110,9 +110,9 @@ class KitAgent(User):
         path: str,
         ids: dict | None = None,
         check: Callable[[dict], tuple[str, str] | None] | None = None,
-        expect: type = dict,
+        expect: type[dict] | type[list] = dict,
         **kwargs,
-    ) -> tuple[dict | None, RequestRecord]:
+    ) -> tuple[Any, RequestRecord]:  # the JSON body: a dict (a list with expect=list), or None
         """One JSON request, reported as a row; the body is None when the request failed.
 
         `check` sees a 2xx body and may return (error_kind, message) for protocol-level errors that arrive
@@ -206,7 +206,7 @@ class KitAgent(User):
             time.sleep(delay)
 
 
-def _checked(record: RequestRecord, body: dict, check) -> dict | None:
+def _checked(record: RequestRecord, body: dict | list, check) -> dict | list | None:
     problem = check(body) if check else None
     if problem is None:
         return body

@@ -2,13 +2,16 @@
 fast as the target allows, reading target memory from outside after every step into capacity.csv.
 
 Not paced by LoadTestShape ticks (once a second). Computes nothing beyond the stop checks; the figures
-come from analysis/capacity.py. Speaks the simulator's session protocol (POST/DELETE /v1/agents).
+come from analysis/capacity.py. The session protocol comes from the gateway preset or the spec file
+(agents/idle_sessions.py); any stop closes every session the run opened, and only those.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -16,7 +19,16 @@ import gevent
 from locust import constant, task
 from locust.exception import StopUser
 
+from agents import presets
 from agents.base import KitAgent
+from agents.idle_sessions import (
+    CONNECTION_FRESH,
+    AcpSessionClient,
+    AcpSessions,
+    RestSessionClient,
+    close_and_record,
+    session_http_client,
+)
 from agents.run_link import run_link_of
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
@@ -34,11 +46,28 @@ from sampler.memory_probe import MemoryProbe, MemoryReading
 from sampler.service_client import RemoteMemoryProbe, ServiceClient, ServiceError
 from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFound, TreeSelector
 
+log = logging.getLogger("loadkit")
+
 NO_REFRESH_S = 1e9  # the probe re-finds processes itself, once per step
 
 
 class ProbeError(InputError):
     """The target's processes cannot be found or read; the message is one line."""
+
+
+class LaunchedSelector:
+    """The agent processes the driver launched itself (ACP): a target that may be empty at baseline."""
+
+    label = "the ACP agent processes this run launched"
+
+    def __init__(self, pids: Callable[[], set[int]]) -> None:
+        self._pids = pids
+
+    def pids(self) -> set[int]:
+        return self._pids()
+
+    def gone(self, live: set[int]) -> bool:
+        return False
 
 
 def probe_for(
@@ -47,6 +76,7 @@ def probe_for(
     cgroups: list[str],
     sidecar_pids: list[int],
     sidecar_matches: list[str],
+    launched: LaunchedSelector | None = None,
 ) -> MemoryProbe:
     """A probe over the target selectors, sidecars excluded from the target and read apart."""
     try:
@@ -56,14 +86,13 @@ def probe_for(
             [TreeSelector(p) for p in pids]
             + [PatternSelector(m) for m in matches]
             + [CgroupSelector(c) for c in cgroups]
+            + ([launched] if launched else [])
         )
         if not selectors:
-            raise ProbeError(
-                "capacity needs the target's processes: --target-pid, --target-match, "
-                "--target-cgroup or a target the kit starts"
-            )
+            raise ProbeError(NO_TARGET)
         exclude = (lambda: sidecar.pids) if sidecar else set
-        return MemoryProbe(Target(selectors, NO_REFRESH_S, exclude=exclude), sidecar)
+        target = Target(selectors, NO_REFRESH_S, exclude=exclude, allow_empty=launched is not None)
+        return MemoryProbe(target, sidecar)
     except TargetNotFound as exc:
         raise ProbeError(str(exc)) from None
 
@@ -81,48 +110,106 @@ def remote_probe(urls: list[str], token_env: str) -> RemoteMemoryProbe:
     return probe
 
 
+NO_TARGET = (
+    "capacity and churn read the target's memory: name its processes with --target-pid, "
+    "--target-match or --target-cgroup, or let the kit start it (--target-cmd)"
+)
+
+
+def preflight(options, profile: str) -> None:
+    """Refuse, before any load, a capacity/churn run that cannot work: InputError with one line."""
+    if profile not in ("capacity", "churn"):
+        return
+    chosen = presets.preset(options.gateway)
+    protocol = presets.session_protocol(chosen, getattr(options, "acp_sessions", None) or "process")
+    if profile == "churn" and getattr(protocol, "close", True) is None:
+        raise InputError(f"churn: gateway {options.gateway} has no way to close a session over its API")
+    named = options.target_pid or options.target_match or options.target_cgroup
+    named = named or getattr(options, "sampler_url", None)
+    kit_starts_target = bool(options.target_cmd) or not options.host
+    if not (named or kit_starts_target or isinstance(protocol, AcpSessions)):
+        raise InputError(NO_TARGET)
+
+
 class SerialDriver(KitAgent):
-    """Shared plumbing of the capacity and churn users: options, probe, capacity.csv, stopping the run."""
+    """Shared plumbing of the capacity and churn users: options, probe, session client, capacity.csv,
+    the stop watch, closing every session this run opened."""
 
     abstract = True
     wait_time = constant(0)
     profile_name = "capacity"
+    warned = False  # the RSS-over-several-processes warning is given once
 
     def on_start(self) -> None:
-        super().on_start()
+        """Not KitAgent's: the session client brings its own transport (HTTP with the connection mode,
+        or ACP's stdio, which needs no URL)."""
         params = self.settings.capacity
-        self.metric = params.capacity_metric
+        self.metric = (
+            self.settings.churn.capacity_metric if self.profile_name == "churn" else params.capacity_metric
+        )
         self.budget_bytes = params.memory_budget_bytes
         self.max_agents = params.max_agents
+        self.connection = self.settings.capacity_connection or CONNECTION_FRESH
         self.log: CsvAppender | None = None
         self.probe: MemoryProbe | None = None
-        self.open_sessions: list[str] = []  # ours, closed at the end on a gateway we did not start
+        self.open_sessions: dict[str, int] = {}  # ours: session id -> n, closed at any stop
+        self.stopping = False
+        self.sessions: RestSessionClient | AcpSessionClient | None = None
+        self.environment.events.test_stopping.add_listener(self.on_test_stopping)
+        self.listening = True
         try:
+            self.sessions = self.make_client()
+            self.sessions.start()
             self.probe = self.make_probe()
-        except ProbeError as exc:
+        except (presets.GatewayError, ProbeError) as exc:
             self.stop_run(f"{self.profile_name}: {exc}", exc.exit_code)
             raise StopUser() from None
         self.log = CsvAppender(self.run_dir() / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS)
 
+    def on_test_stopping(self, **_kwargs) -> None:
+        """Any stop of the run (Ctrl-C, SIGTERM, the UI's STOP, a time limit): create nothing more."""
+        self.stopping = True
+
     def on_stop(self) -> None:
-        self.clean_up()  # also when the run's stop killed the driver mid-step
+        """Also reached when Locust kills the user (stop-timeout 0): whatever is still open is closed."""
+        if getattr(self, "listening", False):
+            self.environment.events.test_stopping.remove_listener(self.on_test_stopping)
+            self.listening = False
+        self.close_all()
+        if self.sessions is not None:
+            self.sessions.shutdown()
         if self.log is not None:
             self.log.close()
         if self.probe is not None:
             self.probe.close()
         super().on_stop()
 
+    def make_client(self) -> RestSessionClient | AcpSessionClient:
+        chosen = presets.preset(self.settings.gateway)
+        protocol = presets.session_protocol(chosen, self.settings.acp_sessions)
+        if isinstance(protocol, AcpSessions):
+            self.connection = "stdio"  # no HTTP: start-up is the process's and session/new's time
+            return AcpSessionClient(self, protocol)
+        if not self.environment.host:
+            raise ProbeError(f"gateway {chosen.name} needs --host URL (or --target-cmd)")
+        self.http = session_http_client(self, self.connection)
+        return RestSessionClient(self, protocol)
+
     def make_probe(self) -> MemoryProbe | RemoteMemoryProbe:
         if self.settings.sampler_url:  # the target is on another host: its sampler service reads each step
             return remote_probe(list(self.settings.sampler_url), self.settings.sampler_token_env)
         link = run_link_of(self.environment)
         own = [link.target_pid] if link is not None and link.target_pid else []
+        launched = None
+        if isinstance(self.sessions, AcpSessionClient):
+            launched = LaunchedSelector(self.sessions.pids)
         return probe_for(
             own + list(self.settings.target_pid),
             list(self.settings.target_match),
             list(self.settings.target_cgroup),
             list(self.settings.sidecar_pid),
             list(self.settings.sidecar_match),
+            launched,
         )
 
     def run_dir(self) -> Path:
@@ -149,13 +236,18 @@ class SerialDriver(KitAgent):
                 "closed": 0,
                 "budget_bytes": self.budget_bytes,
                 "metric": self.metric,
+                "connection": self.connection,
                 **memory,
                 **fields,
             }
         )
         self.log.flush()
 
-    def read_memory(self, with_pss: bool) -> MemoryReading:
+    def session_client(self) -> RestSessionClient | AcpSessionClient:
+        assert self.sessions is not None  # made at on_start, or the user stopped there
+        return self.sessions
+
+    def read_memory(self, with_pss: bool = True) -> MemoryReading:
         assert self.probe is not None  # made at on_start, or the user stopped there
         return self.probe.read(with_pss)
 
@@ -163,69 +255,58 @@ class SerialDriver(KitAgent):
         return reading.pss_bytes if self.metric == "pss" else reading.rss_bytes
 
     def create_session(self, n: int) -> tuple[str | None, float | None, str | None]:
-        """Open one idle session tagged with the run id: (id, ready ms, error)."""
-        started = time.perf_counter()
-        body, record = self.json_call(
-            "session.create",
-            "POST",
-            "/v1/agents",
-            json={"run_id": self.run_id, "metadata": {"agent": self.agent_id, "n": n}},
-        )
-        session_id = str(body["id"]) if body and body.get("id") else None
-        if session_id:
-            self.open_sessions.append(session_id)
-        ready_ms = (time.perf_counter() - started) * 1000.0 if session_id else None
-        error = None if session_id else (record.error or "no session id in reply")
+        """Open one idle session tagged with the run id: (id, ready ms, error). A session that has an id
+        but did not become ready is still ours to close."""
+        opened = self.session_client().open(n)
+        if opened.session_id is not None:
+            self.open_sessions[opened.session_id] = n
+        ok = opened.error is None
         self.record(
             AgentRecord(
                 ts=time.time(),
                 agent_id=self.agent_id,
                 n=n,
-                session_id=session_id,
-                event="created" if session_id else "failed",
-                ready_ms=ready_ms,
-                error=error,
+                session_id=opened.session_id,
+                event="created" if ok else "failed",
+                ready_ms=opened.ready_ms,
+                error=opened.error,
             )
         )
-        return session_id, ready_ms, error
+        return (opened.session_id if ok else None), opened.ready_ms, opened.error
 
     def close_session(self, session_id: str) -> bool:
-        if session_id in self.open_sessions:
-            self.open_sessions.remove(session_id)
-        _, record = self.json_call(
-            "session.close", "DELETE", f"/v1/agents/{session_id}", ids={"session_id": session_id}
-        )
-        self.record(
-            AgentRecord(
-                ts=time.time(),
-                agent_id=self.agent_id,
-                session_id=session_id,
-                event="closed",
-                error=record.error,
-            )
-        )
-        return record.ok
+        self.open_sessions.pop(session_id, None)
+        return close_and_record(self, self.session_client(), session_id)
 
-    def finish(self, code: str, message: str, exit_code: int | None) -> NoReturn:
-        self.write("stop", None, detail=code)
-        self.clean_up()
-        self.stop_run(f"{self.profile_name}: {message}", exit_code)
-        raise StopUser()
-
-    def clean_up(self) -> None:
-        """Close the sessions this run left open on a gateway the kit did not start (one it started is
-        stopped with them); measurement is over, so closing cannot skew it. --no-cleanup keeps them."""
-        link = run_link_of(self.environment)
-        if not self.settings.cleanup or (link is not None and link.target_started_by_kit):
+    def close_all(self) -> None:
+        """Close every session this run opened and has not closed (--no-cleanup keeps them)."""
+        if not self.settings.cleanup or self.sessions is None:
             return
-        while self.open_sessions:
-            self.close_session(self.open_sessions[-1])
+        for session_id in list(self.open_sessions):
+            self.close_session(session_id)
 
-    def stop_if_run_ends(self) -> None:
-        """The run is ending (a signal, a dead target): create nothing more, close what is open."""
+    def check_stopping(self, n: int) -> None:
+        """Between steps: a run stopped from outside (a signal, the UI's STOP, a dead target) creates
+        nothing more, records why, closes its own."""
         link = run_link_of(self.environment)
-        if link is not None and link.stopping():
-            self.finish(STOP_INTERRUPTED, "stopped with the run", None)
+        if self.stopping or (link is not None and link.stopping()):
+            self.finish(STOP_INTERRUPTED, f"stopped from outside after {n} session(s)", None, request=False)
+
+    def interrupted(self) -> None:
+        """Ctrl-C can raise KeyboardInterrupt inside this user's greenlet (whichever runs when the signal
+        lands), which Locust's User.run does not catch and on_stop never sees: close our own first."""
+        self.stopping = True
+        self.write("stop", None, detail=STOP_INTERRUPTED)
+        self.close_all()
+
+    def finish(self, code: str, message: str, exit_code: int | None, request: bool = True) -> NoReturn:
+        self.write("stop", None, detail=code)
+        if code != STOP_INTERRUPTED:
+            log.warning("loadkit: %s: %s", self.profile_name, message)
+        self.close_all()
+        if request:
+            self.stop_run(f"{self.profile_name}: {message}", exit_code)
+        raise StopUser()
 
     def stop_run(self, message: str, exit_code: int | None) -> None:
         """End the whole run now: through the kit when it is wired, else Locust's runner directly."""
@@ -235,20 +316,43 @@ class SerialDriver(KitAgent):
         elif self.environment.runner is not None:
             gevent.spawn(self.environment.runner.quit)
 
+    def pss_warning(self, reading: MemoryReading, n: int) -> None:
+        """Summed RSS over several processes counts shared pages once per process: say so, once."""
+        if self.metric != "rss" or reading.procs < 2 or reading.pss_bytes is None or self.warned:
+            return
+        self.warned = True
+        log.warning(
+            "loadkit: %s: the target has %d processes and the budget is judged on summed RSS "
+            "(%.1f MiB at N=%d), which counts shared pages once per process; PSS is %.1f MiB. "
+            "For process-per-agent targets judge with --capacity-metric pss (docs/capacity.md).",
+            self.profile_name,
+            reading.procs,
+            reading.rss_bytes / schema.MIB,
+            n,
+            reading.pss_bytes / schema.MIB,
+        )
+
 
 class CapacityAgent(SerialDriver):
-    """seeds/000: agents started one at a time, idle, never closed, memory read after each is ready."""
+    """seeds/000: agents started one at a time, idle, never closed until the end, memory read after each
+    is ready; any stop closes them all."""
 
     @task
     def serial_capacity(self) -> None:
-        baseline = self.read_memory(with_pss=True)
-        self.write("baseline", baseline, n=0)
+        try:
+            self.ramp()
+        except KeyboardInterrupt:
+            self.interrupted()
+            raise
+
+    def ramp(self) -> None:
+        self.write("baseline", self.read_memory(), n=0)
         n, seen = 0, set()
         while True:
-            self.stop_if_run_ends()
+            self.check_stopping(n)
             n += 1
             session_id, ready_ms, error = self.create_session(n)
-            reading = self.read_memory(with_pss=self.metric == "pss")
+            reading = self.read_memory()
             if session_id is None:
                 self.write("failed", reading, n=n, detail=error)
                 self.finish(STOP_FAILURE, f"agent {n} failed to start: {error}", None)
@@ -262,6 +366,7 @@ class CapacityAgent(SerialDriver):
                 ready_ms=ready_ms,
                 detail="duplicate session id" if duplicate else None,
             )
+            self.pss_warning(reading, n)
             self.check_stop(n, reading)
 
     def check_stop(self, n: int, reading: MemoryReading) -> None:
@@ -269,7 +374,6 @@ class CapacityAgent(SerialDriver):
             self.finish(STOP_TARGET_DIED, f"target gone after agent {n}", exit_codes.TARGET_DIED)
         judged = self.judged_bytes(reading)
         if judged is not None and judged >= self.budget_bytes:
-            self.write("budget", self.read_memory(with_pss=True), n=n)
             self.finish(
                 STOP_BUDGET,
                 f"budget reached at N={n} ({self.metric.upper()} "
@@ -287,16 +391,21 @@ class ChurnAgent(SerialDriver):
 
     @task
     def churn_cycles(self) -> None:
+        try:
+            self.cycles()
+        except KeyboardInterrupt:
+            self.interrupted()
+            raise
+
+    def cycles(self) -> None:
         cycles, batch = self.settings.churn.churn_cycles, self.settings.churn.churn_batch
-        self.write("baseline", self.read_memory(with_pss=self.metric == "pss"), n=0)
+        self.write("baseline", self.read_memory(), n=0)
         closed = 0
         for cycle in range(1, cycles + 1):
             sessions = self.open_batch(cycle, batch)
-            self.write(
-                "opened", self.read_memory(with_pss=self.metric == "pss"), n=len(sessions), closed=closed
-            )
+            self.write("opened", self.read_memory(), n=len(sessions), closed=closed)
             closed += sum(self.close_session(s) for s in sessions)
-            reading = self.read_memory(with_pss=self.metric == "pss")
+            reading = self.read_memory()
             self.write("closed", reading, n=0, closed=closed)
             if not reading.alive:
                 self.finish(STOP_TARGET_DIED, f"target gone in cycle {cycle}", exit_codes.TARGET_DIED)
@@ -305,17 +414,11 @@ class ChurnAgent(SerialDriver):
     def open_batch(self, cycle: int, batch: int) -> list[str]:
         sessions: list[str] = []
         for i in range(batch):
-            self.stop_if_run_ends()
+            self.check_stopping(len(self.open_sessions))
             session_id, _, error = self.create_session((cycle - 1) * batch + i + 1)
             if session_id is None:
                 self.write("failed", None, n=len(sessions), detail=error)
                 self.finish(STOP_FAILURE, f"session failed to open in cycle {cycle}: {error}", None)
-            self.json_call(
-                "session.prompt",
-                "POST",
-                f"/v1/agents/{session_id}/prompt",
-                ids={"session_id": session_id},
-                json={"input": self.settings.prompt or "hi"},
-            )
+            self.session_client().prompt(session_id)
             sessions.append(session_id)
         return sessions

@@ -2,7 +2,8 @@
 healthy, where its queue length is read, its session-stickiness convention and sensible option defaults.
 
 A table of data only: it names agent classes by import path (resolved on demand) and never opens a
-connection. Unknown names fail with one line listing the known ones.
+connection. Unknown names fail with one line listing the known ones. Each preset also names its idle
+session protocol for the capacity and churn profiles (agents/session_steps.py), or says why it has none.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents.spec import SpecError, load_spec
+from agents import session_steps
+from agents.idle_sessions import AcpSessions
+from agents.spec import SessionSteps, SpecError, load_spec
 from contract.errors import InputError
 
 
@@ -39,6 +42,8 @@ class GatewayPreset:
     session_header: str | None = None  # header name, or "user" (the body field)
     api_key_env: str | None = None  # environment variable holding the bearer key
     defaults: dict[str, object] = field(default_factory=dict)  # kit option name -> value
+    sessions: SessionSteps | AcpSessions | None = None  # capacity/churn: open, ready, prompt, close
+    no_sessions: str = ""  # why capacity/churn cannot run against it (when `sessions` is None)
     # Behaviour flags, read by the run instead of the preset's name:
     embedded_simulator: bool = False  # with neither --host nor --target-cmd, start the kit's simulator
     stdio_agents: bool = False  # agents launch their own agent process (--acp-command): no URL to load
@@ -56,6 +61,7 @@ PRESETS: dict[str, GatewayPreset] = {
             summary="the kit's simulated gateway (chat, task board, idle sessions)",
             queue=QueueProbe("/v1/board/inspect", "queue_length", "in_progress"),
             session_header="user",
+            sessions=session_steps.SIMULATOR,
             embedded_simulator=True,
         ),
         GatewayPreset(
@@ -66,6 +72,7 @@ PRESETS: dict[str, GatewayPreset] = {
             session_header="X-Hermes-Session-Id",
             api_key_env="API_SERVER_KEY",
             defaults={"model": "hermes-agent"},
+            sessions=session_steps.HERMES,
         ),
         GatewayPreset(
             name="openclaw",
@@ -75,6 +82,7 @@ PRESETS: dict[str, GatewayPreset] = {
             session_header="x-openclaw-session-key",
             api_key_env="OPENCLAW_GATEWAY_TOKEN",
             defaults={"model": "openclaw"},
+            sessions=session_steps.OPENCLAW,
         ),
         GatewayPreset(
             name="litellm",
@@ -83,6 +91,7 @@ PRESETS: dict[str, GatewayPreset] = {
             summary="LiteLLM proxy (cost per request in x-litellm-response-cost)",
             session_header="user",
             api_key_env="LITELLM_MASTER_KEY",
+            no_sessions="LiteLLM proxy is a stateless proxy: no agent session to open and hold idle",
         ),
         GatewayPreset(
             name="langgraph",
@@ -91,6 +100,7 @@ PRESETS: dict[str, GatewayPreset] = {
             summary="LangGraph server: threads and runs",
             queue=QueueProbe("/metrics?format=json", "queue.n_pending", "queue.n_running"),
             api_key_env="LANGGRAPH_API_KEY",
+            sessions=session_steps.LANGGRAPH,
         ),
         GatewayPreset(
             name="a2a",
@@ -98,6 +108,7 @@ PRESETS: dict[str, GatewayPreset] = {
             health_path="/.well-known/agent-card.json",
             summary="an A2A agent over JSON-RPC (protocol 1.0, falling back to 0.3)",
             api_key_env="A2A_API_KEY",
+            sessions=session_steps.A2A,
         ),
         GatewayPreset(
             name="hermes-kanban",
@@ -105,12 +116,14 @@ PRESETS: dict[str, GatewayPreset] = {
             health_path="/health",
             summary="Hermes Kanban board via the `hermes kanban` CLI; --host is the board-stats sidecar",
             queue=QueueProbe("/stats", "queue_length", "in_progress"),
+            no_sessions="Hermes Kanban is a task board: tasks, not idle sessions (use --gateway hermes)",
         ),
         GatewayPreset(
             name="acp",
             agent_classes=("agents.acp:AcpAgent",),
             health_path="",
             summary="an ACP agent over stdio: one process per simulated agent (--acp-command)",
+            sessions=session_steps.ACP,
             stdio_agents=True,
         ),
     )
@@ -153,7 +166,19 @@ def spec_preset(path: str) -> GatewayPreset:
         health_path="",
         summary=f"REST gateway described by {path} ({spec.name})",
         defaults={"spec_file": str(path)},
+        sessions=spec.capacity,
+        no_sessions=f"spec {path} has no [capacity] section (docs/capacity.md shows one)",
     )
+
+
+def session_protocol(chosen: GatewayPreset, acp_sessions: str = "process") -> SessionSteps | AcpSessions:
+    """The capacity/churn protocol of a preset (ACP: per process or shared); GatewayError saying why not."""
+    if chosen.sessions is None:
+        reason = chosen.no_sessions or f"gateway {chosen.name} has no idle-session protocol"
+        raise GatewayError(f"capacity/churn: {reason}")
+    if isinstance(chosen.sessions, AcpSessions) and acp_sessions == "shared":
+        return session_steps.ACP_SHARED
+    return chosen.sessions
 
 
 def agent_classes(chosen: GatewayPreset) -> list[type]:

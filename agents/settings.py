@@ -44,6 +44,9 @@ class AgentSettings:
     a2a_stream: bool = False
     acp_command: str | None = None
     spec_file: str | None = None
+    gateway: str = "simulator"  # the preset (or spec:FILE) whose session protocol capacity/churn speak
+    capacity_connection: str = "fresh"  # capacity/churn start-up timing: fresh or keep-alive connection
+    acp_sessions: str = "process"  # capacity/churn on ACP: a process per session, or one shared process
     hermes_command: str = "hermes"
     kanban_board: str | None = None
     kanban_assignee: str = "default"

@@ -1,5 +1,6 @@
 """Any REST gateway by a spec file (TOML): request templates for create / prompt / poll / close and JSON
-paths for the id, status, terminal states, timestamps and usage, so users map a gateway without Python.
+paths for the id, status, terminal states, timestamps and usage, so users map a gateway without Python;
+a [capacity] section describes its idle sessions for the capacity and churn profiles (docs/capacity.md).
 
 Loading validates the whole file and fails with one line naming the file and key. The agent closes only
 what it created itself; templates should tag what they create with `{run_id}`.
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from locust import constant, task
+from locust.exception import StopUser
 
 from agents.base import KitAgent, paced
 from contract.errors import InputError
@@ -39,7 +41,8 @@ ROW_FIELDS = (
     "gateway_cost_usd",
 )
 TIME_FIELDS = ("submitted_ts", "started_ts", "finished_ts")
-_PLACEHOLDER = re.compile(r"\{(run_id|agent_id|session|prompt|model|id)\}")
+_PLACEHOLDER = re.compile(r"\{(run_id|agent_id|session|prompt|model|id|n|uuid|assistant_id|a2a_path)\}")
+CAPACITY_KEYS = ("create", "then", "ready", "prompt", "close", "error")
 
 
 class SpecError(InputError):
@@ -59,15 +62,41 @@ class RequestTemplate:
 
 
 @dataclass(frozen=True)
+class ReadyCheck:
+    """Polled after create until the status at `status_path` is one of `ready` (or one of `failed`)."""
+
+    request: RequestTemplate
+    status_path: str
+    ready: tuple[str, ...]
+    failed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SessionSteps:
+    """How to open one idle agent session over HTTP, know it is ready, prompt it once and close it.
+
+    `create[0]` answers with the id (at its `id_path`); later create steps run in order with `{id}`
+    (e.g. a first message that makes the gateway materialise the session). A 2xx reply that carries
+    `error_path` failed (JSON-RPC errors arrive with HTTP 200)."""
+
+    create: tuple[RequestTemplate, ...]
+    close: RequestTemplate | None  # None: the gateway offers no way to close one (churn refuses)
+    ready: ReadyCheck | None = None
+    prompt: RequestTemplate | None = None
+    error_path: str | None = None
+
+
+@dataclass(frozen=True)
 class Spec:
     name: str
-    create: RequestTemplate
-    poll: RequestTemplate
+    create: RequestTemplate | None
+    poll: RequestTemplate | None
     status_path: str
     terminal: dict[str, str]  # gateway status -> kit status (done, failed, cancelled)
     prompt: RequestTemplate | None = None
     close: RequestTemplate | None = None
     fields: dict[str, str] = field(default_factory=dict)  # task row column -> JSON path
+    capacity: SessionSteps | None = None  # the [capacity] section, for the capacity/churn profiles
 
 
 def json_path(doc: object, dotted: str) -> object:
@@ -105,9 +134,15 @@ def load_spec(path: str) -> Spec:
 
 
 def parse_spec(doc: dict, origin: str = "<spec>") -> Spec:
-    unknown = set(doc) - {"name", "fields", *STEPS}
+    """A spec has task steps ([create] and [poll]), a [capacity] section, or both."""
+    unknown = set(doc) - {"name", "fields", "capacity", *STEPS}
     if unknown:
         raise SpecError(f"spec {origin}: unknown section(s) {sorted(unknown)}")
+    capacity = parse_capacity(doc["capacity"], origin) if "capacity" in doc else None
+    if capacity is not None and "create" not in doc and "poll" not in doc:
+        return Spec(
+            name=_name(doc, origin), create=None, poll=None, status_path="", terminal={}, capacity=capacity
+        )
     for required in ("create", "poll"):
         if not isinstance(doc.get(required), dict):
             raise SpecError(f"spec {origin}: missing [{required}] section")
@@ -121,7 +156,7 @@ def parse_spec(doc: dict, origin: str = "<spec>") -> Spec:
     if wrong:
         raise SpecError(f"spec {origin}: [fields] has unknown column(s) {sorted(wrong)}; known: {ROW_FIELDS}")
     return Spec(
-        name=str(doc.get("name") or Path(origin).stem),
+        name=_name(doc, origin),
         create=_template(doc, "create", origin),
         poll=_template(doc, "poll", origin),
         status_path=poll["status"],
@@ -129,16 +164,65 @@ def parse_spec(doc: dict, origin: str = "<spec>") -> Spec:
         prompt=_template(doc, "prompt", origin) if "prompt" in doc else None,
         close=_template(doc, "close", origin) if "close" in doc else None,
         fields={str(k): str(v) for k, v in fields.items()},
+        capacity=capacity,
     )
 
 
-def _template(doc: dict, step: str, origin: str) -> RequestTemplate:
+def _name(doc: dict, origin: str) -> str:
+    return str(doc.get("name") or Path(origin).stem)
+
+
+def parse_capacity(section: object, origin: str) -> SessionSteps:
+    """[capacity]: create (+ then = [...]), ready (optional poll), prompt (churn), close, error."""
+    where = f"{origin} [capacity]"
+    if not isinstance(section, dict):
+        raise SpecError(f"spec {origin}: [capacity] must be a table")
+    unknown = set(section) - set(CAPACITY_KEYS)
+    if unknown:
+        raise SpecError(f"spec {where}: unknown key(s) {sorted(unknown)}; known: {CAPACITY_KEYS}")
+    if not isinstance(section.get("create"), dict):
+        raise SpecError(f"spec {where}: missing [capacity.create]")
+    create = _template(section, "create", where, "capacity.create")
+    if not create.id_path:
+        raise SpecError(f'spec {where}: [capacity.create] needs id = "json.path" to the session id')
+    then = section.get("then") or []
+    if not isinstance(then, list) or not all(isinstance(step, dict) for step in then):
+        raise SpecError(f"spec {where}: then must be an array of tables ([[capacity.then]])")
+    steps = [_template({"then": step}, "then", where, "capacity.then") for step in then]
+    return SessionSteps(
+        create=(create, *steps),
+        close=_template(section, "close", where, "capacity.close", "DELETE") if "close" in section else None,
+        ready=_ready(section["ready"], where) if "ready" in section else None,
+        prompt=_template(section, "prompt", where, "capacity.prompt") if "prompt" in section else None,
+        error_path=str(section["error"]) if section.get("error") else None,
+    )
+
+
+def _ready(entry: object, where: str) -> ReadyCheck:
+    if not isinstance(entry, dict) or not isinstance(entry.get("status"), str):
+        raise SpecError(f'spec {where}: [capacity.ready] needs status = "json.path" and ready = [...]')
+    ready, failed = entry.get("ready"), entry.get("failed") or []
+    if not isinstance(ready, list) or not ready or not isinstance(failed, list):
+        raise SpecError(f"spec {where}: [capacity.ready] needs ready = [values] (and failed = [values])")
+    return ReadyCheck(
+        request=_template({"ready": entry}, "ready", where, "capacity.ready", default_method="GET"),
+        status_path=entry["status"],
+        ready=tuple(str(v) for v in ready),
+        failed=tuple(str(v) for v in failed),
+    )
+
+
+def _template(
+    doc: dict, step: str, origin: str, label: str | None = None, default_method: str | None = None
+) -> RequestTemplate:
     entry = doc[step]
     if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
-        raise SpecError(f'spec {origin}: [{step}] needs path = "/..."')
+        raise SpecError(f'spec {origin}: [{label or step}] needs path = "/..."')
+    method = default_method or ("GET" if step == "poll" else "POST")
+    operation = f"session.{label.removeprefix('capacity.')}" if label else f"spec.{step}"
     return RequestTemplate(
-        operation=str(entry.get("operation") or f"spec.{step}"),
-        method=str(entry.get("method") or ("GET" if step == "poll" else "POST")).upper(),
+        operation=str(entry.get("operation") or operation),
+        method=str(entry.get("method") or method).upper(),
         path=entry["path"],
         body=entry.get("body"),
         headers={str(k): str(v) for k, v in (entry.get("headers") or {}).items()},
@@ -188,6 +272,8 @@ class SpecAgent(KitAgent):
         super().on_start()
         self.spec = load_spec(self.settings.spec_file or "")
         self.created: list[str] = []
+        if self.spec.create is None:
+            raise StopUser("the spec file has no [create]/[poll]: only capacity and churn can use it")
 
     def on_stop(self) -> None:
         if self.spec.close is not None and self.settings.cleanup:
@@ -201,6 +287,8 @@ class SpecAgent(KitAgent):
         self.run_task(round_no=self.round)
 
     def run_task(self, round_no: int | None) -> TaskRecord | None:
+        if self.spec.create is None:  # a capacity-only spec: refused at on_start
+            return None
         submitted = time.time()
         reply = self.send(self.spec.create, None)
         id_path = self.spec.create.id_path
@@ -223,6 +311,8 @@ class SpecAgent(KitAgent):
         return row
 
     def poll_once(self, row: TaskRecord) -> None:
+        if self.spec.poll is None:
+            return
         reply = self.send(self.spec.poll, row.task_id)
         if reply is not None:
             apply_reply(row, self.spec, reply)

@@ -1,14 +1,18 @@
-"""Command line: `python -m analysis RUN_DIR` (re)builds a run's report; `python -m analysis compare
-RUN_A RUN_B ...` prints side-by-side tables. Parses arguments and prints; computes nothing itself.
+"""Command line: `python -m analysis RUN_DIR [--out DIR]` (re)builds a run's report; `python -m analysis
+index RUNS_DIR` writes the history across runs; `python -m analysis compare RUN_A RUN_B ...` prints
+side-by-side tables. Parses arguments and prints; computes nothing itself.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from pathlib import Path
 
 from analysis.compare import compare_table
-from analysis.load import load_run
+from analysis.index import write_index
+from analysis.load import is_run_dir, load_run
 from analysis.render import table_markdown
 from analysis.report import write_report
 from analysis.summary import console_summary
@@ -16,35 +20,71 @@ from contract import exit_codes
 from contract.schema import MIB
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit code 2 (the kit's bad-input rule)."""
+
+    def error(self, message: str):
+        self.exit(exit_codes.BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _mib(text: str) -> float:
+    """A finite, positive number of MiB."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of MiB, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive, finite number of MiB, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    commands = {"compare": _compare, "index": _index}
     try:
-        if args[:1] == ["compare"]:
-            return _compare(args[1:])
+        if args[:1] and args[0] in commands:
+            return commands[args[0]](args[1:])
         return _report(args)
     except (FileNotFoundError, NotADirectoryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return exit_codes.BAD_INPUT
+    except OSError as exc:  # a read-only or full run directory: name the file and the way out
+        print(
+            f"error: cannot write {exc.filename}: {exc.strerror} (write elsewhere with --out DIR)",
+            file=sys.stderr,
+        )
+    return exit_codes.BAD_INPUT
 
 
 def _report(args: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m analysis", description="(Re)build a run's report.")
+    parser = _Parser(prog="python -m analysis", description="(Re)build a run's report.")
     parser.add_argument("run_dir")
     parser.add_argument(
         "--warning-mib",
-        type=float,
+        type=_mib,
         default=1024.0,
         help="available-memory warning line in MiB (default 1024)",
     )
+    parser.add_argument("--out", default=None, help="write the report here instead of into the run directory")
     ns = parser.parse_args(args)
-    out = write_report(ns.run_dir, ns.warning_mib * MIB)
+    if not is_run_dir(Path(ns.run_dir)):
+        raise FileNotFoundError(f"not a run directory (no run.json and no run CSV): {ns.run_dir}")
+    out = write_report(ns.run_dir, ns.warning_mib * MIB, ns.out)
     print(console_summary(load_run(ns.run_dir)))
     print(f"report: {out}")
     return exit_codes.OK
 
 
+def _index(args: list[str]) -> int:
+    parser = _Parser(prog="python -m analysis index", description="History across run directories.")
+    parser.add_argument("runs_dir")
+    parser.add_argument("--out", default=None, help="write index.md/.html here instead of into RUNS_DIR")
+    ns = parser.parse_args(args)
+    print(f"index: {write_index(ns.runs_dir, ns.out)}")
+    return exit_codes.OK
+
+
 def _compare(args: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m analysis compare", description="Compare runs.")
+    parser = _Parser(prog="python -m analysis compare", description="Compare runs.")
     parser.add_argument("run_dirs", nargs="+")
     ns = parser.parse_args(args)
     print(table_markdown(compare_table([load_run(d) for d in ns.run_dirs])))

@@ -17,7 +17,7 @@ from scipy import stats as sstats
 
 from analysis.model import RunData, Section
 from analysis.stats import aggregate, describe
-from contract.schema import GIB, MIB, STOP_BUDGET, STOP_CAP, STOP_FAILURE
+from contract.schema import GIB, MIB, STOP_BUDGET, STOP_CAP, STOP_FAILURE, STOP_INTERRUPTED
 
 TAIL_POINTS = 8  # seeds/000: the marginal is the OLS slope over the last 8 sampled points
 MIN_R2 = 0.95  # below this the fit is "not stable" and no capacity is published
@@ -27,8 +27,8 @@ PROJECTION_GIB: tuple[float, ...] = (2.0, 4.0, 8.0)
 CHURN_MIN_RETAINED_MIB = 0.1  # per closed session: smaller slopes are allocator noise, not retention
 CHURN_MIN_R2 = 0.9
 METRIC_COLUMNS = {"rss": "rss_bytes", "pss": "pss_bytes"}
-
-STOP_INTERRUPTED = "interrupted"  # no stop row: the run was cut short (crash, kill, time limit)
+# No stop row (crash, SIGKILL) reads as STOP_INTERRUPTED too: the run was cut short.
+SHARED_PAGES = "counts shared pages once per process"
 
 
 @dataclass
@@ -93,6 +93,14 @@ class CapacityResult:
     sidecar_mib: float | None
     duplicate_session_ids: int
     notes: list[str] = field(default_factory=list)
+    max_procs: int = 1
+    connection: str | None = None  # how start-up was timed (fresh connection or keep-alive)
+    pss_at_peak_mib: float | None = None  # PSS at the last agent reading (beside RSS when judged on RSS)
+
+    @property
+    def projects(self) -> bool:
+        """Projections only from a run that reached the budget or the cap with every agent started."""
+        return self.stop_reason in (STOP_BUDGET, STOP_CAP) and self.failures == 0
 
     @property
     def marginal_mib(self) -> float | None:
@@ -147,7 +155,7 @@ def capacity_result(
     reason, failures = stop_reason(frame), int((frame["event"] == "failed").sum())
     n_stop = _first_over(agents, budget_mib)
     stable = fit is not None and fit.r2 >= min_r2
-    notes = _capacity_notes(reason, failures, fit, stable, n_stop, min_r2)
+    notes = _failure_notes(frame) + _capacity_notes(reason, failures, fit, stable, n_stop, min_r2)
     publish = reason == STOP_BUDGET and failures == 0 and stable and n_stop is not None
     n_max = n_stop - 1 if publish and n_stop is not None else None
     mib_at_max = _mib_at(points, n_max)
@@ -172,6 +180,36 @@ def capacity_result(
         sidecar_mib=_last_mib(frame, "sidecar_rss_bytes"),
         duplicate_session_ids=int(len(ids) - ids.nunique()),
         notes=notes,
+        max_procs=_max_procs(ready),
+        pss_at_peak_mib=_last_mib(ready, "pss_bytes"),
+        connection=_column_value(frame, "connection") if "connection" in frame else None,
+    )
+
+
+def _max_procs(ready: pd.DataFrame) -> int:
+    procs = pd.to_numeric(ready["procs"], errors="coerce").dropna() if "procs" in ready else ready.iloc[0:0]
+    return int(procs.max()) if len(procs) else 1
+
+
+def _failure_notes(frame: pd.DataFrame) -> list[str]:
+    """What the gateway answered when an agent failed to start (the first failure ends a capacity run)."""
+    failed = frame[frame["event"] == "failed"]
+    return [
+        f"Agent {int(row['n'])} failed to start: {row['detail']}."
+        for _, row in failed.iterrows()
+        if pd.notna(row["n"])
+    ]
+
+
+def shared_pages_warning(result: CapacityResult) -> str | None:
+    """With several target processes, summed RSS counts shared pages once per process: the warning
+    given when the budget is judged on RSS, with the PSS figure beside it."""
+    if result.metric != "rss" or result.max_procs < 2 or result.pss_at_peak_mib is None:
+        return None
+    return (
+        f"Warning: the target has up to {result.max_procs} processes and the budget is judged on summed RSS "
+        f"({result.peak_mib:,.1f} MiB), which {SHARED_PAGES}; PSS at the same step is "
+        f"{result.pss_at_peak_mib:,.1f} MiB. For process-per-agent targets judge with --capacity-metric pss."
     )
 
 
@@ -211,8 +249,12 @@ def _capacity_notes(
         notes.append(f"Fit not stable (R² {fit.r2:.3f} < {min_r2}): no capacity published.")
     if reason == STOP_CAP:
         notes.append("Stopped at the agent cap before the budget: capacity not reached (see projection).")
-    elif reason not in (STOP_BUDGET, STOP_FAILURE):
-        notes.append(f"Run ended by '{reason}' before the budget was reached: no capacity value.")
+    elif reason == STOP_FAILURE:
+        notes.append("The gateway refused an agent before the budget: no capacity value, no projection.")
+    elif reason != STOP_BUDGET:
+        notes.append(
+            f"Run ended by '{reason}' before the budget was reached: no capacity value, no projection."
+        )
     elif reason == STOP_BUDGET and n_stop is None:
         notes.append("Stop row says budget but no reading is over it: no capacity value.")
     return notes
@@ -253,6 +295,7 @@ def result_measures(result: CapacityResult) -> dict[str, object]:
         "baseline (MiB)": result.baseline_mib,
         "start-up p50 (ms)": result.startup.get("p50"),
         "start-up p95 (ms)": result.startup.get("p95"),
+        "PSS at the last agent (MiB)": result.pss_at_peak_mib,
         "peak (MiB)": result.peak_mib,
         f"at N={result.at_n} (MiB)": result.mib_at_n,
         "headroom at N_max (MiB)": result.headroom_mib,
@@ -345,13 +388,22 @@ def capacity_section(run: RunData, plot: Path | None = None) -> Section | None:
     result = capacity_result(frame, at_n=int(params.get("capacity_at_n") or DEFAULT_AT_N))
     section = Section(title="Capacity")
     section.tables.append(("Capacity (seeds/000 protocol)", run_table({run.path.name: result})))
-    proj = projection_table(result.fit)
+    proj = projection_table(result.fit) if result.projects else None
     if proj is not None:
         section.tables.append(("Projection to other budgets (from the tail fit; not measured)", proj))
-    section.notes.extend(_method_notes(result) + result.notes)
+    warning = shared_pages_warning(result)
+    section.notes.extend(([warning] if warning else []) + result.notes + _method_notes(result))
     if plot is not None:
         section.images.append(plot)
     return section
+
+
+def connection_text(connection: str | None) -> str:
+    if connection == "keep-alive":
+        return "on a keep-alive connection with TCP_NODELAY (may include a delayed-ACK stall)"
+    if connection == "fresh":
+        return "on a fresh connection per request with TCP_NODELAY"
+    return "connection mode not recorded (a run older than the column)"
 
 
 def _method_notes(result: CapacityResult) -> list[str]:
@@ -361,7 +413,8 @@ def _method_notes(result: CapacityResult) -> list[str]:
         f"readings after each agent was ready); budget {budget}.",
         f"Marginal = OLS slope over the last {TAIL_POINTS} readings; R² < {MIN_R2} publishes no capacity.",
         "N_max = largest N still under the budget; N_stop = first N at or over it.",
-        f"Start-up percentiles over {result.startup.get('n', 0)} agents"
+        f"Start-up = first create request to ready, {connection_text(result.connection)}; percentiles over "
+        f"{result.startup.get('n', 0)} agents"
         + (f" ({result.startup['small_sample']})." if result.startup.get("small_sample") else "."),
     ]
 

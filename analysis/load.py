@@ -6,12 +6,14 @@ replaced by zeros.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from pathlib import Path
 
 import pandas as pd
 
+from analysis.meta import sanitize
 from analysis.model import RunData
 from contract import schema
 
@@ -35,6 +37,13 @@ TEXT_COLUMNS = frozenset(
 )
 
 
+def is_run_dir(path: Path) -> bool:
+    """Holds run.json or one of the run's CSVs: something a run (even a killed one) left behind."""
+    return any(
+        (path / name).exists() for name in (schema.RUN_JSON, schema.CAPACITY_CSV, *schema.FILES_COLUMNS)
+    )
+
+
 def load_run(path: str | Path) -> RunData:
     """Load every known file of a run directory; absent or damaged ones are listed in `missing`."""
     run_dir = Path(path)
@@ -46,6 +55,7 @@ def load_run(path: str | Path) -> RunData:
         name: _read_contract_csv(run_dir / name, cols, missing) for name, cols in schema.FILES_COLUMNS.items()
     }
     capacity = _read_csv(run_dir / schema.CAPACITY_CSV, None, missing, required=False)
+    meta = sanitize(meta, _last_ts([*frames.values(), capacity]), missing)
     samples = frames[schema.SAMPLES_CSV]
     if samples is not None:  # a remote sampler's rows arrive later than the local one's: one time order
         samples = samples.sort_values("ts", kind="stable", ignore_index=True)
@@ -60,6 +70,17 @@ def load_run(path: str | Path) -> RunData:
         users=frames[schema.USERS_CSV],
         missing=missing,
     )
+
+
+def _last_ts(frames: list[pd.DataFrame | None]) -> float | None:
+    """The latest timestamp any file recorded: where a killed run's open phase ends."""
+    ends = [
+        f["ts"].max()
+        for f in frames
+        if f is not None and "ts" in f and pd.api.types.is_numeric_dtype(f["ts"])
+    ]
+    ends = [float(e) for e in ends if not pd.isna(e)]
+    return max(ends) if ends else None
 
 
 def _read_meta(path: Path, missing: list[str]) -> dict:
@@ -100,10 +121,9 @@ def _read_csv(path: Path, dtypes: dict | None, missing: list[str], required: boo
         return None
     try:
         frame = pd.read_csv(io.BytesIO(raw), dtype=dtypes, keep_default_na=False, na_values=[""])
-    except ValueError:
-        frame = _read_coercing(raw, dtypes or {}, path.name, missing)
-    except pd.errors.ParserError as exc:
-        missing.append(f"{path.name} could not be parsed: {str(exc).splitlines()[0]}")
+    except (ValueError, pd.errors.ParserError):  # UnicodeDecodeError is a ValueError too
+        frame = _read_row_by_row(raw, dtypes, path.name, missing)
+    if frame is None:
         return None
     if frame.empty:
         missing.append(f"{path.name} has a header but no rows")
@@ -112,16 +132,28 @@ def _read_csv(path: Path, dtypes: dict | None, missing: list[str], required: boo
     return frame
 
 
-def _read_coercing(raw: bytes, dtypes: dict, name: str, missing: list[str]) -> pd.DataFrame:
-    """Slow path for a file with a non-numeric cell in a numeric column: blank that cell, keep the rest."""
-    frame = pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False, na_values=[""])
+def _read_row_by_row(raw: bytes, dtypes: dict | None, name: str, missing: list[str]) -> pd.DataFrame | None:
+    """Slow path for a damaged file: rows with the wrong number of fields or binary bytes are skipped
+    and counted; a non-numeric cell in a numeric column is read as not measured, and counted."""
+    text = raw.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        missing.append(f"{name} could not be parsed: {exc}")
+        return None
+    header, body = rows[0], rows[1:]
+    good = [r for r in body if len(r) == len(header) and not any("\ufffd" in c for c in r)]
+    if len(good) < len(body):
+        missing.append(f"{name}: {len(body) - len(good)} malformed or binary row(s) skipped")
+    frame = pd.DataFrame(good, columns=header).replace("", None)
     bad = 0
     for col in frame.columns:
-        if dtypes.get(col) == "float64":
+        if (dtypes or {}).get(col) == "float64":
             parsed = pd.to_numeric(frame[col], errors="coerce")
             bad += int((parsed.isna() & frame[col].notna()).sum())
             frame[col] = parsed.astype("float64")
-    missing.append(f"{name}: {bad} non-numeric cell(s) in numeric columns read as not measured")
+    if bad:
+        missing.append(f"{name}: {bad} non-numeric cell(s) in numeric columns read as not measured")
     return frame
 
 

@@ -1,6 +1,7 @@
 """Turn report sections into Markdown and into one self-contained HTML page (images inlined as base64).
 
-Formatting only: the numbers arrive computed. An empty cell prints as an em dash (not measured).
+Formatting only: the numbers arrive computed. Headers in words (analysis/labels.py); tables wider than a
+page are split; sample-count warnings become footnotes. An empty cell prints as an em dash (not measured).
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.labels import label
 from analysis.model import Section
 
 NOT_MEASURED = "—"
+MAX_COLUMNS = 8  # wider tables are split into parts that fit a 1280 px page
+SMALL_SAMPLE = "small_sample"
 
 
 def fmt(value: object) -> str:
@@ -31,9 +35,44 @@ def fmt(value: object) -> str:
 
 def _cells(df: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     frame = df.reset_index() if _named_index(df) else df
-    header = [str(c) for c in frame.columns]
-    rows = [[fmt(v) for v in row] for row in frame.astype(object).itertuples(index=False)]
+    header = [label(c) for c in frame.columns]
+    rows = [[_key(row[0]), *map(fmt, row[1:])] for row in frame.astype(object).itertuples(index=False)]
     return header, rows
+
+
+def _key(value: object) -> str:
+    """A row's first cell; a column name used as a row key (queue series, a turned table) in words."""
+    return label(value) if isinstance(value, str) else fmt(value)
+
+
+def readable(df: pd.DataFrame) -> tuple[list[pd.DataFrame], list[str]]:
+    """A table as parts of at most MAX_COLUMNS columns (one or two rows: turned on its side instead),
+    with its small-sample flag columns taken out as footnotes."""
+    flags = [c for c in df.columns if str(c).endswith(SMALL_SAMPLE)]
+    notes = [
+        f"{_row_name(df, key)}{_prefix(col)}: {text} samples"
+        for col in flags
+        for key, text in df[col].items()
+        if isinstance(text, str) and text
+    ]
+    body = df.drop(columns=flags)
+    if len(body.columns) <= MAX_COLUMNS:
+        return [body], notes
+    if len(body) <= 2:
+        side = body.T
+        side.index.name = "measure"
+        return [side], notes
+    cuts = range(0, len(body.columns), MAX_COLUMNS)
+    return [body.iloc[:, i : i + MAX_COLUMNS] for i in cuts], notes
+
+
+def _row_name(df: pd.DataFrame, key: object) -> str:
+    return "" if not _named_index(df) else str(key)
+
+
+def _prefix(col: object) -> str:
+    what = str(col).removesuffix(SMALL_SAMPLE).rstrip("_")
+    return f" ({label(what + '_n').removesuffix(' count')})" if what else ""
 
 
 def _named_index(df: pd.DataFrame) -> bool:
@@ -63,16 +102,22 @@ def markdown(title: str, sections: list[Section]) -> str:
         out += [f"## {sec.title}", ""]
         out += [f"- {note}" for note in sec.notes] + ([""] if sec.notes else [])
         for caption, df in sec.tables:
-            out += [f"**{caption}**", "", table_markdown(df), ""]
+            parts, notes = readable(df)
+            out += [f"**{caption}**", ""]
+            for part in parts:
+                out += [table_markdown(part), ""]
+            out += [f"<sub>{note}</sub>  " for note in notes] + ([""] if notes else [])
         out += [f"![{img.stem}]({img.name})" for img in sec.images] + ([""] if sec.images else [])
     return "\n".join(out)
 
 
 STYLE = (
     "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
-    "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}"
-    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}"
-    "img{max-width:100%}li{margin:.2em 0}"
+    "table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px;max-width:100%}"
+    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;overflow-wrap:anywhere}"
+    "th{background:#f3f3f3}td:first-child{text-align:left}"
+    "img{max-width:100%;height:auto}li{margin:.2em 0}.foot{font-size:12px;color:#555;margin:0}"
+    ".headline{font-size:18px;border-left:4px solid #36c;padding:.3em .8em;background:#f5f8ff}"
 )
 
 
@@ -82,17 +127,21 @@ def page(title: str, sections: list[Section]) -> str:
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
     ]
-    for sec in sections:
+    for i, sec in enumerate(sections):
         out.append(f"<h2>{html.escape(sec.title)}</h2>")
-        if sec.notes:
+        if i == 0 and sec.notes:  # the headline's verdict
+            out.append(f"<p class='headline'>{html.escape(sec.notes[0])}</p>")
+        elif sec.notes:
             out.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in sec.notes) + "</ul>")
         for caption, df in sec.tables:
-            out.append(f"<h4>{html.escape(caption)}</h4>{table_html(df)}")
-        out += [_img(p) for p in sec.images]
+            parts, notes = readable(df)
+            out.append(f"<h4>{html.escape(caption)}</h4>" + "".join(table_html(p) for p in parts))
+            out += [f"<p class='foot'>{html.escape(n)}</p>" for n in notes]
+        out += [image_html(p) for p in sec.images]
     out.append("</body></html>")
     return "\n".join(out)
 
 
-def _img(path: Path) -> str:
+def image_html(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     return f"<p><img alt='{html.escape(path.stem)}' src='data:image/png;base64,{data}'></p>"

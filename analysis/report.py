@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import cost, plots, prices, render
-from analysis.capacity import capacity_result, capacity_section
-from analysis.capacity_plot import capacity_plot
+from analysis import cost, labels, plots, render
+from analysis import headline as headline_mod
+from analysis.capacity import capacity_result, capacity_section, churn_result
+from analysis.capacity_plot import capacity_plot, churn_plot
 from analysis.drift import drift_section
 from analysis.errors import error_table
 from analysis.knee import knees, little_check, load_levels, time_bins
@@ -23,7 +24,7 @@ from analysis.remote_samplers import remote_samplers_section
 from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, unmeasured_series
 from analysis.rounds import rounds_table
 from analysis.rss_by_n import rss_by_agent_count
-from analysis.soak import error_rate_trend, memory_trend, soak_table
+from analysis.soak import soak_table, soak_trends
 from analysis.stats import MIN_SAMPLES
 from analysis.summary import record_gaps, run_summary_table, thresholds_table
 from analysis.tasks import task_outcome_table, task_timing_table
@@ -31,26 +32,23 @@ from contract.schema import MIB, REPORT_HTML, REPORT_MD
 
 
 def capacity_report_section(run: RunData) -> Section | None:
-    """Capacity (or churn) tables, with the RSS-vs-N plot and its fitted tail for a capacity run."""
+    """Capacity (or churn) tables; the RSS-vs-N plot is attached by write_report."""
     frame = run.capacity
     if frame is None or frame.empty or "event" not in frame:
         return None
-    plot = None
-    if not frame["event"].isin(["opened", "closed"]).any():
-        plot = capacity_plot({run.path.name: (capacity_result(frame), frame)}, run.path / "capacity.png")
-    return capacity_section(run, plot=plot)
+    section = capacity_section(run)
+    if section is not None:  # the measures' column is named after the run directory: say "this run"
+        section.tables = [(c, t.rename(columns={run.path.name: "this run"})) for c, t in section.tables]
+    return section
 
 
 def cost_report_section(run: RunData) -> Section | None:
     """Cost at the run's price table (--prices, recorded in run.json; else the shipped one) and host
     price; a rejected price file still shows tokens and names the error."""
-    settings = run.meta.get("cost") or {}
-    table: prices.PriceTable | prices.PriceTableError
-    try:
-        table = prices.load_prices(settings.get("prices") or prices.DEFAULT_PRICES_PATH)
-    except prices.PriceTableError as exc:
-        table = exc
-    return cost.cost_section(run, table, host_price_month=settings.get("host_price_month"))
+    settings = run.meta.get("cost") if isinstance(run.meta.get("cost"), dict) else {}
+    host_price = settings.get("host_price_month")
+    host_price = host_price if isinstance(host_price, int | float) else None
+    return cost.cost_section(run, headline_mod.run_prices(run), host_price_month=host_price)
 
 
 # REGISTRY of sections other modules contribute, each a function RunData -> Section | None. The lead
@@ -65,19 +63,25 @@ EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [
 PERCENTILE_RULE = (
     "percentiles need roughly "
     + ", ".join(f"p{p}: {n}" for p, n in MIN_SAMPLES.items())
-    + " samples; thinner ones are flagged in small_sample"
+    + " samples; thinner ones are listed under their table"
 )
+
+# The sections each profile is about come first, right under the headline; the rest keep this order.
+LEADS: dict[str, tuple[str, ...]] = {
+    "capacity": (headline_mod.CAPACITY,),
+    "churn": (headline_mod.CHURN,),
+    "rounds": (headline_mod.ROUNDS, "Resources"),
+    "soak": (headline_mod.SOAK, "Resources"),
+    "breakpoint": (headline_mod.LEVELS, headline_mod.LATENCY),
+}
 
 
 def _section(
-    title: str, tables: list[tuple[str, pd.DataFrame | None]], absent: str, notes: list[str] | None = None
-) -> Section:
-    """A section with the tables that exist; when none does, a note says why instead of zeros."""
-    present = [(caption, df) for caption, df in tables if df is not None]
-    sec = Section(title, present, list(notes or []))
-    if not present:
-        sec.notes.append(f"not available: {absent}")
-    return sec
+    title: str, tables: list[tuple[str, pd.DataFrame | None]], notes: list[str] | None = None
+) -> Section | None:
+    """A section with the tables that have rows; None (left out of the report) when none has."""
+    present = [(caption, df) for caption, df in tables if df is not None and not df.empty]
+    return Section(title, present, list(notes or [])) if present else None
 
 
 def build_sections(
@@ -86,8 +90,46 @@ def build_sections(
     levels: pd.DataFrame | None,
     warning_bytes: float = DEFAULT_WARNING_BYTES,
 ) -> list[Section]:
-    """Every section of the report, tables and notes only (plots are attached by write_report)."""
-    no_req, no_samples = "no requests recorded", "no samples recorded"
+    """The headline, then every section that has data (profile's own first), then one line naming what
+    was not measured. Tables and notes only: plots are attached by write_report."""
+    candidates: dict[str, Section | None] = {
+        headline_mod.LATENCY: _section(
+            headline_mod.LATENCY + " (ms, successful requests)",
+            [("latency", latency_table(run))],
+            [PERCENTILE_RULE],
+        ),
+        "Tasks": _section(
+            "Tasks",
+            [("timing (ms)", task_timing_table(run)), ("outcomes", task_outcome_table(run))],
+            [PERCENTILE_RULE],
+        ),
+        "Errors": _section("Errors", [("failed requests by kind", error_table(run))]),
+        "Queue": _section("Queue", [("queue", queue_table(run))]),
+        "Resources": _section(
+            "Resources",
+            [("resources", resource_table(run, warning_bytes))],
+            [f"warning line: {warning_bytes / MIB:.0f} MiB available"],
+        ),
+        headline_mod.ROUNDS: _section(headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))]),
+        headline_mod.SOAK: soak_section(run),
+        "Load levels and knee": load_section(run, levels),
+    }
+    candidates.update({s.title: s for s in extra_sections(run)})
+    lead = LEADS.get(headline_mod.profile_of(run), ())
+    order = [t for t in lead if t in candidates] + [t for t in candidates if t not in lead]
+    present = [candidates[t] for t in order if candidates[t] is not None]
+    return [head_section(run), summary_section(run), *present, *absent_section(run, candidates)]
+
+
+def head_section(run: RunData) -> Section:
+    """The headline: question and verdict as the first note, figures as a table naming their source."""
+    head = headline_mod.headline(run)
+    rows = [(f.label, f.text().split(": ", 1)[1], f.source) for f in head.figures]
+    table = pd.DataFrame(rows, columns=["figure", "value", "from table"]).set_index("figure")
+    return Section("Headline", [("figures", table)] if rows else [], [f"{head.question} {head.verdict}"])
+
+
+def summary_section(run: RunData) -> Section:
     summary = Section(
         "Run summary",
         [("run", run_summary_table(run))],
@@ -95,50 +137,49 @@ def build_sections(
     )
     if (th := thresholds_table(run.meta)) is not None:
         summary.tables.append(("thresholds", th))
+    return summary
+
+
+# What each left-out section would have measured, in words.
+ABSENT_WORDS = {
+    headline_mod.LATENCY: "request latency",
+    "Tasks": "tasks",
+    "Errors": "failed requests (none failed)",
+    "Queue": "the gateway's queue",
+    "Resources": "target and host resources",
+    headline_mod.ROUNDS: "rounds",
+    headline_mod.SOAK: "trends over time",
+    "Load levels and knee": "latency per load level",
+}
+
+
+def absent_section(run: RunData, candidates: dict[str, Section | None]) -> list[Section]:
+    """One line listing, in words, what this run did not measure (sections and sampler series)."""
+    words = [ABSENT_WORDS[t] for t, sec in candidates.items() if sec is None and t in ABSENT_WORDS]
     unmeasured = unmeasured_series(run)
-    return [
-        summary,
-        _section(
-            "Latency per operation (ms, successful requests)",
-            [("latency", latency_table(run))],
-            no_req,
-            [PERCENTILE_RULE],
-        ),
-        _section(
-            "Tasks",
-            [("timing (ms)", task_timing_table(run)), ("outcomes", task_outcome_table(run))],
-            "no tasks recorded",
-            [PERCENTILE_RULE],
-        ),
-        _section("Errors", [("failed requests by kind", error_table(run))], no_req),
-        _section("Queue", [("queue", queue_table(run))], "queue length and in-progress not measured"),
-        _section(
-            "Resources",
-            [("resources", resource_table(run, warning_bytes))],
-            no_samples,
-            [f"warning line: {warning_bytes / MIB:.0f} MiB available"]
-            + ([f"not measured: {', '.join(unmeasured)}"] if unmeasured else []),
-        ),
-        _section("Rounds", [("rounds", rounds_table(run, warning_bytes))], "no rounds in this run"),
-        soak_section(run),
-        load_section(run, levels),
-    ] + extra_sections(run)
+    if unmeasured:
+        words.append(labels.labels(unmeasured))
+    return [Section("Not measured", notes=["; ".join(words)])] if words else []
 
 
-def soak_section(run: RunData) -> Section:
-    """Memory-leak and error-drift verdicts with the rules that produced them."""
-    trends = [memory_trend(run), error_rate_trend(run)]
+def soak_section(run: RunData) -> Section | None:
+    """Memory-leak and error-drift verdicts with the rules that produced them; left out of a run that is
+    no soak and too short for either verdict."""
+    trends = list(soak_trends(run))
+    judged = any(t.verdict != "not enough data" for t in trends)
+    if not judged and headline_mod.profile_of(run) != "soak":
+        return None
     return Section(
-        "Soak verdict",
+        headline_mod.SOAK,
         [("trends (slopes per hour)", soak_table(trends))],
         [f"{t.measure}: {t.verdict} — rule: {t.rule}" for t in trends],
     )
 
 
-def load_section(run: RunData, levels: pd.DataFrame | None) -> Section:
+def load_section(run: RunData, levels: pd.DataFrame | None) -> Section | None:
     """Latency/errors per load level, the knees, and the Little's-law check."""
     if levels is None or levels.empty:
-        return _section("Load levels and knee", [], "no requests with active users recorded")
+        return None
     check = little_check(levels, run.samples)
     notes = [
         f"{k.measure} knee: "
@@ -171,18 +212,22 @@ def extra_sections(
     return out
 
 
-def write_report(run_dir: str | Path, warning_bytes: float = DEFAULT_WARNING_BYTES) -> Path:
-    """(Re)build report.md, report.html and the PNGs in the run directory; returns report.html's path."""
+def write_report(
+    run_dir: str | Path, warning_bytes: float = DEFAULT_WARNING_BYTES, out_dir: str | Path | None = None
+) -> Path:
+    """(Re)build report.md, report.html and the PNGs, in the run directory or `out_dir`; returns
+    report.html's path."""
     run = load_run(run_dir)
+    out = Path(out_dir) if out_dir is not None else run.path
+    out.mkdir(parents=True, exist_ok=True)
     bins = time_bins(run)
     levels = load_levels(bins) if bins is not None else None
     sections = build_sections(run, bins, levels, warning_bytes)
-    _attach_plots(run, bins, levels, sections, warning_bytes)
+    _attach_plots(run, bins, levels, sections, warning_bytes, out)
     title = f"Run report: {run.meta.get('run_id', run.path.name)}"
-    (run.path / REPORT_MD).write_text(render.markdown(title, sections))
-    out = run.path / REPORT_HTML
-    out.write_text(render.page(title, sections))
-    return out
+    (out / REPORT_MD).write_text(render.markdown(title, sections))
+    (out / REPORT_HTML).write_text(render.page(title, sections))
+    return out / REPORT_HTML
 
 
 def _attach_plots(
@@ -191,14 +236,27 @@ def _attach_plots(
     levels: pd.DataFrame | None,
     sections: list[Section],
     warning_bytes: float,
+    out: Path,
 ) -> None:
+    """Draw each plot whose section is in the report, into `out`."""
     by_title = {s.title: s for s in sections}
-    images = {
+    frame = run.capacity
+    drawers: dict[str, list[Callable[[], Path | None]]] = {
         "Resources": [
-            plots.timeline_plot(run, bins, run.path / "timeline.png", warning_bytes),
-            plots.rss_vs_agents_plot(rss_by_agent_count(run), run.path / "rss_vs_agents.png"),
+            lambda: plots.timeline_plot(run, bins, out / "timeline.png", warning_bytes),
+            lambda: plots.rss_vs_agents_plot(rss_by_agent_count(run), out / "rss_vs_agents.png"),
         ],
-        "Load levels and knee": [plots.latency_vs_users_plot(levels, run.path / "latency_vs_users.png")],
+        "Load levels and knee": [
+            lambda: plots.latency_vs_users_plot(levels, out / "latency_vs_users.png", run.meta)
+        ],
+        headline_mod.ROUNDS: [
+            lambda: plots.rounds_plot(rounds_table(run, warning_bytes), out / "rounds.png", warning_bytes)
+        ],
+        headline_mod.CAPACITY: [
+            lambda: capacity_plot({"": (capacity_result(frame), frame)}, out / "capacity.png")
+        ],
+        headline_mod.CHURN: [lambda: churn_plot(churn_result(frame), frame, out / "churn.png")],
     }
-    for title, paths in images.items():
-        by_title[title].images += [p for p in paths if p is not None]
+    for title, draws in drawers.items():
+        if title in by_title:
+            by_title[title].images += [p for p in (draw() for draw in draws) if p is not None]

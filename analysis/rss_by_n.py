@@ -12,7 +12,10 @@ from analysis.model import RunData
 
 
 def rss_by_agent_count(run: RunData) -> pd.DataFrame | None:
-    """Columns n and target_rss_bytes, one row per agent count; None when the run created no agents."""
+    """Columns n and target_rss_bytes, one row per agent count; None when the run created no agents, or
+    for a capacity/churn run, whose exact per-step readings (capacity.png) this 1 Hz join would contradict."""
+    if run.capacity is not None and not run.capacity.empty:
+        return None
     agents, samples = run.agents, run.samples
     if agents is None or samples is None or agents.empty or samples.empty:
         return None

@@ -147,6 +147,33 @@ def error_rate_trend(run: RunData, rule: SoakRule | None = None, bin_requests: i
     )
 
 
+def rule_of(meta: dict) -> SoakRule:
+    """The memory rule a run was judged with: run.json's trend_min_duration_s (--trend-min-duration)."""
+    value = meta.get("trend_min_duration_s")
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    return SoakRule(min_duration_s=float(value)) if ok else SoakRule()
+
+
+def soak_trends(run: RunData) -> tuple[Trend, Trend]:
+    """Memory and error-rate trends under the run's rule: what the report shows and thresholds judge."""
+    rule = rule_of(run.meta)
+    errors = SoakRule(min_duration_s=rule.min_duration_s, min_slope_per_h=1.0, min_relative_per_h=0.0)
+    return memory_trend(run, rule), error_rate_trend(run, errors)
+
+
+def data_warning(duration_s: float, interval_s: float, rule: SoakRule) -> str | None:
+    """Why a run of `duration_s`, sampled every `interval_s`, cannot reach a soak verdict; None if it can."""
+    usable = duration_s * (1 - rule.warmup_fraction)
+    points = usable / interval_s
+    if usable >= rule.min_duration_s and points >= rule.min_points:
+        return None
+    return (
+        f"a soak verdict needs >= {rule.min_duration_s:.0f} s and >= {rule.min_points} samples after the "
+        f"{100 * rule.warmup_fraction:.0f} % warm-up; this {duration_s:.0f} s profile gives {usable:.0f} s "
+        f"and ~{points:.0f} samples: the leak and drift verdicts will be 'not enough data'"
+    )
+
+
 def soak_table(trends: list[Trend]) -> pd.DataFrame:
     """The trends as one table, one row per measure (the rules go in the section's notes)."""
     return pd.DataFrame([t.__dict__ for t in trends]).drop(columns="rule").set_index("measure")

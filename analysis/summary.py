@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.capacity import capacity_result, churn_result
+from analysis.capacity import capacity_points, capacity_result, churn_result, shared_pages_warning
 from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
+from analysis.headline import headline
 from analysis.model import RunData
 from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.stats import describe
@@ -80,9 +81,11 @@ def thresholds_table(meta: dict) -> pd.DataFrame | None:
 
 
 def console_summary(run: RunData) -> str:
-    """A short text block for the end of a run: memory, latency/TTFT with counts, tasks, tokens, path."""
+    """A short text block for the end of a run: the headline, memory, latency/TTFT with counts, tasks,
+    tokens, path."""
     stop = run.meta.get("stop_reason", f"stop reason {NOT_RECORDED}")
     lines = [f"run {run.meta.get('run_id', run.path.name)}: {stop}"]
+    lines += headline(run).lines()
     lines += _memory_lines(run) + _latency_lines(run)
     counts = task_counts(run)
     if counts:
@@ -139,25 +142,31 @@ def _capacity_lines(run: RunData) -> list[str]:
         churn = churn_result(frame)
         fit = churn.fit
         detail = f" (R² {fit.r2:.3f}, {fit.points} points)" if fit else ""
-        return [
-            f"churn: {churn.verdict}; retained {_num(churn.retained_mib_per_session)} MiB per closed "
-            f"session{detail}, {churn.sessions_closed} sessions closed"
-        ]
+        retained = churn.retained_mib_per_session
+        figure = f"retained {retained:,.3f} MiB per closed session{detail}, " if retained is not None else ""
+        return [f"churn: {churn.verdict}; {figure}{churn.sessions_closed} sessions closed"]
     r = capacity_result(frame)
     marginal = (
         f"{r.fit.slope:.3f} MiB/agent (R² {r.fit.r2:.4f}, last {r.fit.points} points)" if r.fit else "no fit"
     )
-    n_max = r.n_max if r.n_max is not None else "not published"
-    return [
-        f"capacity ({r.metric}, budget {_num(r.budget_mib)} MiB): N_max {n_max}, N_stop {r.n_stop}, "
-        f"marginal {marginal}",
-        f"first agent +{_num(r.first_agent_mib)} MiB over a baseline of "
-        f"{_num(r.baseline_mib)} MiB; start-up p50 {_num(r.startup.get('p50'))} ms; stop: {r.stop_reason}",
+    n_max = f"N_max {r.n_max} (N_stop {r.n_stop})" if r.n_max is not None else "N_max not published"
+    first = (
+        f"first agent +{r.first_agent_mib:,.1f} MiB over a baseline of {r.baseline_mib:,.1f} MiB"
+        if r.first_agent_mib is not None
+        else "first agent: not measured (no agent was ready)"
+    )
+    mode = r.connection or "connection mode not recorded"
+    startup = (
+        f"start-up p50 {r.startup['p50']:,.0f} ms, p95 {r.startup['p95']:,.0f} ms ({mode})"
+        if r.startup.get("n")
+        else "start-up: no agent was ready"
+    )
+    lines = [
+        f"capacity ({r.metric}, budget {r.budget_mib:,.1f} MiB): {n_max}, marginal {marginal}",
+        f"{first}; {startup}; stop: {r.stop_reason}",
     ]
-
-
-def _num(value) -> str:
-    return NOT_RECORDED if value is None or pd.isna(value) else f"{value:,.1f}"
+    warning = shared_pages_warning(r)
+    return lines + r.notes[:2] + ([warning] if warning else [])
 
 
 def _verdict_lines(meta: dict) -> list[str]:
@@ -176,13 +185,30 @@ def _verdict_lines(meta: dict) -> list[str]:
 
 
 def _memory_lines(run: RunData) -> list[str]:
+    """Peak target memory; in a capacity run the driver's per-step readings are the figure (the 1 Hz
+    sampler may read between steps, or before the last one), the sampler's beside it."""
     s = run.samples
+    sampled = s["target_rss_bytes"].max() if s is not None and not s.empty else float("nan")
+    host = (
+        f"   min host available: {_mib(s['host_available_bytes'].min())}"
+        if s is not None and not s.empty
+        else ""
+    )
+    steps = _capacity_peak_bytes(run)
+    if steps is not None:
+        beside = f" (1 Hz sampler: {_mib(sampled)}, read between steps)" if not pd.isna(sampled) else ""
+        return [f"peak target RSS: {_mib(steps)} at the capacity steps{beside}{host}"]
     if s is None or s.empty:
         return ["memory: no samples recorded"]
-    return [
-        f"peak target RSS: {_mib(s['target_rss_bytes'].max())}   "
-        f"min host available: {_mib(s['host_available_bytes'].min())}"
-    ]
+    return [f"peak target RSS: {_mib(sampled)}{host}"]
+
+
+def _capacity_peak_bytes(run: RunData) -> float | None:
+    frame = run.capacity
+    if frame is None or frame.empty or "event" not in frame:
+        return None
+    points = capacity_points(frame, "rss")
+    return float(points["mib"].max()) * MIB if len(points) else None
 
 
 def _mib(value: float) -> str:

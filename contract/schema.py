@@ -129,6 +129,7 @@ CAPACITY_COLUMNS: tuple[str, ...] = (
     "sidecar_rss_bytes",  # processes measured apart from the target (never counted in it)
     "budget_bytes",  # the memory budget the run stops at
     "metric",  # rss or pss: the memory the capacity is judged on
+    "connection",  # how start-up was timed: fresh (a new TCP connection per request) or keep-alive
     "detail",  # failure message, or the stop reason on the stop row
 )
 

@@ -1,6 +1,7 @@
 """Thresholds judged live: every written row feeds the evaluator, which is asked once a second; an
-abort that is due stops the run. Also the load generator's own health (a saturated generator makes
-the run's numbers untrustworthy).
+abort that is due stops the run. Soak trends (memory slope, leak and drift verdicts) are judged once, at
+the end, on the run directory as the report reads it. Also the load generator's own health (a saturated
+generator makes the run's numbers untrustworthy).
 
 Judging rules live in scenarios/evaluator.py; this module only feeds and asks.
 """
@@ -14,7 +15,10 @@ from pathlib import Path
 
 from contract import schema
 from contract.csv_tail import CsvTail
+from kit.settings import KitSettings
+from scenarios import registry
 from scenarios.evaluator import ThresholdEvaluator, ThresholdResult
+from scenarios.metrics import TREND_METRICS
 from scenarios.thresholds import Threshold
 
 SATURATED_CPU_PCT = 90.0
@@ -29,6 +33,8 @@ class LiveJudge:
     ):
         self.evaluator = ThresholdEvaluator(thresholds, start_ts) if thresholds else None
         self.samples = CsvTail(samples_csv)
+        self.run_dir = samples_csv.parent
+        self.trends = {th.metric.name for th in thresholds} & TREND_METRICS
         self.dropped = dropped
         self.loadgen_cpu: list[float] = []
         self.worker_cpu: dict[str, list[float]] = {}
@@ -49,8 +55,9 @@ class LiveJudge:
         elif file_name == schema.TASKS_CSV:
             self.evaluator.observe_task(row)
 
-    def judge(self, now: float) -> list[ThresholdResult]:
-        """Take in new sampler rows and the dropped-arrival count, then evaluate every threshold."""
+    def judge(self, now: float, final: bool = False) -> list[ThresholdResult]:
+        """Take in new sampler rows and the dropped-arrival count (and, when `final`, the soak trends),
+        then evaluate every threshold."""
         for row in self.samples.new_rows():
             cpu = _float(row.get("loadgen_cpu_pct"))
             if cpu is not None:
@@ -63,6 +70,9 @@ class LiveJudge:
         if self.evaluator is None:
             return []
         self.evaluator.observe_counter("dropped_arrivals", self.dropped(now))
+        if final and self.trends:
+            for name, (value, points) in trend_values(self.run_dir).items():
+                self.evaluator.observe_trend(name, value, points)
         self.results = [
             dataclasses.replace(r, passed=None, abort_due=False) if self._unjudged(th) else r
             for th, r in zip(self.evaluator.thresholds, self.evaluator.evaluate(now), strict=True)
@@ -83,7 +93,9 @@ class LiveJudge:
         ]
 
     def _unjudged(self, threshold: Threshold) -> bool:
-        return self.samples_note is not None and threshold.metric.source == "sample"
+        m = threshold.metric  # sample metrics, and the memory trends made of samples
+        on_samples = m.source == "sample" or (m.source == "trend" and m.column in schema.SAMPLE_COLUMNS)
+        return self.samples_note is not None and on_samples
 
     def validity(self) -> dict:
         """Was the load generator itself the bottleneck? Judged on the CPU of every load-generator
@@ -112,6 +124,39 @@ def saturation_p90s(local: list[float], workers: dict[str, list[float]]) -> dict
     sources |= {f"worker {w}": (cpu, MIN_WORKER_READINGS) for w, cpu in workers.items()}
     enough = {name: cpu for name, (cpu, least) in sources.items() if len(cpu) >= least}
     return {name: statistics.quantiles(cpu, n=10)[-1] for name, cpu in enough.items()}
+
+
+def trend_values(run_dir: Path) -> dict[str, tuple[float | None, int]]:
+    """Each trend metric's value and point count, from the same functions as the report's soak section;
+    None where the verdict is "not enough data"."""
+    from analysis.load import load_run  # pandas and scipy only at the end of a run (see kit/finish.py)
+    from analysis.soak import soak_trends
+
+    memory, errors = soak_trends(load_run(run_dir))
+
+    def judged(trend, value: float) -> tuple[float | None, int]:
+        return (None if trend.verdict == "not enough data" else value), trend.points
+
+    return {
+        "target_rss_slope_mib_per_h": judged(memory, memory.slope_per_h),
+        "memory_leak": judged(memory, float(memory.verdict == "leak")),
+        "error_rate_drift_pp_per_h": judged(errors, errors.slope_per_h),
+        "error_drift": judged(errors, float(errors.verdict == "drift")),
+    }
+
+
+def soak_warning(settings: KitSettings) -> str | None:
+    """At start: a soak (or a run with trend thresholds) too short for the verdict's minimum data."""
+    trend_rules = any(th.metric.name in TREND_METRICS for th in settings.thresholds)
+    if settings.profile_name != "soak" and not trend_rules:
+        return None
+    duration = getattr(registry.build_profile(settings.profile_name, settings.profile), "end_s", None)
+    if duration is None or duration == float("inf"):
+        return None
+    from analysis.soak import SoakRule, data_warning  # scipy only when a soak is asked for
+
+    rule = SoakRule(min_duration_s=settings.target.trend_min_duration)
+    return data_warning(duration, settings.target.sample_interval, rule)
 
 
 def _float(text) -> float | None:

@@ -116,6 +116,13 @@ def add_arguments(parser) -> None:
     )
     add(
         sampler,
+        "--trend-min-duration",
+        type=positive_float,
+        default=600.0,
+        help="seconds of samples after warm-up a soak verdict (leak, drift, slope thresholds) needs",
+    )
+    add(
+        sampler,
         "--pss-every",
         type=whole,
         default=0,

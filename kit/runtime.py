@@ -45,7 +45,7 @@ from contract.redact import add_secret
 from kit import input_checks, rundir, signals, webui
 from kit.disk import DiskGuard
 from kit.finish import print_summary, start_report, write_locust_csvs
-from kit.judge import LiveJudge
+from kit.judge import LiveJudge, soak_warning
 from kit.live import LiveRun
 from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
 from kit.remote_sampler import RemoteSamplers, start_remote_samplers
@@ -58,6 +58,7 @@ from kit.startup import (
     refuse_distributed,
     resolve_target,
     start_side_sampler,
+    warn_before_load,
 )
 from lifecycle.target import Target, stop_target
 from sampler.launch import stop_sampler
@@ -332,7 +333,7 @@ class KitRun:
         """Thresholds' final verdicts, rounds, dropped arrivals and the run's validity, into run.json."""
         if self.judge is None:
             return
-        self.judge.judge(now)
+        self.judge.judge(now, final=True)
         self.meta["thresholds"] = self.judge.as_json()
         self.meta["validity"] = self.judge.validity()
         if isinstance(self.pacing, RoundsPacing):
@@ -494,8 +495,8 @@ def setup(environment: Environment) -> KitRun | None:
         report_own_cpu(environment)
         follow_master_share(environment)
         return None
-    if ignored := registry.ignored_options(settings.profile_name, settings.profile):
-        log.warning("loadkit: %s ignored by --load-profile %s", ", ".join(ignored), settings.profile_name)
+    if warning := soak_warning(settings):
+        log.warning("loadkit: warning: %s", warning)
     try:
         input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
         session = Session(
@@ -503,6 +504,7 @@ def setup(environment: Environment) -> KitRun | None:
         )
     except KitError as exc:
         fail(exc)
+    warn_before_load(settings)
     environment.host = session.target.url
     try:
         run = begin_run(environment, settings, session)

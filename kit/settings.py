@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import presets
+from agents.capacity import preflight as capacity_preflight
 from agents.session_policy import renew_every
 from agents.settings import DEFAULTS, AgentSettings
 from analysis.prices import load_prices
@@ -46,6 +47,7 @@ class TargetSettings:
     start_timeout: float
     liveness_timeout: float
     sample_interval: float
+    trend_min_duration: float  # seconds of samples after warm-up a soak verdict needs
     pss_every: int
     queue_url: str | None
     queue_field: str | None
@@ -71,6 +73,7 @@ class KitSettings:
 def read_settings(options: Any, run_id: str) -> KitSettings:
     """Convert and check every option; `run_id` is the given or generated id."""
     preset = presets.preset(options.gateway)
+    capacity_preflight(options, profile_name(options))
     run_id = input_checks.run_id(run_id)
     run_dir = Path(_given(options, "run_dir") or RUNS_ROOT / run_id)
     prices = _given(options, "prices")
@@ -171,6 +174,7 @@ def _target(options: Any, preset: presets.GatewayPreset) -> TargetSettings:
         start_timeout=options.start_timeout,
         liveness_timeout=options.liveness_timeout,
         sample_interval=options.sample_interval,
+        trend_min_duration=options.trend_min_duration,
         pss_every=options.pss_every,
         queue_url=_given(options, "queue_url"),
         queue_field=_given(options, "queue_field"),

@@ -43,13 +43,22 @@ def fail(error: KitError) -> NoReturn:
 
 def choose_agents(environment: Environment, settings: KitSettings) -> None:
     """Run the preset's agent classes, unless the command line named classes itself (Locust's positional
-    user classes win), minus those --tags/--exclude-tags leave without a task; warn of an unset key."""
+    user classes win), minus those --tags/--exclude-tags leave without a task."""
     classes = gateways.agent_classes(settings.preset)
     options = options_of(environment)
     if not options.user_classes:
         environment.user_classes[:] = classes
     tags, exclude = getattr(options, "tags", None), getattr(options, "exclude_tags", None)
     environment.user_classes[:] = keep_tagged_classes(environment.user_classes, tags, exclude)
+
+
+def warn_before_load(settings: KitSettings) -> None:
+    """What the user should know before load starts, said once every input check has passed (bad input
+    is one line and nothing else): options the profile does not read, an unset key variable."""
+    if ignored := registry.ignored_options(settings.profile_name, settings.profile):
+        sys.stderr.write(
+            f"loadkit: warning: {', '.join(ignored)} not read by --load-profile {settings.profile_name}\n"
+        )
     if warning := gateways.key_warning(settings.agent.api_key_env, os.environ):
         sys.stderr.write(f"loadkit: warning: {warning}\n")
 
@@ -197,6 +206,7 @@ def initial_meta(settings: KitSettings, target: Target) -> dict:
         },
         "profile": {},
         "thresholds": [],
+        "trend_min_duration_s": settings.target.trend_min_duration,
         "cost": {
             "prices": str(Path(settings.prices).resolve()) if settings.prices else None,
             "host_price_month": settings.host_price,

@@ -7,6 +7,7 @@ result); it never changes which tags a task has.
 
 from __future__ import annotations
 
+from locust import User
 from locust.user.task import filter_tasks_by_tags
 
 from contract.errors import InputError
@@ -16,7 +17,9 @@ class NoTaggedAgents(InputError):
     """Every agent class lost all its tasks to the tag options; the message is one line."""
 
 
-def keep_tagged_classes(classes: list[type], tags: list[str] | None, exclude: list[str] | None) -> list[type]:
+def keep_tagged_classes(
+    classes: list[type[User]], tags: list[str] | None, exclude: list[str] | None
+) -> list[type[User]]:
     """The classes that still have a task after filtering (all of them when no tag option is given)."""
     if not tags and not exclude:
         return classes

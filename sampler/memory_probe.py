@@ -33,9 +33,9 @@ class MemoryProbe:
         self.sidecar = sidecar
         self.readings = readings
 
-    def read(self, with_pss: bool) -> MemoryReading:
+    def read(self, with_pss: bool = True) -> MemoryReading:
         self.target.refresh()  # new worker processes appear only at a refresh
-        # PSS costs ~1 ms per process (smaps_rollup), so it is read once per step; RSS n times
+        # PSS costs ~1 ms per process (smaps_rollup), so it is read once per step; RSS (statm) n times
         got = [self.target.read(with_pss=with_pss and i == 0) for i in range(self.readings)]
         return MemoryReading(
             rss_bytes=int(statistics.median(r.rss_bytes for r in got)),

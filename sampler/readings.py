@@ -76,6 +76,6 @@ class LoadgenReading:
     """The load generator's RSS, its own CPU, and the CPU of the helper processes it ran (children it
     reaped since the last reading, e.g. `hermes kanban` CLI calls); CPU None on the first reading."""
 
-    rss_bytes: int
+    rss_bytes: int | None  # None: not read (no load generator named)
     cpu_pct: float | None
     children_cpu_pct: float | None

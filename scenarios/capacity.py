@@ -15,6 +15,8 @@ from scenarios.errors import ProfileConfigError
 from scenarios.shape import Phase, Tick
 
 METRICS = ("rss", "pss")
+CONNECTIONS = ("fresh", "keep-alive")
+ACP_SESSIONS = ("process", "shared")
 DEFAULT_BUDGET = "1GiB"
 DEFAULT_AT_N = 200
 
@@ -72,6 +74,23 @@ def add_arguments(parser: Any) -> None:
         web_ui=True,
         default=str(DEFAULT_AT_N),
         help="capacity: report the target's memory at this agent count (default 200)",
+    )
+    add(
+        group,
+        "--capacity-connection",
+        web_ui=True,
+        choices=CONNECTIONS,
+        default="fresh",
+        help="capacity/churn: time start-up on a fresh TCP connection per request (default; no "
+        "delayed-ACK stall) or on a keep-alive one",
+    )
+    add(
+        group,
+        "--acp-sessions",
+        web_ui=True,
+        choices=ACP_SESSIONS,
+        default="process",
+        help="capacity/churn on ACP: one agent process per session (default) or sessions in one process",
     )
 
 

@@ -67,13 +67,13 @@ class ThresholdEvaluator:
         self.start_ts = start_ts
         self._dists: dict[str, Distribution] = {}
         self._ratios: dict[str, _Ratio] = {}
-        self._counters: dict[str, float] = {}
+        self._values: dict[str, tuple[float | None, int]] = {}  # counters and trends: value, points
         self._failed_ts: dict[int, float] = {}
         for th in self.thresholds:
             m = th.metric
             if m.rate:
                 self._ratios[m.name] = _Ratio()
-            elif m.source != "counter":
+            elif m.source not in ("counter", "trend"):
                 self._dists[m.name] = Distribution()
         self._by_source = {
             src: [th.metric for th in self.thresholds if th.metric.source == src]
@@ -94,7 +94,11 @@ class ThresholdEvaluator:
 
     def observe_counter(self, name: str, total: float) -> None:
         """A running total kept elsewhere, e.g. observe_counter("dropped_arrivals", pacer.settle(now))."""
-        self._counters[name] = total
+        self._values[name] = (total, 1)
+
+    def observe_trend(self, name: str, value: float | None, points: int) -> None:
+        """A trend computed over a whole series (a slope, or a verdict as 1/0); None: not enough data."""
+        self._values[name] = (value, points)
 
     def evaluate(self, now: float) -> list[ThresholdResult]:
         return [self._judge(i, th, now) for i, th in enumerate(self.thresholds)]
@@ -125,9 +129,8 @@ class ThresholdEvaluator:
 
     def _aggregate(self, th: Threshold) -> tuple[float | None, int]:
         name = th.metric.name
-        if th.metric.source == "counter":
-            total = self._counters.get(name)
-            return total, 0 if total is None else 1
+        if th.metric.source in ("counter", "trend"):
+            return self._values.get(name, (None, 0))
         if th.metric.rate:
             r = self._ratios[name]
             return (r.bad / r.count if r.count else None), r.count

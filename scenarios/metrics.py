@@ -13,7 +13,9 @@ DISTRIBUTION_AGGS = frozenset({"avg", "min", "max", "count", "last"})  # plus pN
 @dataclass(frozen=True)
 class Metric:
     name: str
-    source: str  # "request", "task", "sample" (rows) or "counter" (a running total the caller feeds)
+    # "request", "task", "sample" (rows), "counter" (a running total the caller feeds) or "trend" (a
+    # verdict on a whole series the caller computes at the end of the run: soak slopes and leak verdicts)
+    source: str
     column: str  # its contract/schema.py column (for a rate: the column that decides failure)
     unit: str  # "ms", "bytes", "pct", "ratio", "count": which suffixes a threshold value may carry
     rate: bool = False  # a failure fraction (error_rate): only the "rate" aggregation
@@ -50,4 +52,11 @@ METRICS: dict[str, Metric] = {
     "task_failure_rate": Metric("task_failure_rate", "task", "status", "ratio", rate=True),
     **{n: Metric(n, "sample", n, unit) for n, unit in _SAMPLE_UNITS.items()},
     "dropped_arrivals": Metric("dropped_arrivals", "counter", "dropped_arrivals", "count"),
+    # Soak trends (analysis/soak.py), judged once at the end: slopes per hour, verdicts 1 (leak/drift)
+    # or 0; "not enough data" leaves them not judged.
+    "target_rss_slope_mib_per_h": Metric("target_rss_slope_mib_per_h", "trend", "target_rss_bytes", "count"),
+    "memory_leak": Metric("memory_leak", "trend", "target_rss_bytes", "count"),
+    "error_rate_drift_pp_per_h": Metric("error_rate_drift_pp_per_h", "trend", "ok", "count"),
+    "error_drift": Metric("error_drift", "trend", "ok", "count"),
 }
+TREND_METRICS = frozenset(name for name, m in METRICS.items() if m.source == "trend")

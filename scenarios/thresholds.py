@@ -30,7 +30,7 @@ class Threshold:
 
     expr: str  # as written, without the abort/grace flags
     metric: Metric
-    agg: str  # "p95", "avg", "min", "max", "count", "last" or "rate"
+    agg: str  # "p95", "avg", "min", "max", "count", "last", "rate" or "value" (a trend)
     op: str
     value: float  # in the metric's file unit (ms, bytes, percent, fraction, count)
     abort: bool = False
@@ -132,13 +132,15 @@ def _parse_expr(
             rest[-1][1] if len(rest) > 2 else len(text) + 1, "expected exactly one value after the operator"
         )
     value = _value(metric, rest[1], fail)
+    if metric.source == "trend" and abort:
+        raise fail(1, f"{metric.name} is judged once, at the end of the run: 'abort' does not apply")
     expr = " ".join(t for t, _ in tokens)
     return Threshold(expr, metric, agg, rest[0][0], value, abort, grace_s, where)
 
 
 def _aggregation(metric: Metric, token: tuple[str, int] | None, fail: Any) -> str:
-    if metric.rate or metric.source == "counter":
-        implied = "rate" if metric.rate else "count"
+    if metric.rate or metric.source in ("counter", "trend"):
+        implied = "rate" if metric.rate else ("value" if metric.source == "trend" else "count")
         if token is not None and token[0] != implied:
             raise fail(token[1], f"{metric.name} takes no aggregation but {implied!r}, got {token[0]!r}")
         return implied

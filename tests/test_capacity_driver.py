@@ -109,7 +109,7 @@ def test_capacity_process_mode_pss_reads_back_agent_mib_where_summed_rss_over_co
     assert pss.marginal_mib - control.marginal_mib == pytest.approx(4.0, rel=0.05)
     # each worker's RSS counts the 32 MiB shared block (and the parent's pages) again; PSS does not
     assert rss.marginal_mib > pss.marginal_mib + 32 * 0.9
-    assert pss.marginal_mib < 4.0 + 32 * 0.1
+    assert pss.marginal_mib < 4.0 + 32 * 0.25  # its own pages (2.6-3.3 MiB measured), never the 32 shared
 
 
 def test_churn_reads_back_retained_mib_per_closed_session(simulator, tmp_path):

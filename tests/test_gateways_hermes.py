@@ -14,14 +14,13 @@ import pytest
 
 from agents.hermes_runs import HermesRunsAgent
 from agents.openai_chat import ChatAgent
-from agents.presets import preset
 from analysis.drift import drift_section
 from analysis.load import load_run
 from contract import schema
-from tests.gateways.harness import HERMES, NEEDS_HERMES, agent_user, free_port, rows, running_server
+from tests.gateways.harness import HERMES_KEY as KEY
+from tests.gateways.harness import NEEDS_HERMES, agent_user, hermes_gateway, rows
 
 pytestmark = NEEDS_HERMES
-KEY = "loadkit-test-key-0123456789"  # Hermes wants >= 16 characters
 OUTPUT_TOKENS = 8
 TURNS = 4
 TTFT_MS = 50
@@ -30,16 +29,7 @@ TTFT_MS = 50
 @pytest.fixture
 def hermes_url(simulator, tmp_path, monkeypatch):
     gateway = simulator("--ttft-ms", str(TTFT_MS), "--itl-ms", "5", "--output-tokens", str(OUTPUT_TOKENS))
-    home = tmp_path / "hermes-home"
-    home.mkdir()
-    model = f"  default: sim-model\n  provider: custom\n  base_url: {gateway.url}/v1\n  api_key: sk-sim\n"
-    (home / "config.yaml").write_text(f"model:\n{model}toolsets: []\n")
-    port = free_port()
-    env = {"HERMES_HOME": str(home), "API_SERVER_ENABLED": "true", "API_SERVER_KEY": KEY}
-    env |= {"API_SERVER_PORT": str(port), "API_SERVER_HOST": "127.0.0.1", "LOADKIT_TEST_HERMES_KEY": KEY}
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    with running_server([HERMES, "gateway", "run", "--replace"], preset("hermes").health_path, port) as url:
+    with hermes_gateway(gateway.url, tmp_path / "hermes-home", monkeypatch) as (url, _pid):
         yield url
 
 

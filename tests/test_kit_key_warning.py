@@ -18,7 +18,8 @@ SECRET = "sk-loadkit-never-printed-0123456789"
 
 def run_with(env: dict[str, str], run_dir) -> subprocess.CompletedProcess:
     """A 2 s LiteLLM-preset run at a closed loopback port (no gateway is needed to see start-up)."""
-    command = locust_command(run_dir, "--gateway", "litellm", "--host", f"http://127.0.0.1:{free_port()}")
+    url = f"http://127.0.0.1:{free_port()}"
+    command = locust_command(run_dir, "--gateway", "litellm", "--host", url, "--no-host-check")
     return subprocess.run(
         [*command, "-t", "2s"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
     )

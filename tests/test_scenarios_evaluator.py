@@ -119,3 +119,16 @@ def test_streaming_quantiles_stay_within_one_percent_with_bounded_memory():
         exact = ordered[max(1, math.ceil(q * len(values))) - 1]
         assert d.quantile(q) == pytest.approx(exact, rel=RELATIVE_ERROR)
     assert d.buckets < 2_100 and d.count == len(values) and d.min == 0.0
+
+
+def test_trend_thresholds_are_not_judged_until_their_trend_is_observed():
+    ev = evaluator("target_rss_slope_mib_per_h < 10", "memory_leak == 0")
+    assert [r.passed for r in ev.evaluate(1.0)] == [None, None]
+    ev.observe_trend("target_rss_slope_mib_per_h", 121.4, 240)
+    ev.observe_trend("memory_leak", 1.0, 240)
+    slope, leak = ev.evaluate(2.0)
+    assert (slope.passed, slope.value, slope.samples) == (False, 121.4, 240)
+    assert (leak.passed, leak.value) == (False, 1.0)
+    assert exit_code([slope, leak]) == THRESHOLD_FAILED
+    ev.observe_trend("target_rss_slope_mib_per_h", None, 12)  # "not enough data"
+    assert ev.evaluate(3.0)[0].passed is None

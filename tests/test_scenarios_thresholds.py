@@ -121,3 +121,13 @@ def test_every_metric_names_a_column_of_the_run_directory_schema():
     columns = {"request": REQUEST_COLUMNS, "task": TASK_COLUMNS, "sample": SAMPLE_COLUMNS}
     missing = [m.name for m in METRICS.values() if m.source in columns and m.column not in columns[m.source]]
     assert missing == []
+
+
+def test_trend_metrics_take_no_aggregation_and_refuse_abort():
+    th = parse_threshold("target_rss_slope_mib_per_h < 10", "--threshold #1")
+    assert (th.metric.source, th.agg, th.op, th.value) == ("trend", "value", "<", 10.0)
+    assert parse_threshold("memory_leak == 0", "--threshold #2").metric.name == "memory_leak"
+    with pytest.raises(ThresholdConfigError, match="judged once, at the end of the run: 'abort'"):
+        parse_threshold("target_rss_slope_mib_per_h < 10 abort", "--threshold #3")
+    with pytest.raises(ThresholdConfigError, match="takes no aggregation but 'value'"):
+        parse_threshold("error_rate_drift_pp_per_h p95 < 1", "--threshold #4")

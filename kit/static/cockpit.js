@@ -86,7 +86,7 @@
 
   // What the profile chosen in Locust's start form uses, with its defaults; else the run's own values.
   function profileUses(run) {
-    const field = document.querySelector('[name="load_profile"]');
+    const field = document.querySelector('[name="loadProfile"]'); // Locust's form camel-cases field names
     const chosen = field && field.value;
     const params = chosen ? profileDefaults[chosen] : run.params;
     if (!params || !Object.keys(params).length) return "";

@@ -1,7 +1,9 @@
 """A tiny ACP agent over stdio (newline-delimited JSON-RPC) for the kit's tests: known memory and timing.
 
-It holds `--mib` MiB of touched memory (the per-agent truth), answers a prompt with `--chunks` message
-chunks, the first after `--first-ms`. It must never read files or reach the network.
+It holds `--mib` MiB of touched memory (the per-agent truth) and `--session-mib` more per open session
+(freed by session/close, which it advertises), answers a prompt with `--chunks` message chunks, the first
+after `--first-ms`. With `--count-file` it writes its open-session count there after every change (the
+test's view of the agent's own count). It must never reach the network.
 """
 
 from __future__ import annotations
@@ -35,12 +37,36 @@ def prompt(request: dict, args: argparse.Namespace) -> dict:
     return {"stopReason": "end_turn"}
 
 
+SESSIONS: dict[str, bytearray] = {}
+
+
+def touched(mib: float) -> bytearray:
+    block = bytearray(int(mib * 1024 * 1024))
+    for offset in range(0, len(block), 4096):  # touch every page so it is resident
+        block[offset] = 1
+    return block
+
+
+def count(args: argparse.Namespace) -> None:
+    if args.count_file:
+        with open(args.count_file, "w", encoding="utf-8") as handle:
+            handle.write(str(len(SESSIONS)))
+
+
 def answer(request: dict, args: argparse.Namespace) -> dict:
     method = request.get("method")
     if method == "initialize":
-        return {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+        capabilities = {"sessionCapabilities": {"close": {}}}
+        return {"protocolVersion": 1, "agentCapabilities": capabilities, "authMethods": []}
     if method == "session/new":
-        return {"sessionId": uuid.uuid4().hex}
+        session_id = uuid.uuid4().hex
+        SESSIONS[session_id] = touched(args.session_mib)
+        count(args)
+        return {"sessionId": session_id}
+    if method == "session/close":
+        SESSIONS.pop(request["params"]["sessionId"], None)
+        count(args)
+        return {}
     if method == "session/prompt":
         return prompt(request, args)
     raise LookupError(method)
@@ -52,10 +78,11 @@ def main() -> None:
     parser.add_argument("--first-ms", type=float, default=50.0)
     parser.add_argument("--chunks", type=int, default=3)
     parser.add_argument("--chunk-ms", type=float, default=10.0)
+    parser.add_argument("--session-mib", type=float, default=0.0)
+    parser.add_argument("--count-file", default=None)
+    parser.add_argument("--tag", default="", help="a mark on the command line, for finding the processes")
     args = parser.parse_args()
-    ballast = bytearray(int(args.mib * 1024 * 1024))
-    for offset in range(0, len(ballast), 4096):  # touch every page so it is resident
-        ballast[offset] = 1
+    ballast = touched(args.mib)  # noqa: F841 - held for the process's life
     for line in sys.stdin:
         request = json.loads(line)
         try:

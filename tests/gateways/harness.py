@@ -15,9 +15,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import psutil
 import pytest
 from locust.env import Environment
 
+from agents.presets import preset
 from agents.recorder import Recorder
 from agents.settings import AgentSettings, set_agent_settings
 from lifecycle.target import Target, TargetError, free_port, stop_target, wait_healthy
@@ -73,7 +75,7 @@ def rows(run_dir: Path, file_name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-__all__ = ["RUN_ID", "agent_user", "free_port", "installed", "rows", "running_server"]
+__all__ = ["RUN_ID", "agent_user", "free_port", "hermes_gateway", "installed", "rows", "running_server"]
 
 
 # Hermes Agent lives in a virtualenv of its own (requirements-hermes.txt); the tests find it here.
@@ -84,3 +86,29 @@ NEEDS_HERMES = [
         not HERMES, reason="no hermes executable (set LOADKIT_HERMES_BIN; see docs/gateways.md)"
     ),
 ]
+HERMES_KEY = "loadkit-test-key-0123456789"  # Hermes wants >= 16 characters
+
+
+@contextmanager
+def hermes_gateway(llm_url: str, home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, int]]:
+    """Hermes' API server offline on a free port, its model the simulator at `llm_url`; yields (url, pid).
+    The key is in API_SERVER_KEY (the preset's key variable) and LOADKIT_TEST_HERMES_KEY."""
+    home.mkdir(parents=True, exist_ok=True)
+    model = f"  default: sim-model\n  provider: custom\n  base_url: {llm_url}/v1\n  api_key: sk-sim\n"
+    (home / "config.yaml").write_text(f"model:\n{model}toolsets: []\n")
+    port = free_port()
+    env = {"HERMES_HOME": str(home), "API_SERVER_ENABLED": "true", "API_SERVER_KEY": HERMES_KEY}
+    env |= {"API_SERVER_PORT": str(port), "API_SERVER_HOST": "127.0.0.1"}
+    env |= {"LOADKIT_TEST_HERMES_KEY": HERMES_KEY}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with running_server([HERMES, "gateway", "run", "--replace"], preset("hermes").health_path, port) as url:
+        yield url, listening_pid(port)
+
+
+def listening_pid(port: int) -> int:
+    """The process listening on a loopback TCP port (the server itself, not a launcher in front of it)."""
+    for conn in psutil.net_connections(kind="tcp"):
+        if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port and conn.pid:
+            return conn.pid
+    raise TargetError(f"nothing listens on port {port}")

@@ -1,0 +1,242 @@
+"""The capacity/churn session protocol spoken for one serial driver: open one idle agent session (a request
+or a short sequence), know it is ready, prompt it once (churn), close it; ids come from the replies.
+
+Clients over HTTP (SessionSteps from a preset or a spec file's [capacity]) and over ACP's stdio. They
+measure no memory and decide no stop; they close only sessions they opened themselves.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from agents.acp import AcpError, AcpProcess, acp_call, initialize_acp, open_acp_session, prompt_params
+from agents.base import KitAgent, auth_headers, one_line, shared_tls_context
+from agents.openai_chat import DEFAULT_PROMPT
+from agents.spec import ReadyCheck, RequestTemplate, SessionSteps, json_path, render
+from contract.records import AgentRecord
+
+READY_POLL_S = 0.01  # between polls of a session's readiness: short, the start-up time is measured
+CONNECTION_FRESH = "fresh"  # a new TCP connection per request: what an agent's first contact meets
+CONNECTION_KEEP_ALIVE = "keep-alive"
+
+
+@dataclass(frozen=True)
+class AcpSessions:
+    """ACP over stdio: one agent process per session (the seed's model), or sessions in one process."""
+
+    per_process: bool
+
+
+@dataclass(frozen=True)
+class Opened:
+    session_id: str | None
+    ready_ms: float | None
+    error: str | None
+
+
+def session_http_client(agent: KitAgent, connection: str) -> httpx.Client:
+    """An HTTP client with TCP_NODELAY. `fresh` asks for a connection per request (`Connection: close`),
+    so a gateway that writes headers and body apart meets no delayed-ACK stall, which a keep-alive
+    client adds (~40 ms, FIELD-NOTES). httpx's max_keepalive_connections=0 still stalls: not used."""
+    headers = auth_headers(agent.settings.api_key_env)
+    if connection != CONNECTION_KEEP_ALIVE:
+        headers["Connection"] = "close"
+    return httpx.Client(
+        base_url=agent.environment.host or "",
+        timeout=httpx.Timeout(agent.settings.request_timeout, connect=10.0),
+        headers=headers,
+        limits=httpx.Limits(max_connections=8, max_keepalive_connections=8),
+        transport=httpx.HTTPTransport(
+            verify=shared_tls_context(), socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+        ),
+    )
+
+
+class RestSessionClient:
+    """Speaks SessionSteps through the driver's `json_call` (every request is a row in requests.csv)."""
+
+    def __init__(self, agent: KitAgent, steps: SessionSteps) -> None:
+        self.agent = agent
+        self.steps = steps
+
+    def start(self) -> None:
+        """Nothing to start: the gateway is already serving."""
+
+    def open(self, n: int) -> Opened:
+        started = time.perf_counter()
+        first, *then = self.steps.create
+        reply, error = self.send(first, None, n)
+        id_path = first.id_path or "id"  # parse_capacity requires it
+        session_id = json_path(reply, id_path) if reply is not None else None
+        if session_id is None:
+            return Opened(None, None, error or f"no session id at {id_path!r} in the reply")
+        session_id = str(session_id)
+        for step in then:
+            reply, error = self.send(step, session_id, n)
+            if reply is None:
+                return Opened(session_id, None, error)
+        error = self.wait_ready(self.steps.ready, session_id, n) if self.steps.ready else None
+        ready_ms = (time.perf_counter() - started) * 1000.0
+        return Opened(session_id, None if error else ready_ms, error)
+
+    def wait_ready(self, check: ReadyCheck, session_id: str, n: int) -> str | None:
+        """Poll until the session's status is a ready value; the error when it failed or timed out."""
+        deadline = time.monotonic() + self.agent.settings.request_timeout
+        while time.monotonic() < deadline:
+            reply, error = self.send(check.request, session_id, n)
+            status = str(json_path(reply, check.status_path)) if reply is not None else None
+            if status in check.ready:
+                return None
+            if reply is None or status in check.failed:
+                return error or f"session {session_id} status {status}"
+            time.sleep(READY_POLL_S)
+        return f"session {session_id} not ready within --request-timeout"
+
+    def prompt(self, session_id: str) -> bool:
+        if self.steps.prompt is None:
+            return True
+        return self.send(self.steps.prompt, session_id, 0)[0] is not None
+
+    def close(self, session_id: str) -> str | None:
+        if self.steps.close is None:
+            return "the gateway's protocol has no close step: the session stays open"
+        return self.send(self.steps.close, session_id, 0)[1]
+
+    def shutdown(self) -> None:
+        """Nothing the kit started here."""
+
+    def send(
+        self, template: RequestTemplate, session_id: str | None, n: int
+    ) -> tuple[dict | None, str | None]:
+        """One templated request: (reply, None) or (None, error)."""
+        values = self.values(session_id, n)
+        kwargs: dict[str, Any] = {"headers": render(template.headers, values)} if template.headers else {}
+        if template.body is not None:
+            kwargs["json"] = render(template.body, values)
+        body, record = self.agent.json_call(
+            template.operation,
+            template.method,
+            str(render(template.path, values)),
+            ids={"session_id": session_id},
+            check=self.rpc_error,
+            **kwargs,
+        )
+        if body is not None:
+            return body, None
+        status = f"HTTP {record.status_code}: " if record.status_code else ""
+        return None, f"{template.operation} {status}{record.error or 'failed'}"
+
+    def rpc_error(self, body: dict) -> tuple[str, str] | None:
+        path = self.steps.error_path
+        error = json_path(body, path) if path else None
+        return None if error is None else ("rpc", one_line(error))
+
+    def values(self, session_id: str | None, n: int) -> dict[str, str]:
+        agent = self.agent
+        return {
+            "run_id": agent.run_id,
+            "agent_id": agent.agent_id,
+            "session": f"loadkit-{agent.run_id}-{n}",
+            "prompt": agent.settings.prompt or DEFAULT_PROMPT,
+            "model": agent.settings.model,
+            "id": session_id or "",
+            "n": str(n),
+            "uuid": uuid.uuid4().hex,
+            "assistant_id": agent.settings.assistant_id or "agent",
+            "a2a_path": agent.settings.a2a_path,
+        }
+
+
+class AcpSessionClient:
+    """ACP sessions: per process (close = stop that process) or in one shared process (close =
+    session/close when the agent advertises sessionCapabilities.close)."""
+
+    def __init__(self, agent: KitAgent, protocol: AcpSessions) -> None:
+        self.agent = agent
+        self.per_process = protocol.per_process
+        self.command = agent.settings.acp_command or ""
+        self.processes: dict[str, AcpProcess] = {}
+        self.shared: AcpProcess | None = None
+
+    def start(self) -> None:
+        """The shared agent process is part of the baseline; per-process mode starts from none."""
+        if not self.per_process:
+            self.shared = AcpProcess(self.command)
+            initialize_acp(self.agent, self.shared)
+
+    def pids(self) -> set[int]:
+        """The agent processes this client launched and has not stopped (the capacity target)."""
+        shared = {self.shared.pid} if self.shared is not None else set()
+        return shared | {process.pid for process in self.processes.values()}
+
+    def process_for(self, session_id: str | None) -> AcpProcess:
+        """The session's own process, the shared one, or (opening, per process) a new one."""
+        if self.per_process:
+            return self.processes[session_id] if session_id else AcpProcess(self.command)
+        if self.shared is None:
+            raise AcpError("the shared agent process is not running")
+        return self.shared
+
+    def open(self, n: int) -> Opened:
+        started = time.perf_counter()
+        process = self.process_for(None)
+        session_id = open_acp_session(self.agent, process, initialize=self.per_process)
+        if session_id is None:
+            if self.per_process:
+                process.stop()
+            return Opened(None, None, "ACP session did not open (see requests.csv)")
+        if self.per_process:
+            self.processes[session_id] = process
+        return Opened(session_id, (time.perf_counter() - started) * 1000.0, None)
+
+    def prompt(self, session_id: str) -> bool:
+        process, params = self.process_for(session_id), prompt_params(self.agent, session_id)
+        return acp_call(self.agent, process, "acp.prompt", "session/prompt", params, session_id) is not None
+
+    def close(self, session_id: str) -> str | None:
+        if self.per_process:
+            process = self.processes.pop(session_id, None)
+            if process is not None:
+                process.stop()
+            return None
+        shared = self.process_for(session_id)
+        if "close" not in (shared.agent_capabilities.get("sessionCapabilities") or {}):
+            return "the agent does not advertise session/close: the session ends with its process"
+        reply = acp_call(
+            self.agent,
+            shared,
+            "acp.session_close",
+            "session/close",
+            {"sessionId": session_id},
+            session_id,
+        )
+        return None if reply is not None else "session/close failed (see requests.csv)"
+
+    def shutdown(self) -> None:
+        for process in self.processes.values():
+            process.stop()
+        self.processes.clear()
+        if self.shared is not None:
+            self.shared.stop()
+            self.shared = None
+
+
+def close_and_record(agent: KitAgent, client: RestSessionClient | AcpSessionClient, session_id: str) -> bool:
+    """Close one session and record it in agents.csv: `closed`, or `close_failed` with the reason."""
+    error = client.close(session_id)
+    agent.record(
+        AgentRecord(
+            ts=time.time(),
+            agent_id=agent.agent_id,
+            session_id=session_id,
+            event="closed" if error is None else "close_failed",
+            error=error,
+        )
+    )
+    return error is None

@@ -1,0 +1,271 @@
+"""The headline of a run: the question its profile asks, the verdict in one sentence, and a few figures
+with units, each naming the report table it comes from. Pure: RunData in, a Headline out; every number
+comes from the same table functions the report's sections print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from analysis import cost, prices
+from analysis.capacity import capacity_result, churn_result
+from analysis.knee import load_levels, time_bins
+from analysis.latency import latency_table
+from analysis.model import RunData
+from analysis.rounds import rounds_table
+from analysis.soak import Trend, soak_trends
+
+# Titles of the report sections the figures come from (analysis/report.py uses the same names).
+CAPACITY, CHURN, ROUNDS, SOAK = "Capacity", "Churn (open, prompt, close)", "Rounds", "Soak verdict"
+LATENCY, THRESHOLDS, COST = "Latency per operation", "Run summary", "Cost"
+LEVELS = "Load levels and knee"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One headline number: its words, value (a number or a phrase), unit and source table."""
+
+    label: str
+    value: float | int | str | None
+    unit: str
+    source: str
+
+    def text(self) -> str:
+        if self.value is None or (isinstance(self.value, float) and pd.isna(self.value)):
+            return f"{self.label}: not measured"
+        if isinstance(self.value, str):
+            return f"{self.label}: {self.value}"
+        number = f"{self.value:,.0f}" if abs(self.value) >= 100 else f"{self.value:,.3g}"
+        if self.unit == "$":
+            return f"{self.label}: ${number}"
+        return f"{self.label}: {number}{' ' + self.unit if self.unit else ''}"
+
+
+@dataclass
+class Headline:
+    profile: str
+    question: str
+    verdict: str
+    figures: list[Figure] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """Console form: question and verdict, then one figure per line with its source."""
+        return [f"{self.question} {self.verdict}"] + [f"  {f.text()}  [{f.source}]" for f in self.figures]
+
+
+def profile_of(run: RunData) -> str:
+    """The profile name from run.json; else what the files say (capacity.csv means capacity or churn)."""
+    name = (run.meta.get("profile") or {}).get("name")
+    if isinstance(name, str) and name:
+        return name
+    frame = run.capacity
+    if frame is not None and "event" in frame and not frame.empty:
+        return "churn" if frame["event"].isin(["opened", "closed"]).any() else "capacity"
+    return "unknown"
+
+
+def headline(run: RunData) -> Headline:
+    """The headline for the run's profile, plus cost figures when the run recorded usage."""
+    profile = profile_of(run)
+    build = BUILDERS.get(profile, _load_headline)
+    head = build(run, profile)
+    head.figures += _threshold_figures(run) + cost_figures(run)
+    stop = run.meta.get("stop_reason")
+    if isinstance(stop, str) and stop != "profile complete":
+        head.verdict += f" The run ended early: {stop}."
+    elif stop is None and run.meta:
+        head.verdict += " run.json records no end: the run did not finish (killed?)."
+    return head
+
+
+def _capacity_headline(run: RunData, profile: str) -> Headline:
+    frame = run.capacity
+    question = "How many agents fit in the memory budget?"
+    if frame is None or frame.empty or "event" not in frame:
+        return Headline(profile, question, "Not answered: capacity.csv has no readings.")
+    r = capacity_result(frame)
+    budget = f"{r.budget_mib:,.0f} MiB" if r.budget_mib is not None else "the budget"
+    if r.n_max is not None:
+        verdict = f"{r.n_max} agents fit in {budget} at {r.marginal_mib:.2f} MiB each (R² {r.r2:.3f})."
+    else:
+        verdict = f"No capacity published (stop: {r.stop_reason}); see the notes under {CAPACITY}."
+    figures = [
+        Figure("N_max", r.n_max, "agents", CAPACITY),
+        Figure("marginal memory", r.marginal_mib, "MiB/agent", CAPACITY),
+        Figure("fit R²", r.r2, "", CAPACITY),
+        Figure("first-agent increment", r.first_agent_mib, "MiB", CAPACITY),
+        Figure("start-up p50", r.startup.get("p50"), "ms", CAPACITY),
+        Figure("start-up p95", r.startup.get("p95"), "ms", CAPACITY),
+        Figure("headroom at N_max", r.headroom_mib, "MiB", CAPACITY),
+    ]
+    return Headline(profile, question, verdict, figures)
+
+
+def _churn_headline(run: RunData, profile: str) -> Headline:
+    question = "Does closing a session give its memory back?"
+    frame = run.capacity
+    if frame is None or frame.empty or "event" not in frame:
+        return Headline(profile, question, "Not answered: capacity.csv has no readings.")
+    c = churn_result(frame)
+    figures = [
+        Figure("retained per closed session", c.retained_mib_per_session, "MiB", CHURN),
+        Figure("fit R²", c.fit.r2 if c.fit else None, "", CHURN),
+        Figure("sessions closed", c.sessions_closed, "sessions", CHURN),
+    ]
+    return Headline(profile, question, c.verdict[:1].upper() + c.verdict[1:] + ".", figures)
+
+
+def _rounds_headline(run: RunData, profile: str) -> Headline:
+    question = "Which concurrency still fits in memory with every task done?"
+    table = rounds_table(run)
+    if table is None:
+        return Headline(profile, question, "Not answered: no rounds with samples recorded.")
+    failed = table[~table["passed"].astype(bool)]
+    if failed.empty:
+        verdict = f"All {len(table)} rounds passed, up to {table['concurrency'].max():g} concurrent tasks."
+    else:
+        first = failed.iloc[0]
+        verdict = f"Round {failed.index[0]} ({first['concurrency']:g} concurrent) failed: {first['why']}."
+    figures = [Figure(f"round {i}", _round_text(row), "", ROUNDS) for i, row in table.iterrows()]
+    return Headline(profile, question, verdict, figures)
+
+
+def _round_text(row: pd.Series) -> str:
+    worker = "—" if pd.isna(row["worker_mib_mean"]) else f"{row['worker_mib_mean']:,.0f} MiB per worker"
+    return (
+        f"{row['concurrency']:g} concurrent, peak {row['peak_target_rss_mib']:,.0f} MiB, min available "
+        f"{row['min_available_mib']:,.0f} MiB, swap {row['peak_swap_mib']:,.0f} MiB, {worker}, "
+        f"{row['succeeded']}/{row['items']} {row['of']} done: {'passed' if row['passed'] else 'FAILED'}"
+    )
+
+
+def _soak_headline(run: RunData, profile: str) -> Headline:
+    memory, errors = soak_trends(run)
+    question = "Does the gateway leak memory or drift into errors over time?"
+    error_text = f"{errors.verdict}{_slope_text(errors)}" if errors.points else "no requests recorded"
+    verdict = f"Memory: {memory.verdict}{_slope_text(memory)}; errors: {error_text}."
+    figures = [Figure("target RSS slope", memory.slope_per_h, "MiB/h", SOAK)]
+    if errors.points:
+        figures.append(Figure("error-rate drift", errors.slope_per_h, "percentage points/h", SOAK))
+    return Headline(profile, question, verdict, figures)
+
+
+def _slope_text(t: Trend) -> str:
+    if pd.isna(t.slope_per_h):
+        return f" ({t.rule})"
+    interval = f"{t.slope_low_per_h:,.1f} to {t.slope_high_per_h:,.1f}"
+    return f" ({t.slope_per_h:,.1f} {t.unit}/h, 99 % interval {interval})"
+
+
+def _breakpoint_headline(run: RunData, profile: str) -> Headline:
+    head = _load_headline(run, profile)
+    head.question = "At what load does the gateway break?"
+    point = run.meta.get("breakpoint")
+    if isinstance(point, dict) and point.get("threshold"):
+        users = point.get("running_users") or point.get("planned_users")
+        head.verdict = (
+            f"It broke at {users} agents: {point['threshold']} failed {point.get('t_s', 0):.0f} s in."
+        )
+        head.figures.insert(0, Figure("breaking load", users, "agents", THRESHOLDS))
+    else:
+        head.verdict = "It did not break: no aborting threshold failed up to the profile's cap."
+    return head
+
+
+def _load_headline(run: RunData, profile: str) -> Headline:
+    """smoke, average, stress, spike, manual: thresholds, p95 latency and TTFT, errors."""
+    judged = [t for t in _thresholds(run) if t.get("passed") is not None]
+    failed = [t for t in judged if t.get("passed") is False]
+    if failed:
+        verdict = f"{len(failed)} of {len(judged)} thresholds failed, first {failed[0].get('expr')}."
+    elif judged:
+        verdict = f"All {len(judged)} thresholds passed."
+    else:
+        verdict = "No threshold was judged; the figures below are the whole run's."
+    question = (
+        f"Did the gateway hold the {profile} load?" if profile != "unknown" else "Run of unknown profile:"
+    )
+    return Headline(profile, question, verdict, _latency_figures(run))
+
+
+def _latency_figures(run: RunData) -> list[Figure]:
+    table = latency_table(run)
+    if table is None:
+        return []
+    busiest = table["requests"].idxmax()
+    figures = [
+        Figure("requests", int(table["requests"].sum()), "", LATENCY),
+        Figure("failed requests", int(table["failed"].sum()), "", LATENCY),
+        Figure(f"p95 latency of {busiest}", table.loc[busiest, "latency_p95"], "ms", LATENCY),
+    ]
+    if "ttft_p95" in table and table["ttft_p95"].notna().any():
+        streams = table["ttft_p95"].dropna()
+        op = table.loc[streams.index, "requests"].idxmax()
+        figures.append(Figure(f"p95 TTFT of {op}", table.loc[op, "ttft_p95"], "ms", LATENCY))
+    return figures + _peak_figures(run)
+
+
+def _peak_figures(run: RunData) -> list[Figure]:
+    """Latency p95 and errors at the highest load level the run held (the load-levels table's last row)."""
+    bins = time_bins(run)
+    levels = load_levels(bins) if bins is not None else None
+    if levels is None or levels.empty:
+        return []
+    peak = levels.iloc[-1]
+    at = f"at peak ({levels.index[-1]:g} agents)"
+    return [
+        Figure(f"latency p95 {at}", peak["latency_p95_ms"], "ms", LEVELS),
+        Figure(f"errors {at}", peak["error_pct"], "%", LEVELS),
+    ]
+
+
+def _thresholds(run: RunData) -> list[dict]:
+    found = run.meta.get("thresholds")
+    return [t for t in found if isinstance(t, dict)] if isinstance(found, list) else []
+
+
+def _threshold_figures(run: RunData) -> list[Figure]:
+    """Each failed threshold as a figure: the rule and the value that broke it."""
+    state = {True: "passed", False: "FAILED", None: "not judged"}
+    return [
+        Figure(f"threshold {t.get('expr')}", f"{state.get(t.get('passed'), 'not judged')}", "", THRESHOLDS)
+        for t in _thresholds(run)
+    ]
+
+
+def run_prices(run: RunData) -> prices.PriceTable | prices.PriceTableError:
+    """The run's price table (--prices, recorded in run.json; else the shipped one), or why not."""
+    settings = run.meta.get("cost") if isinstance(run.meta.get("cost"), dict) else {}
+    try:
+        return prices.load_prices(settings.get("prices") or prices.DEFAULT_PRICES_PATH)
+    except prices.PriceTableError as exc:
+        return exc
+
+
+def cost_figures(run: RunData) -> list[Figure]:
+    """LLM dollars at list price, as billed and at the cache floor, $ per task, host $ per agent-hour."""
+    rows, source = cost.usage_rows(run)
+    table = run_prices(run)
+    if source == "none" or isinstance(table, prices.PriceTableError):
+        return []
+    total = cost.cost_by_model(cost.price_rows(rows, table)[0]).loc["total"]
+    per_task = cost.per_task_summary(cost.task_costs(run, table))
+    figures = [
+        Figure("LLM cost at list price", total["usd_list"], "$", COST),
+        Figure("LLM cost as billed", total["usd_billed"], "$", COST),
+        Figure("LLM cost at the cache floor", total["usd_floor"], "$", COST),
+        Figure("LLM cost per task, as billed (mean)", per_task.loc["as billed", "usd_mean"], "$", COST),
+    ]
+    return [f for f in figures if not pd.isna(f.value)]
+
+
+BUILDERS: dict[str, Callable[[RunData, str], Headline]] = {
+    "capacity": _capacity_headline,
+    "churn": _churn_headline,
+    "rounds": _rounds_headline,
+    "soak": _soak_headline,
+    "breakpoint": _breakpoint_headline,
+}

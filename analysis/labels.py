@@ -1,0 +1,152 @@
+"""Human labels with units for every column name a report table, plot legend or "not measured" line can
+show, keyed by the schema's and the table functions' column names. Words only: no numbers, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+LABELS: dict[str, str] = {
+    # samples.csv (contract/schema.py SAMPLE_COLUMNS), as plotted and listed when not measured
+    "target_alive": "target alive",
+    "target_procs": "target processes",
+    "target_rss_bytes": "target RSS (MiB)",
+    "target_pss_bytes": "target PSS (MiB)",
+    "target_uss_bytes": "target USS (MiB)",
+    "target_cpu_pct": "target CPU (% of one core)",
+    "cgroup_memory_bytes": "cgroup memory (MiB)",
+    "cgroup_peak_bytes": "cgroup peak memory (MiB)",
+    "cgroup_anon_bytes": "cgroup anonymous memory (MiB)",
+    "cgroup_file_bytes": "cgroup page cache (MiB)",
+    "host_available_bytes": "host available memory (MiB)",
+    "host_swap_used_bytes": "host swap used (MiB)",
+    "host_cpu_pct": "host CPU (%)",
+    "load1": "load average (1 min)",
+    "queue_length": "queue length (tasks)",
+    "in_progress": "tasks in progress",
+    "sidecar_rss_bytes": "sidecar RSS (MiB)",
+    "loadgen_rss_bytes": "load-generator RSS (MiB)",
+    "loadgen_cpu_pct": "load-generator CPU (% of one core)",
+    "users": "running agents",
+    "target_users": "agents the profile asked for",
+    # requests and tasks
+    "operation": "operation",
+    "requests": "requests",
+    "failed": "failed",
+    "error_kind": "kind of error",
+    "count": "count",
+    "share_pct": "share (%)",
+    "first_s": "first (s into run)",
+    "last_s": "last (s into run)",
+    "example": "example message",
+    "status": "status",
+    "tasks": "tasks",
+    "itl_ms_p50": "inter-token p50 (ms)",
+    "itl_ms_p95": "inter-token p95 (ms)",
+    "tokens_per_s_p50": "decode p50 (tokens/s)",
+    # queue
+    "series": "series",
+    "readings": "readings",
+    "time_weighted_mean": "time-weighted mean",
+    "time_above_zero_s": "time above zero (s)",
+    "time_above_zero_pct": "time above zero (%)",
+    # rounds
+    "round": "round",
+    "concurrency": "concurrent tasks",
+    "peak_target_rss_mib": "peak target RSS (MiB)",
+    "min_available_mib": "min available (MiB)",
+    "peak_swap_mib": "peak swap (MiB)",
+    "worker_mib_mean": "per worker, mean (MiB)",
+    "worker_mib_min": "per worker, min (MiB)",
+    "worker_mib_max": "per worker, max (MiB)",
+    "items": "items",
+    "succeeded": "succeeded",
+    "success_pct": "success (%)",
+    "of": "items are",
+    "passed": "passed",
+    "why": "why",
+    # soak
+    "measure": "measure",
+    "unit": "unit",
+    "points": "points",
+    "duration_s": "duration (s)",
+    "slope_per_h": "slope per hour",
+    "slope_low_per_h": "slope, 99 % low",
+    "slope_high_per_h": "slope, 99 % high",
+    "mk_tau": "Mann-Kendall tau",
+    "mk_p": "Mann-Kendall p",
+    "verdict": "verdict",
+    # load levels (analysis/knee.py)
+    "bins": "time bins",
+    "throughput_rps": "throughput (req/s)",
+    "latency_p50_ms": "latency p50 (ms)",
+    "latency_p95_ms": "latency p95 (ms)",
+    "latency_mean_ms": "latency mean (ms)",
+    "ttft_p50_ms": "TTFT p50 (ms)",
+    "error_pct": "errors (%)",
+    "in_flight": "requests in flight",
+    "latency_ms": "latency (ms)",
+    "ttft_ms": "TTFT (ms)",
+    "little_in_flight": "in flight by Little's law",
+    "busy_ratio": "in flight per agent",
+    # thresholds (run.json)
+    "expr": "rule",
+    "abort": "aborts the run",
+    "grace_s": "grace (s)",
+    "value": "value",
+    "samples": "values judged",
+    "failed_ts": "first failed (epoch s)",
+    # cost
+    "model": "model",
+    "calls": "LLM calls",
+    "tokens_in": "input tokens",
+    "tokens_cached": "cached input tokens",
+    "tokens_cache_write": "cache-write tokens",
+    "tokens_out": "output tokens",
+    "tokens_reasoning": "reasoning tokens",
+    "usd_list": "at list price ($)",
+    "usd_billed": "as billed ($)",
+    "usd_floor": "cache floor ($)",
+    "usd_gateway": "gateway-reported ($)",
+    "usd_computed": "computed ($)",
+    "diff_pct": "difference (%)",
+    "basis": "basis",
+    "unpriced_tasks": "unpriced tasks",
+    "usd_mean": "mean ($/task)",
+    "usd_p50": "p50 ($/task)",
+    "usd_p95": "p95 ($/task)",
+    "usd_per_1000_tasks": "$ per 1,000 tasks",
+    "item": "item",
+    # session drift (analysis/drift.py)
+    "turn": "turn of the session",
+    "tokens_in_median": "input tokens, median",
+    "from_s": "from (s into run)",
+    # capacity projection
+    "budget_gib": "budget (GiB)",
+    "projected_agents": "projected agents",
+    "low": "low",
+    "high": "high",
+}
+
+# Columns made by analysis/stats.describe: PREFIX + n, pNN, max; milliseconds for these prefixes.
+_PREFIXES = {"latency_": "latency", "ttft_": "TTFT"}
+_DESCRIBED = re.compile(r"(latency_|ttft_)(n|p\d+|max)")
+
+
+def label(name: object) -> str:
+    """The words for a column name; a name with no label is returned as it is (already words)."""
+    text = str(name)
+    if text in LABELS:
+        return LABELS[text]
+    if text == "n":
+        return "count"
+    m = _DESCRIBED.fullmatch(text)
+    if m:
+        stat = "count" if m.group(2) == "n" else f"{m.group(2)} (ms)"
+        return f"{_PREFIXES[m.group(1)]} {stat}".strip()
+    return text
+
+
+def labels(names: list[str]) -> str:
+    """A list of column names as words, e.g. for "not measured: ..."."""
+    return ", ".join(label(n).replace(" (MiB)", "").replace(" (%)", "") for n in names)

@@ -1,0 +1,137 @@
+"""`python -m kit.cleanup RUN_DIR`: close on the gateway every session a run directory says is still open
+(created, never closed), e.g. after a SIGKILL; each close is appended to the run's agents.csv.
+
+It touches only the sessions that run recorded (their ids carry its run id); the protocol comes from the
+run's gateway preset or spec file. Bad input: one line on stderr, exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+import pandas as pd
+from locust.env import Environment
+
+from agents import presets
+from agents.base import KitAgent
+from agents.idle_sessions import (
+    CONNECTION_FRESH,
+    AcpSessions,
+    RestSessionClient,
+    close_and_record,
+    session_http_client,
+)
+from agents.recorder import Recorder
+from agents.settings import AgentSettings, set_agent_settings
+from contract import exit_codes, schema
+
+OPEN_EVENTS = ("created", "failed")  # a failed start-up that got an id still exists on the gateway
+
+
+class CleanupError(Exception):
+    """A run directory or gateway that cannot be cleaned; the message is one line."""
+
+
+class Closer(KitAgent):
+    """A Locust user that never runs: it lends the kit's request recording to the closes."""
+
+    abstract = True
+
+
+def still_open(run_dir: Path) -> list[str]:
+    """Session ids the run recorded as opened (agents.csv, and capacity.csv, which is flushed at every
+    step) and agents.csv does not show closed, in creation order. A create in flight at a SIGKILL
+    reached no file: the gateway's own list by run id is the only way to find that one."""
+    agents, steps = _rows(run_dir / schema.AGENTS_CSV), _rows(run_dir / schema.CAPACITY_CSV)
+    closed = set(agents.loc[agents["event"] == "closed", "session_id"])
+    opened = [*agents.loc[agents["event"].isin(OPEN_EVENTS), "session_id"], *steps["session_id"]]
+    return [sid for sid in dict.fromkeys(opened) if sid not in closed]
+
+
+def _rows(path: Path) -> pd.DataFrame:
+    if not path.exists() or path.stat().st_size == 0:
+        return pd.DataFrame({"event": [], "session_id": []})
+    rows = pd.read_csv(path, dtype={"session_id": str})
+    return rows[rows["session_id"].notna()] if "session_id" in rows else rows.iloc[0:0]
+
+
+def read_meta(run_dir: Path) -> dict:
+    try:
+        return json.loads((run_dir / schema.RUN_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CleanupError(f"{run_dir}: no readable {schema.RUN_JSON} ({exc})") from None
+
+
+def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, RestSessionClient, Recorder]:
+    target = meta.get("target") or {}
+    gateway, url = args.gateway or target.get("gateway") or "simulator", args.host or target.get("url")
+    try:
+        chosen = presets.preset(gateway)
+        protocol = presets.session_protocol(chosen)
+    except presets.GatewayError as exc:
+        raise CleanupError(str(exc)) from None
+    if isinstance(protocol, AcpSessions):
+        raise CleanupError(
+            "ACP sessions live in agent processes the run launched and stopped: nothing to close"
+        )
+    if not url:
+        raise CleanupError("the run recorded no gateway URL: pass --host URL")
+    environment = Environment(host=url.rstrip("/"))
+    settings = AgentSettings(
+        run_id=meta.get("run_id", run_dir.name),
+        run_dir=str(run_dir),
+        api_key_env=args.api_key_env or chosen.api_key_env,
+        request_timeout=args.request_timeout,
+        gateway=gateway,
+    )
+    set_agent_settings(environment, settings)
+    recorder = Recorder(environment, run_dir)
+    closer = Closer(environment)
+    return closer, RestSessionClient(closer, protocol), recorder
+
+
+def clean(run_dir: Path, args: Namespace) -> tuple[int, int]:
+    """(closed, failed) for the sessions still open in `run_dir`."""
+    meta = read_meta(run_dir)
+    ids = still_open(run_dir)
+    if not ids:
+        return 0, 0
+    closer, client, recorder = closer_for(run_dir, meta, args)
+    http = closer.http = session_http_client(closer, CONNECTION_FRESH)
+    try:
+        closed = sum(close_and_record(closer, client, sid) for sid in ids)
+    finally:
+        http.close()
+        recorder.close()
+    return closed, len(ids) - closed
+
+
+def parse_args(argv: list[str] | None) -> Namespace:
+    parser = argparse.ArgumentParser(prog="python -m kit.cleanup", description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_dir", type=Path, help="a run directory (runs/<run-id>)")
+    parser.add_argument("--host", help="the gateway's URL (default: the one in run.json)")
+    parser.add_argument("--gateway", help="preset or spec:FILE (default: the one in run.json)")
+    parser.add_argument(
+        "--api-key-env", help="environment variable holding the API key (default: the preset's)"
+    )
+    parser.add_argument("--request-timeout", type=float, default=30.0, help="seconds per close (default 30)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        closed, failed = clean(args.run_dir, args)
+    except CleanupError as exc:
+        sys.stderr.write(f"loadkit cleanup: error: {exc}\n")
+        return exit_codes.BAD_INPUT
+    print(f"{args.run_dir}: {closed} session(s) closed, {failed} could not be closed (see agents.csv)")
+    return exit_codes.OK if failed == 0 else exit_codes.REQUEST_ERRORS
+
+
+if __name__ == "__main__":
+    sys.exit(main())
