@@ -221,6 +221,13 @@ def shared_tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+def warm_up_http() -> None:
+    """Import what the first httpx.Client imports lazily (httpcore and its protocol modules) and build
+    the TLS context, at init: left to the first agent's start, those imports block the gevent loop for
+    seconds on a busy machine, long enough for a Locust master to drop a worker (heartbeat timeout)."""
+    httpx.Client(verify=shared_tls_context()).close()
+
+
 def paced(work: Callable[[A], None]) -> Callable[[A], None]:
     """Gate an agent's task by the run's pacing: under an open model it starts at its scheduled
     arrival, under rounds it takes a slot of the current round (its number in `self.round`); a

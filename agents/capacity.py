@@ -9,10 +9,9 @@ come from analysis/capacity.py. The session protocol comes from the gateway pres
 from __future__ import annotations
 
 import logging
-import statistics
+import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
@@ -43,66 +42,17 @@ from contract.schema import (
     STOP_INTERRUPTED,
     STOP_TARGET_DIED,
 )
+from sampler.memory_probe import MemoryProbe, MemoryReading
+from sampler.service_client import RemoteMemoryProbe, ServiceClient, ServiceError
 from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFound, TreeSelector
 
 log = logging.getLogger("loadkit")
 
-READINGS_PER_STEP = 3  # seeds/000: the median of 3 readings after each agent
 NO_REFRESH_S = 1e9  # the probe re-finds processes itself, once per step
 
 
 class ProbeError(InputError):
     """The target's processes cannot be found or read; the message is one line."""
-
-
-@dataclass(frozen=True)
-class MemoryReading:
-    """One step's memory in bytes: RSS and procs are medians of n readings, PSS/USS one reading."""
-
-    rss_bytes: int
-    pss_bytes: int | None
-    uss_bytes: int | None
-    procs: int
-    sidecar_rss_bytes: int | None
-    alive: bool
-
-
-class MemoryProbe:
-    """Reads the target's process memory (and a sidecar's, apart) from outside, median of n readings."""
-
-    def __init__(self, target: Target, sidecar: Target | None, readings: int = READINGS_PER_STEP) -> None:
-        self.target = target
-        self.sidecar = sidecar
-        self.readings = readings
-
-    def read(self, with_pss: bool = True) -> MemoryReading:
-        self.target.refresh()  # new worker processes appear only at a refresh
-        # PSS costs ~1 ms per process (smaps_rollup), so it is read once per step; RSS (statm) n times
-        got = [self.target.read(with_pss=with_pss and i == 0) for i in range(self.readings)]
-        return MemoryReading(
-            rss_bytes=int(statistics.median(r.rss_bytes for r in got)),
-            pss_bytes=_median([r.pss_bytes for r in got]),
-            uss_bytes=_median([r.uss_bytes for r in got]),
-            procs=int(statistics.median(r.procs for r in got)),
-            sidecar_rss_bytes=self._sidecar_rss(),
-            alive=self.target.alive,
-        )
-
-    def _sidecar_rss(self) -> int | None:
-        if self.sidecar is None:
-            return None
-        self.sidecar.refresh()
-        return self.sidecar.read().rss_bytes
-
-    def close(self) -> None:
-        for target in (self.target, self.sidecar):
-            if target is not None:
-                target.close()
-
-
-def _median(values: list[int | None]) -> int | None:
-    known = [v for v in values if v is not None]
-    return int(statistics.median(known)) if known else None
 
 
 class LaunchedSelector:
@@ -147,6 +97,19 @@ def probe_for(
         raise ProbeError(str(exc)) from None
 
 
+def remote_probe(urls: list[str], token_env: str) -> RemoteMemoryProbe:
+    """A probe through the one sampler service watching the target; ProbeError if it cannot read."""
+    if len(urls) != 1:
+        raise ProbeError(f"capacity judges one target: give exactly one --sampler-url, got {len(urls)}")
+    probe = RemoteMemoryProbe(ServiceClient(urls[0], os.environ.get(token_env, ""), time.time))
+    try:
+        probe.read(with_pss=False)
+    except ServiceError as exc:
+        probe.close()
+        raise ProbeError(f"sampler service: {exc}") from None
+    return probe
+
+
 NO_TARGET = (
     "capacity and churn read the target's memory: name its processes with --target-pid, "
     "--target-match or --target-cgroup, or let the kit start it (--target-cmd)"
@@ -162,6 +125,7 @@ def preflight(options, profile: str) -> None:
     if profile == "churn" and getattr(protocol, "close", True) is None:
         raise InputError(f"churn: gateway {options.gateway} has no way to close a session over its API")
     named = options.target_pid or options.target_match or options.target_cgroup
+    named = named or getattr(options, "sampler_url", None)
     kit_starts_target = bool(options.target_cmd) or not options.host
     if not (named or kit_starts_target or isinstance(protocol, AcpSessions)):
         raise InputError(NO_TARGET)
@@ -231,7 +195,9 @@ class SerialDriver(KitAgent):
         self.http = session_http_client(self, self.connection)
         return RestSessionClient(self, protocol)
 
-    def make_probe(self) -> MemoryProbe:
+    def make_probe(self) -> MemoryProbe | RemoteMemoryProbe:
+        if self.settings.sampler_url:  # the target is on another host: its sampler service reads each step
+            return remote_probe(list(self.settings.sampler_url), self.settings.sampler_token_env)
         link = run_link_of(self.environment)
         own = [link.target_pid] if link is not None and link.target_pid else []
         launched = None

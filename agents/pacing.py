@@ -2,16 +2,18 @@
 
 Closed-model runs have no pacing: agents loop with their own wait time. Under `--arrival-rate` an agent
 takes the next scheduled arrival (dropped when no agent was free in time, k6's dropped_iterations);
-under rounds it takes a slot in the current round and reports the task finished. Single-process runs
-only: the schedule lives beside the shape, on the master.
+under rounds it takes a slot in the current round and reports the task finished. In a distributed run
+the master sends each worker its share of the arrivals (a Locust message) and the workers report what
+they issued and dropped (report_to_master); rounds stay single-process.
 """
 
 from __future__ import annotations
 
+import time
 import weakref
 from dataclasses import dataclass
 
-from scenarios.arrivals import Pacer
+from scenarios.arrivals import Pacer, pacer_from_doc
 from scenarios.rounds import RoundsPlan
 
 _PACING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -28,6 +30,10 @@ class Ticket:
 class OpenModelPacing:
     def __init__(self, pacer: Pacer):
         self.pacer = pacer
+
+    @property
+    def issued(self) -> int:
+        return self.pacer.issued
 
     def take(self, now: float) -> Ticket | None:
         start = self.pacer.claim(now)
@@ -74,3 +80,42 @@ def pacing_for(schedule: Pacer | RoundsPlan | None) -> OpenModelPacing | RoundsP
     if isinstance(schedule, RoundsPlan):
         return RoundsPacing(schedule)
     return None
+
+
+SHARE_MESSAGE = "kit_open_model_share"
+ARRIVALS_KEY = "kit_arrivals"
+
+
+def follow_master_share(environment) -> None:
+    """On a worker: pace the share of the open model the master sends; report its issued and dropped
+    arrivals (cumulative) in every report to the master, the last one included."""
+
+    def on_share(msg, **_kwargs) -> None:
+        set_pacing(environment, OpenModelPacing(pacer_from_doc(msg.data)))
+
+    def report(client_id, data) -> None:
+        pacing = pacing_of(environment)
+        if isinstance(pacing, OpenModelPacing):
+            data[ARRIVALS_KEY] = {"issued": pacing.issued, "dropped": pacing.dropped(time.time())}
+
+    environment.runner.register_message(SHARE_MESSAGE, on_share)
+    environment.events.report_to_master.add_listener(report)
+
+
+class FleetArrivals:
+    """On the master: the open model's arrivals as the workers last reported them, summed."""
+
+    def __init__(self, environment) -> None:
+        self._by_worker: dict[str, dict] = {}
+        environment.events.worker_report.add_listener(self._take)
+
+    def _take(self, client_id, data) -> None:
+        if isinstance(data.get(ARRIVALS_KEY), dict):
+            self._by_worker[str(client_id)] = data[ARRIVALS_KEY]
+
+    @property
+    def issued(self) -> int:
+        return sum(int(w["issued"]) for w in self._by_worker.values())
+
+    def dropped(self, now: float) -> int:
+        return sum(int(w["dropped"]) for w in self._by_worker.values())

@@ -55,6 +55,8 @@ class AgentSettings:
     target_cgroup: tuple[str, ...] = ()
     sidecar_pid: tuple[int, ...] = ()
     sidecar_match: tuple[str, ...] = ()
+    sampler_url: tuple[str, ...] = ()  # sampler services on the gateway's host (capacity reads through one)
+    sampler_token_env: str = "LOADKIT_SAMPLER_TOKEN"
     capacity: CapacityParams = field(default_factory=CapacityParams)
     churn: ChurnParams = field(default_factory=ChurnParams)
 

@@ -31,6 +31,7 @@ TEXT_COLUMNS = frozenset(
         "event",
         "status",
         "phase",
+        "host",
         "times_from",
     }
 )
@@ -55,10 +56,13 @@ def load_run(path: str | Path) -> RunData:
     }
     capacity = _read_csv(run_dir / schema.CAPACITY_CSV, None, missing, required=False)
     meta = sanitize(meta, _last_ts([*frames.values(), capacity]), missing)
+    samples = frames[schema.SAMPLES_CSV]
+    if samples is not None:  # a remote sampler's rows arrive later than the local one's: one time order
+        samples = samples.sort_values("ts", kind="stable", ignore_index=True)
     return RunData(
         path=run_dir,
         meta=meta,
-        samples=frames[schema.SAMPLES_CSV],
+        samples=samples,
         requests=frames[schema.REQUESTS_CSV],
         tasks=frames[schema.TASKS_CSV],
         agents=frames[schema.AGENTS_CSV],

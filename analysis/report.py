@@ -20,6 +20,7 @@ from analysis.latency import latency_table
 from analysis.load import load_run
 from analysis.model import RunData, Section
 from analysis.queue import queue_table
+from analysis.remote_samplers import remote_samplers_section
 from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, unmeasured_series
 from analysis.rounds import rounds_table
 from analysis.rss_by_n import rss_by_agent_count
@@ -56,6 +57,7 @@ EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [
     capacity_report_section,
     cost_report_section,
     drift_section,
+    remote_samplers_section,
 ]
 
 PERCENTILE_RULE = (

@@ -46,6 +46,7 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "loadgen_cpu_pct",  # that process's own CPU (not its children's): the saturation check reads this
     "loadgen_children_cpu_pct",  # helper processes it ran and reaped (e.g. `hermes kanban` CLI calls)
     "event",  # empty, or what happened at this reading (target_exited, probe_error: ...)
+    "host",  # the machine the reading was taken on (the sampler's --host-label, default its hostname)
 )
 
 # One row per request/operation an agent made (agents/).

@@ -22,7 +22,9 @@ from scenarios.metrics import TREND_METRICS
 from scenarios.thresholds import Threshold
 
 SATURATED_CPU_PCT = 90.0
-SATURATION_RULE = f"load generator CPU p90 >= {SATURATED_CPU_PCT:.0f} % of one core"
+SATURATION_RULE = f"load generator CPU p90 >= {SATURATED_CPU_PCT:.0f} % of one core (any of its processes)"
+MIN_LOCAL_READINGS = 5
+MIN_WORKER_READINGS = 3
 
 
 class LiveJudge:
@@ -35,6 +37,7 @@ class LiveJudge:
         self.trends = {th.metric.name for th in thresholds} & TREND_METRICS
         self.dropped = dropped
         self.loadgen_cpu: list[float] = []
+        self.worker_cpu: dict[str, list[float]] = {}
         self.helpers_cpu: list[float] = []  # children the load generator ran: reported, never judged
         self.results: list[ThresholdResult] = []
         self.samples_note: str | None = None  # why sample-based thresholds cannot be judged
@@ -76,6 +79,10 @@ class LiveJudge:
         ]
         return self.results
 
+    def observe_worker_cpu(self, worker: str, cpu_pct: float) -> None:
+        """A Locust worker's own CPU %, as it reported it (agents/worker_cpu.py)."""
+        self.worker_cpu.setdefault(worker, []).append(cpu_pct)
+
     def as_json(self) -> list[dict]:
         """run.json's "thresholds": each verdict, with a note where a threshold could not be judged."""
         if self.evaluator is None:
@@ -91,18 +98,32 @@ class LiveJudge:
         return self.samples_note is not None and on_samples
 
     def validity(self) -> dict:
-        """Was the load generator itself the bottleneck? Judged on its own CPU as the sampler saw it; the
-        helper processes it ran (their CPU is reported as a mean) are not the Locust process's work."""
-        if len(self.loadgen_cpu) < 5:
+        """Was the load generator itself the bottleneck? Judged on the CPU of every load-generator
+        process (the sampler's readings of this one, and each worker's reports): the worst one decides.
+        The helper processes it ran (their CPU is reported as a mean) are not the Locust process's work."""
+        judged = saturation_p90s(self.loadgen_cpu, self.worker_cpu)
+        if not judged:
             return {"valid": None, "rule": SATURATION_RULE, "note": "too few load-generator readings"}
-        p90 = statistics.quantiles(self.loadgen_cpu, n=10)[-1]
-        return {
-            "valid": p90 < SATURATED_CPU_PCT,
+        worst = max(judged, key=judged.get)
+        verdict = {
+            "valid": judged[worst] < SATURATED_CPU_PCT,
             "rule": SATURATION_RULE,
-            "loadgen_cpu_p90": round(p90, 1),
+            "loadgen_cpu_p90": round(judged[worst], 1),
             "helpers_cpu_mean": round(statistics.fmean(self.helpers_cpu), 1) if self.helpers_cpu else None,
             "samples": len(self.loadgen_cpu),
         }
+        if self.worker_cpu:
+            verdict |= {"worst": worst, "processes": {k: round(v, 1) for k, v in judged.items()}}
+        return verdict
+
+
+def saturation_p90s(local: list[float], workers: dict[str, list[float]]) -> dict[str, float]:
+    """CPU p90 per load-generator process that has enough readings (the sampler reads this process
+    every interval; workers report every ~3 s)."""
+    sources = {("master" if workers else "load generator"): (local, MIN_LOCAL_READINGS)}
+    sources |= {f"worker {w}": (cpu, MIN_WORKER_READINGS) for w, cpu in workers.items()}
+    enough = {name: cpu for name, (cpu, least) in sources.items() if len(cpu) >= least}
+    return {name: statistics.quantiles(cpu, n=10)[-1] for name, cpu in enough.items()}
 
 
 def trend_values(run_dir: Path) -> dict[str, tuple[float | None, int]]:

@@ -136,6 +136,19 @@ def add_arguments(parser) -> None:
     )
     add(sampler, "--queue-field", default=None, help="dotted path of the queue length in that JSON")
     add(sampler, "--inflight-field", default=None, help="dotted path of the in-progress count in that JSON")
+    add(
+        sampler,
+        "--sampler-url",
+        action="append",
+        default=None,
+        help="URL of a sampler service on the gateway's host (`python -m sampler serve`; repeatable)",
+    )
+    add(
+        sampler,
+        "--sampler-token-env",
+        default="LOADKIT_SAMPLER_TOKEN",
+        help="environment variable holding the sampler service's token (never stored)",
+    )
 
     run = parser.add_argument_group("loadkit: run directory")
     add(run, "--run-dir", default=None, help="where this run's files go (default runs/<run-id>)")

@@ -20,13 +20,23 @@ from pathlib import Path
 import gevent
 from gevent.event import AsyncResult
 from locust.env import Environment
-from locust.runners import WorkerRunner
+from locust.runners import MasterRunner, WorkerRunner
 
 from agents import presets
-from agents.pacing import OpenModelPacing, RoundsPacing, pacing_for, set_pacing
+from agents.base import warm_up_http
+from agents.pacing import (
+    SHARE_MESSAGE,
+    FleetArrivals,
+    OpenModelPacing,
+    RoundsPacing,
+    follow_master_share,
+    pacing_for,
+    set_pacing,
+)
 from agents.recorder import Recorder
 from agents.run_link import RunLink, set_run_link
 from agents.settings import set_agent_settings
+from agents.worker_cpu import on_worker_cpu, report_own_cpu
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender, RunFileError
 from contract.csv_tail import last_sample_event
@@ -38,12 +48,14 @@ from kit.finish import print_summary, start_report, write_locust_csvs
 from kit.judge import LiveJudge, soak_warning
 from kit.live import LiveRun
 from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
+from kit.remote_sampler import RemoteSamplers, start_remote_samplers
 from kit.session import Session
 from kit.settings import KitSettings, options_of, read_settings, refresh
 from kit.startup import (
     choose_agents,
     fail,
     initial_meta,
+    refuse_distributed,
     resolve_target,
     start_side_sampler,
     warn_before_load,
@@ -51,6 +63,7 @@ from kit.startup import (
 from lifecycle.target import Target, stop_target
 from sampler.launch import stop_sampler
 from scenarios import registry
+from scenarios.arrivals import Pacer
 from scenarios.breakpoint import stop_point as breakpoint_stop_point
 from scenarios.evaluator import exit_code as exit_code_of
 from scenarios.manual import ManualProfile
@@ -60,6 +73,8 @@ log = logging.getLogger("loadkit")
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown Locust's
 WATCH_EVERY_S = 0.5
 JUDGE_EVERY_S = 1.0
+WORKER_REPORT_S = 3.5  # workers report every 3 s (Locust's WORKER_REPORT_INTERVAL), plus a margin
+WORKER_SPAWN_LEAD_S = 5.0  # distributed open model: workers spawn the agent pool before arrivals start
 LOCUST_HISTORY_KEEP = 3600  # entries, one a second
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -83,7 +98,9 @@ class KitRun:
     phases: list[dict] = field(default_factory=list)
     profile: Profile | None = None  # built at the first tick from the (UI) options
     closing: bool = False  # set at quitting: from then on a stopped sampler or target is expected
-    pacing: OpenModelPacing | RoundsPacing | None = None
+    pacing: OpenModelPacing | FleetArrivals | RoundsPacing | None = None
+    remote: RemoteSamplers | None = None  # --sampler-url services
+    lead_s: float = 0.0  # the profile's clock starts this much after the run's (worker spawn lead)
     judge: LiveJudge | None = None
     users_csv: CsvAppender = field(init=False)  # these three are set in setup(), right after
     driver_class: type | None = None
@@ -142,6 +159,8 @@ class KitRun:
         self.meta["end_ts"] = now
         self.close_phase(now)
         self.stop_sampler()
+        if self.remote is not None:
+            self.remote.close()
         self.recorder.close()
         self.guarded(self.users_csv.close)
         self.guarded(write_locust_csvs, self.environment, self.run_dir)
@@ -196,8 +215,9 @@ class KitRun:
                 log.error("loadkit: error: %s", one_line(exc))
                 self.request_stop(f"bad input: {one_line(exc)}", exc.exit_code)
                 return None
-        tick = profile.tick(elapsed_s)
+        tick = profile.tick(max(0.0, elapsed_s - self.lead_s))
         if tick is None:
+            self.drain_workers()
             self.stop = StopRequest("profile complete", None)
             return None
         now = time.time()
@@ -227,13 +247,18 @@ class KitRun:
         now = time.time()
         self.profile = profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
         self.driver_class = presets.resolve_class(profile.driver) if profile.driver else None
-        self.pacing = pacing_for(profile.paced_by(now))
-        set_pacing(self.environment, self.pacing)
+        schedule = profile.paced_by(now)
+        if isinstance(schedule, Pacer) and isinstance(self.environment.runner, MasterRunner):
+            self.pacing = self.share_arrivals(now)
+        else:
+            self.pacing = pacing_for(schedule)
+            set_pacing(self.environment, self.pacing)
         dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
         self.judge = judge = LiveJudge(
             list(self.settings.thresholds), now, self.run_dir / schema.SAMPLES_CSV, dropped
         )
         self.recorder.listeners.append(judge.on_row)
+        on_worker_cpu(self.environment, judge.observe_worker_cpu)
         self.meta["profile"] = {
             "name": profile.name,
             "params": _params(profile.params),
@@ -265,6 +290,26 @@ class KitRun:
         self.save()
         return None
 
+    def drain_workers(self) -> None:
+        """On a master at the profile's end: stop the workers' agents first (their stop-timeout) and wait
+        for the report that follows, which carries their last rows and arrival counts; a headless
+        master would otherwise quit before it arrives (Locust sends `quit` without a `stop`)."""
+        runner = self.environment.runner
+        if isinstance(runner, MasterRunner) and runner.clients.all:
+            runner.stop()
+            gevent.sleep(WORKER_REPORT_S)
+
+    def share_arrivals(self, now: float) -> FleetArrivals:
+        """On a master: each worker paces its share of the arrivals and reports them, from
+        WORKER_SPAWN_LEAD_S on (the profile's first tick, the agent pool, holds until then)."""
+        runner = self.environment.runner
+        self.lead_s = WORKER_SPAWN_LEAD_S
+        workers = runner.clients.ready + runner.clients.spawning + runner.clients.running
+        share = self.profile.share_doc(len(workers), now + self.lead_s)
+        for worker in workers:
+            runner.send_message(SHARE_MESSAGE, share, client_id=worker.id)
+        return FleetArrivals(self.environment)
+
     def judge_forever(self, judge: LiveJudge) -> None:
         while not self.closing:
             gevent.sleep(JUDGE_EVERY_S)
@@ -294,9 +339,9 @@ class KitRun:
         if isinstance(self.pacing, RoundsPacing):
             self.pacing.plan.stop(now)
             self.meta["profile"]["rounds"] = self.pacing.plan.boundaries()
-        if isinstance(self.pacing, OpenModelPacing):
+        if isinstance(self.pacing, (OpenModelPacing, FleetArrivals)):
             self.meta["open_model"] = {
-                "issued_arrivals": self.pacing.pacer.issued,
+                "issued_arrivals": self.pacing.issued,
                 "dropped_arrivals": self.pacing.dropped(now),
             }
         self.save()
@@ -315,6 +360,10 @@ class KitRun:
             self.phases[-1]["end_ts"] = now
 
     # ---- sampler and watch ------------------------------------------------------------------------
+    def remote_target_exited(self, host: str) -> None:
+        reason = f"target exited mid-run (seen by the sampler service on {host})"
+        self.request_stop(reason, exit_codes.TARGET_DIED, now=True)
+
     def stop_sampler(self) -> None:
         if self.sampler is not None:
             stop_sampler(self.sampler)
@@ -434,9 +483,17 @@ def setup(environment: Environment) -> KitRun | None:
     except KitError as exc:
         fail(exc)
     set_agent_settings(environment, settings.agent)
+    warm_up_http()
     add_secret(os.environ.get(settings.agent.api_key_env or ""))  # masked in every row, line and report
+    if isinstance(environment.runner, (MasterRunner, WorkerRunner)):
+        try:  # --processes workers share the master's options: they refuse too
+            refuse_distributed(settings)
+        except KitError as exc:
+            fail(exc)
     if isinstance(environment.runner, WorkerRunner):
         Recorder(environment, None)
+        report_own_cpu(environment)
+        follow_master_share(environment)
         return None
     if warning := soak_warning(settings):
         log.warning("loadkit: warning: %s", warning)
@@ -477,11 +534,13 @@ def begin_run(environment: Environment, settings: KitSettings, session: Session)
     if not session.html_file:
         options.html_file = str(run_dir / schema.LOCUST_HTML)
     target = session.target
+    meta = initial_meta(settings, target)
+    samples = run_dir / schema.SAMPLES_CSV  # the remote rows' writer first: it writes the header
+    urls, token_env = list(settings.agent.sampler_url), settings.agent.sampler_token_env
+    remote = start_remote_samplers(urls, token_env, samples, meta, lambda: _RUNS[environment].save())
     sampler = start_side_sampler(settings, target)
-    run = KitRun(
-        environment, settings, run_dir, initial_meta(settings, target), target, Recorder(environment, run_dir)
-    )
-    run.sampler, run.session = sampler, session
+    run = KitRun(environment, settings, run_dir, meta, target, Recorder(environment, run_dir))
+    run.sampler, run.session, run.remote = sampler, session, remote
     run.disk = DiskGuard(run_dir, run.on_disk_error)
     run.recorder.on_write_error = run.disk.failed
     run.users_csv = CsvAppender(run_dir / schema.USERS_CSV, schema.USER_COLUMNS)
@@ -507,6 +566,8 @@ def begin_run(environment: Environment, settings: KitSettings, session: Session)
     run.liveness = liveness_of(settings, target)
     gevent.spawn(run.watch)
     gevent.spawn(run.watch_liveness)
+    if remote is not None:
+        gevent.spawn(remote.run, lambda: run.closing, run.remote_target_exited)
     return run
 
 

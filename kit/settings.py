@@ -32,7 +32,7 @@ _POSITIVE = ("request_timeout", "poll_interval", "task_timeout", "max_tokens")
 # Agent options a preset may default: its attribute (or its `defaults` entry) fills an unset option.
 _PRESET_ATTRIBUTES = ("session_header", "api_key_env")
 _COMMANDS = ("acp_command", "hermes_command")  # command lines given as one string
-_SEQUENCES = ("target_pid", "target_match", "target_cgroup", "sidecar_pid", "sidecar_match")
+_SEQUENCES = ("target_pid", "target_match", "target_cgroup", "sidecar_pid", "sidecar_match", "sampler_url")
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from lifecycle.target import Target, free_port, simulator_command, start_target,
 from sampler.launch import start_sampler
 from sampler.options import SamplerOptions, UsageError
 from scenarios import registry
+from scenarios.rounds import RoundsPlan
 
 log = logging.getLogger("loadkit")
 TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (docs/sampler.md)
@@ -62,6 +63,17 @@ def warn_before_load(settings: KitSettings) -> None:
         sys.stderr.write(f"loadkit: warning: {warning}\n")
 
 
+def refuse_distributed(settings: KitSettings) -> None:
+    """A serial driver (capacity, churn: one user reading the target after each step) and rounds
+    (tasks counted in one place) run in one process: refused on a master or a worker."""
+    profile = registry.build_profile(settings.profile_name, settings.profile)
+    if profile.driver or isinstance(profile.paced_by(time.time()), RoundsPlan):
+        raise InputError(
+            f"--load-profile {profile.name} runs in one process (a serial driver, or rounds counted "
+            "in one place): run it without --master/--worker/--processes"
+        )
+
+
 def resolve_target(settings: KitSettings) -> Target:
     """--host alone: a running gateway; --target-cmd: start one; neither: the preset's embedded
     simulator. Agents that launch their own stdio agent processes need no URL."""
@@ -88,21 +100,20 @@ def resolve_target(settings: KitSettings) -> Target:
 
 
 def sampler_options(settings: KitSettings, target: Target) -> SamplerOptions | None:
-    """What the side sampler watches; None when nothing names a target process (remote gateway)."""
+    """What the side sampler watches: the local target, else the gateway's queue alone, else (with a
+    remote sampler service) only the load generator; None when there is nothing to watch. With
+    --sampler-url the service watches the target: local target rows would mix two hosts' readings."""
     agent, stdio = settings.agent, settings.preset.stdio_agents
-    pids = ([target.pid] if target.pid else []) + list(agent.target_pid)
-    matches = list(agent.target_match)
-    if stdio and not matches and agent.acp_command:
-        matches = [acp_pattern(agent.acp_command)]  # the agents' own child processes
-    if not (pids or matches or agent.target_cgroup):
-        return None
+    pids, matches, cgroups = local_target(settings, target)
     queue_url, queue_field, inflight_field = queue_probe(settings, target)
+    if not (pids or matches or cgroups or (queue_url and queue_field) or agent.sampler_url):
+        return None
     interval = settings.target.sample_interval
     return SamplerOptions(
         out=str(settings.run_dir / schema.SAMPLES_CSV),
         pids=pids,
         matches=matches,
-        cgroups=list(agent.target_cgroup),
+        cgroups=cgroups,
         interval=interval,
         pss_every=settings.target.pss_every,
         tree_refresh_s=max(interval, TREE_REFRESH_MIN_S),
@@ -113,6 +124,23 @@ def sampler_options(settings: KitSettings, target: Target) -> SamplerOptions | N
         sidecar_matches=list(agent.sidecar_match),
         wait_for_target=not pids and stdio,
     )
+
+
+def local_target(settings: KitSettings, target: Target) -> tuple[list[int], list[str], list[str]]:
+    """Pids, patterns and cgroups of the target on this host; none when a sampler service watches it."""
+    agent = settings.agent
+    if agent.sampler_url:
+        if agent.target_pid or agent.target_match or agent.target_cgroup:
+            raise InputError(
+                "--target-pid/--target-match/--target-cgroup name processes on this host; with --sampler-url "
+                "give them to `python -m sampler serve` on the gateway's host"
+            )
+        return [], [], []
+    pids = ([target.pid] if target.pid else []) + list(agent.target_pid)
+    matches = list(agent.target_match)
+    if settings.preset.stdio_agents and not matches and agent.acp_command:
+        matches = [acp_pattern(agent.acp_command)]  # the agents' own child processes
+    return pids, matches, list(agent.target_cgroup)
 
 
 def queue_probe(settings: KitSettings, target: Target) -> tuple[str | None, str | None, str | None]:
@@ -136,8 +164,9 @@ def acp_pattern(command: str) -> str:
 def start_side_sampler(settings: KitSettings, target: Target) -> subprocess.Popen | None:
     """Start the side sampler and wait for its first row; fail with one line if it refuses to run."""
     sampler_opts = sampler_options(settings, target)
-    if sampler_opts is None:
+    if not ((sampler_opts and sampler_opts.has_target) or settings.agent.sampler_url):
         log.warning("loadkit: no --target-pid/--target-match/--target-cgroup: target resources not sampled")
+    if sampler_opts is None:
         return None
     try:
         popen = start_sampler(sampler_opts, stderr=subprocess.PIPE)

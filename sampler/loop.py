@@ -6,21 +6,24 @@ numbers come from the probes and cpu.py, the formatting from rows.py.
 
 from __future__ import annotations
 
+import socket
 import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from sampler import cgroupfs
 from sampler.cpu import cpu_percent
 from sampler.csv_out import SampleWriter
 from sampler.host import HostProbe
+from sampler.memory_probe import MemoryProbe, MemoryReading
 from sampler.options import SamplerOptions
 from sampler.process_log import ProcessLog
 from sampler.procfs import ProcStatReader
 from sampler.queue_probe import QueueProbe
-from sampler.readings import LoadgenReading
+from sampler.readings import LoadgenReading, TargetReading
 from sampler.rows import Tick, to_row
 from sampler.selection import CgroupSelector, PatternSelector, TreeSelector
 from sampler.targets import Selector, Target
@@ -54,34 +57,60 @@ class ProcessWatch:
         return LoadgenReading(stat.rss_bytes, own, cpu_percent(prev[2], stat.cpu_children_s, prev[0], now))
 
 
+class RowSink(Protocol):
+    """Where rows go: samples.csv (SampleWriter) or the sampler service's row buffer."""
+
+    def write(self, row: dict[str, str]) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Sampler:
-    def __init__(self, opts: SamplerOptions, clock: Callable[[], float] = time.time) -> None:
+    """Readings of the named target (or, without one, of the queue and the load generator only: host
+    figures of a machine that may not be the target's are then left empty)."""
+
+    def __init__(
+        self, opts: SamplerOptions, clock: Callable[[], float] = time.time, sink: RowSink | None = None
+    ) -> None:
         self.opts = opts
         self._clock = clock
         loadgen = {opts.loadgen_pid} if opts.loadgen_pid else set()
         self.sidecars = sidecars = _sidecar_target(opts, loadgen, clock)
         sidecar_pids = (lambda: sidecars.pids) if sidecars else set
-        self.target = Target(
-            _target_selectors(opts, loadgen), opts.tree_refresh_s, sidecar_pids, clock, opts.wait_for_target
-        )
-        self.host = HostProbe()
+        selectors = _target_selectors(opts, loadgen)
+        self.target = None
+        if selectors:
+            self.target = Target(selectors, opts.tree_refresh_s, sidecar_pids, clock, opts.wait_for_target)
+        self.host = HostProbe() if selectors else None
+        self.host_label = opts.host_label or socket.gethostname()
         self.queue = _queue_probe(opts)
         self.loadgen = ProcessWatch(opts.loadgen_pid, clock) if opts.loadgen_pid else None
-        self.writer = SampleWriter(opts.out)
-        self.processes = ProcessLog(opts.out)
+        self.writer = sink or SampleWriter(opts.out)
+        self.processes = None if sink else ProcessLog(opts.out)  # the service keeps no files
         self.rows = 0
+        self.lock = threading.Lock()  # the service's HTTP threads read the same target
         self._start = clock()
         self._prev_cpu: tuple[float, float] | None = None
         self._logged: set[str] = set()
 
     def tick(self) -> Tick:
         """Take one reading and write its row."""
+        with self.lock:
+            return self._tick()
+
+    def step_reading(self, with_pss: bool) -> MemoryReading | None:
+        """A capacity step's reading (median of 3, taken now) for the service's `/v1/reading`; None with
+        no target. Shares the target with the loop, hence the lock."""
+        if self.target is None:
+            return None
+        with self.lock:
+            return MemoryProbe(self.target, self.sidecars).read(with_pss)
+
+    def _tick(self) -> Tick:
         ts = self._clock()
-        target = self.target.read(with_pss=self.opts.pss_every > 0 and self.rows % self.opts.pss_every == 0)
-        prev = self._prev_cpu
-        cpu = None if prev is None else cpu_percent(prev[1], target.cpu_seconds, prev[0], ts)
-        self._prev_cpu = (ts, target.cpu_seconds)
-        events: list[str] = [] if self.target.alive else [TARGET_EXITED]
+        target, cpu = self._read_target(ts)
+        alive = self.target.alive if self.target else None
+        events: list[str] = [TARGET_EXITED] if alive is False else []
         queue = self.queue.read() if self.queue else None
         if queue and queue.error:
             events.append(f"{QUEUE_PROBE_ERROR}: {queue.error}")
@@ -92,22 +121,34 @@ class Sampler:
         tick = Tick(
             ts=ts,
             elapsed_s=ts - self._start,
-            target_alive=self.target.alive,
+            target_alive=alive,
             target=target,
             target_cpu_pct=cpu,
-            host=self.host.read(),
+            host=self.host.read() if self.host else None,
             cgroup=cgroupfs.combine([cgroupfs.read_memory(Path(c)) for c in self.opts.cgroups]),
             queue=queue,
             sidecar_rss_bytes=self.sidecars.read().rss_bytes if self.sidecars else None,
             loadgen=loadgen,
             events=tuple(events),
+            host_label=self.host_label,
         )
         self.writer.write(to_row(tick))
-        self.processes.note("target", self.target.pids)
-        if self.sidecars:
+        if self.processes and self.target:
+            self.processes.note("target", self.target.pids)
+        if self.processes and self.sidecars:
             self.processes.note("sidecar", self.sidecars.pids)
         self.rows += 1
         return tick
+
+    def _read_target(self, ts: float) -> tuple[TargetReading | None, float | None]:
+        """The target's reading and CPU % since the previous one (None on the first, or with no target)."""
+        if self.target is None:
+            return None, None
+        target = self.target.read(with_pss=self.opts.pss_every > 0 and self.rows % self.opts.pss_every == 0)
+        prev = self._prev_cpu
+        cpu = None if prev is None else cpu_percent(prev[1], target.cpu_seconds, prev[0], ts)
+        self._prev_cpu = (ts, target.cpu_seconds)
+        return target, cpu
 
     def run(self, stop: threading.Event) -> str:
         """Sample until a stop rule fires; return why (one line)."""
@@ -127,13 +168,15 @@ class Sampler:
 
     def close(self) -> None:
         self.writer.close()
-        self.processes.close()
-        self.target.close()
+        if self.processes:
+            self.processes.close()
+        if self.target:
+            self.target.close()
         if self.queue:
             self.queue.close()
 
     def _target_label(self) -> str:
-        return ", ".join(s.label for s in self.target.selectors)
+        return ", ".join(s.label for s in self.target.selectors) if self.target else "no target"
 
     def _log_once(self, message: str) -> None:
         if message not in self._logged:

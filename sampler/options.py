@@ -37,6 +37,11 @@ class SamplerOptions:
     loadgen_pid: int | None = None
     duration: float | None = None
     wait_for_target: bool = False  # processes that appear later (agents launched by the load generator)
+    host_label: str | None = None  # the `host` cell; None: this machine's hostname
+
+    @property
+    def has_target(self) -> bool:
+        return bool(self.pids or self.matches or self.cgroups)
 
     def to_argv(self) -> list[str]:
         """Command-line arguments that parse back to these options."""
@@ -67,17 +72,24 @@ _SINGLE = {
     "--inflight-field": "inflight_field",
     "--loadgen-pid": "loadgen_pid",
     "--duration": "duration",
+    "--host-label": "host_label",
 }
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, not argparse's usage block
         raise UsageError(message)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m sampler", description="Side sampler: writes samples.csv row by row.")
+    p = OneLineParser(prog="python -m sampler", description="Side sampler: writes samples.csv row by row.")
     p.add_argument("--out", required=True, help="CSV to append to (header: contract.schema.SAMPLE_COLUMNS)")
+    add_reading_options(p)
+    return p
+
+
+def add_reading_options(p: argparse.ArgumentParser) -> None:
+    """What to watch and how often: shared by `python -m sampler` and `python -m sampler serve`."""
     p.add_argument("--pid", dest="pids", type=int, action="append", default=[], help="a pid and its tree")
     p.add_argument("--match", dest="matches", action="append", default=[], help="command-line regex")
     p.add_argument("--cgroup", dest="cgroups", action="append", default=[], help="cgroup directory")
@@ -96,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="start even if no process matches yet (--match/--cgroup targets that appear later)",
     )
-    return p
+    p.add_argument("--host-label", help="the `host` cell of every row (default: this machine's hostname)")
 
 
 def parse(argv: list[str]) -> SamplerOptions:
@@ -107,8 +119,10 @@ def parse(argv: list[str]) -> SamplerOptions:
 
 
 def validate(opts: SamplerOptions) -> None:
-    if not (opts.pids or opts.matches or opts.cgroups):
-        raise UsageError("no target: give at least one of --pid, --match, --cgroup")
+    if not (opts.has_target or opts.queue_url or opts.loadgen_pid):
+        raise UsageError(
+            "no target: give at least one of --pid, --match, --cgroup (or --queue-url / --loadgen-pid alone)"
+        )
     if not opts.interval >= MIN_INTERVAL_S:
         raise UsageError(f"--interval must be >= {MIN_INTERVAL_S} s, got {opts.interval}")
     if opts.pss_every < 0:

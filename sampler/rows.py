@@ -17,15 +17,20 @@ class Tick:
 
     ts: float
     elapsed_s: float
-    target_alive: bool
-    target: TargetReading
+    target_alive: bool | None  # None: no target named (a queue-only sampler)
+    target: TargetReading | None
     target_cpu_pct: float | None
-    host: HostReading
+    host: HostReading | None  # None: no target on this host, so its host figures are not the target's
     cgroup: CgroupReading | None = None
     queue: QueueReading | None = None
     sidecar_rss_bytes: int | None = None
     loadgen: LoadgenReading | None = None
     events: tuple[str, ...] = ()
+    host_label: str = ""
+
+
+_NO_TARGET = TargetReading(None, None, None, None, 0.0)  # type: ignore[arg-type]  # all cells empty
+_NO_HOST = HostReading(None, None, None, None)  # type: ignore[arg-type]
 
 
 def _cell(value: object, digits: int = 0) -> str:
@@ -41,24 +46,26 @@ def _cell(value: object, digits: int = 0) -> str:
 def to_row(t: Tick) -> dict[str, str]:
     cg = t.cgroup or CgroupReading(None, None, None, None)
     q = t.queue or QueueReading(None, None)
+    target = t.target or _NO_TARGET
+    host = t.host or _NO_HOST
     lg = t.loadgen or LoadgenReading(None, None, None)
     row = {
         "ts": _cell(t.ts, 3),
         "elapsed_s": _cell(t.elapsed_s, 3),
-        "target_alive": "1" if t.target_alive else "0",
-        "target_procs": _cell(t.target.procs),
-        "target_rss_bytes": _cell(t.target.rss_bytes),
-        "target_pss_bytes": _cell(t.target.pss_bytes),
-        "target_uss_bytes": _cell(t.target.uss_bytes),
+        "target_alive": "" if t.target_alive is None else "1" if t.target_alive else "0",
+        "target_procs": _cell(target.procs),
+        "target_rss_bytes": _cell(target.rss_bytes),
+        "target_pss_bytes": _cell(target.pss_bytes),
+        "target_uss_bytes": _cell(target.uss_bytes),
         "target_cpu_pct": _cell(t.target_cpu_pct, 1),
         "cgroup_memory_bytes": _cell(cg.memory_bytes),
         "cgroup_peak_bytes": _cell(cg.peak_bytes),
         "cgroup_anon_bytes": _cell(cg.anon_bytes),
         "cgroup_file_bytes": _cell(cg.file_bytes),
-        "host_available_bytes": _cell(t.host.available_bytes),
-        "host_swap_used_bytes": _cell(t.host.swap_used_bytes),
-        "host_cpu_pct": _cell(t.host.cpu_pct, 1),
-        "load1": _cell(t.host.load1, 2),
+        "host_available_bytes": _cell(host.available_bytes),
+        "host_swap_used_bytes": _cell(host.swap_used_bytes),
+        "host_cpu_pct": _cell(host.cpu_pct, 1),
+        "load1": _cell(host.load1, 2),
         "queue_length": _cell(q.queue_length),
         "in_progress": _cell(q.in_progress),
         "sidecar_rss_bytes": _cell(t.sidecar_rss_bytes),
@@ -66,5 +73,6 @@ def to_row(t: Tick) -> dict[str, str]:
         "loadgen_cpu_pct": _cell(lg.cpu_pct, 1),
         "loadgen_children_cpu_pct": _cell(lg.children_cpu_pct, 1),
         "event": "; ".join(t.events),
+        "host": t.host_label,
     }
     return {col: row[col] for col in SAMPLE_COLUMNS}

@@ -92,6 +92,12 @@ class Pacer:
         return self.dropped
 
 
+def pacer_from_doc(doc: dict) -> Pacer:
+    """The pacer of one worker's share (OpenModelProfile.share_doc)."""
+    schedule = ArrivalSchedule([Stage(*s) for s in doc["stages"]], scale=doc["scale"])
+    return Pacer(schedule, doc["start_ts"], doc["late_after_s"])
+
+
 def _solve(m: float, r0: float, a: float) -> float:
     """x >= 0 with r0*x + a*x^2/2 = m (the cancellation-free root, valid for a = 0 too)."""
     if m <= 0:

@@ -32,7 +32,8 @@ class OpenModelProfile:
         if inner.peak() <= 0:
             raise ProfileConfigError(f"--arrival-rate: profile {inner.name} has no load to scale")
         self.name = inner.name
-        self.schedule = ArrivalSchedule(inner.stages, scale=peak_arrival_rate / inner.peak())
+        self.scale = peak_arrival_rate / inner.peak()
+        self.schedule = ArrivalSchedule(inner.stages, scale=self.scale)
         pool = max_agents or math.ceil(inner.peak())
         self.params = OpenModelParams(inner.params, peak_arrival_rate, pool, self.schedule.total)
         self._inner = inner
@@ -48,5 +49,12 @@ class OpenModelProfile:
         return self._inner.phases()
 
     def paced_by(self, start_ts: float, late_after_s: float = 1.0) -> Pacer:
-        """One per load generator; in a distributed run each worker should get rate / workers."""
+        """One per load generator; in a distributed run each worker gets a share (share_doc)."""
         return Pacer(self.schedule, start_ts, late_after_s)
+
+    def share_doc(self, workers: int, start_ts: float, late_after_s: float = 1.0) -> dict:
+        """Plain data for one of `workers` load generators to pace rate / workers from start_ts
+        (sent to Locust workers in a message; scenarios.arrivals.pacer_from_doc rebuilds the pacer)."""
+        stages = [[s.duration_s, s.target, s.phase] for s in self._inner.stages]
+        share = self.scale / max(workers, 1)
+        return {"stages": stages, "scale": share, "start_ts": start_ts, "late_after_s": late_after_s}

@@ -1,0 +1,199 @@
+"""Distributed Locust (--master / --worker / --processes) with the kit: the saturation check judges every
+load-generator process from the workers' own CPU reports; serial drivers are refused in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from contract.exit_codes import BAD_INPUT, OK, REQUEST_ERRORS
+from kit.judge import SATURATED_CPU_PCT, saturation_p90s
+from lifecycle.target import free_port
+from tests.locust_runs import LOCUST, REPO, locust_command, run_locust
+from tests.netns import lan
+from tests.test_sampler_support import Children, read_rows, wait_for
+
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def processes(n: int) -> tuple[str, ...]:
+    """--processes N on a port of its own: a worker must never join another test's master."""
+    port = str(free_port())
+    return ("--processes", str(n), "--master-bind-port", port, "--master-port", port)
+
+
+def distributed_smoke(run_dir, sim_args: str, *extra: str):
+    """Four chat agents for 12 s on master + 2 workers; a generous deadline (three processes start,
+    the workers drain, on a shared machine)."""
+    profile = ("ChatAgent", "--load-profile", "smoke", "--peak-users", "4", "--duration", "12s")
+    return run_locust(run_dir, *profile, "--sim-args", sim_args, *extra, *processes(2), timeout=300)
+
+
+def skip_if_workers_were_lost(done) -> None:
+    """Locust itself drops a worker whose heartbeats stall 3 s; on a heavily shared machine that happens
+    right after spawn (seen with the main branch too): nothing of the kit is then under test."""
+    if "went missing, stopping test" in done.stderr:
+        pytest.skip("Locust lost its workers (heartbeat timeout) on this loaded machine")
+
+
+def test_saturation_is_judged_on_the_worst_process_with_enough_readings():
+    judged = saturation_p90s([10.0] * 5, {"a": [95.0, 96.0, 97.0], "b": [99.0, 99.0]})
+    assert set(judged) == {"master", "worker a"}  # b: two reports are too few to judge
+    assert judged["worker a"] >= SATURATED_CPU_PCT > judged["master"]
+    assert set(saturation_p90s([50.0] * 4, {})) == set()  # four readings of one process: not judged
+
+
+def test_capacity_is_refused_on_a_master_in_one_line(tmp_path):
+    done = run_locust(
+        tmp_path / "run",
+        "--master",
+        "--master-bind-port",
+        str(free_port()),
+        "--expect-workers",
+        "1",
+        "--load-profile",
+        "capacity",
+        timeout=60,
+    )
+    assert done.returncode == BAD_INPUT
+    errors = [line for line in done.stderr.splitlines() if line.startswith("loadkit: error:")]
+    assert len(errors) == 1 and "serial driver" in errors[0] and "Traceback" not in done.stderr
+
+
+def test_every_worker_reports_its_cpu_to_the_masters_saturation_check(tmp_path):
+    run_dir = tmp_path / "run"
+    done = distributed_smoke(run_dir, "--ttft-ms 20")
+    skip_if_workers_were_lost(done)
+    meta = json.loads((run_dir / "run.json").read_text())
+    validity = meta["validity"]
+    workers = [name for name in validity.get("processes", {}) if name.startswith("worker ")]
+    assert len(workers) == 2, (validity, done.stderr[-1500:])
+    worst = max(validity["processes"].values())
+    assert validity["loadgen_cpu_p90"] == worst and validity["valid"] is (worst < SATURATED_CPU_PCT)
+
+
+def test_open_model_on_two_workers_issues_the_profiles_arrivals_and_rows_match_locust(tmp_path):
+    run_dir = tmp_path / "run"
+    rate = ("--arrival-rate", "10", "--max-agents", "8")
+    done = distributed_smoke(run_dir, "--ttft-ms 20 --itl-ms 1 --output-tokens 4", *rate)
+    assert done.returncode == OK, done.stderr[-1500:]
+    skip_if_workers_were_lost(done)
+    meta = json.loads((run_dir / "run.json").read_text())
+    expected = meta["profile"]["params"]["expected_arrivals"]
+    arrivals = meta["open_model"]
+    assert arrivals["issued_arrivals"] == pytest.approx(expected, rel=0.05)
+    assert arrivals["dropped_arrivals"] == 0
+    rows = pd.read_csv(run_dir / "requests.csv")
+    stats = pd.read_csv(run_dir / "locust_stats.csv")
+    assert len(rows) == int(stats.loc[stats["Name"] == "Aggregated", "Request Count"].iloc[0])
+    assert rows["agent_id"].str.split("-").str[0].nunique() == 2  # both workers served arrivals
+
+
+def test_rounds_are_refused_on_a_master_in_one_line(tmp_path):
+    done = run_locust(
+        tmp_path / "run",
+        "--master",
+        "--master-bind-port",
+        str(free_port()),
+        "--expect-workers",
+        "1",
+        "--load-profile",
+        "rounds",
+        timeout=60,
+    )
+    assert done.returncode == BAD_INPUT
+    errors = [line for line in done.stderr.splitlines() if line.startswith("loadkit: error:")]
+    assert len(errors) == 1 and "in one process" in errors[0]
+
+
+@pytest.fixture
+def three_hosts():
+    with lan("gw", "lg", "wk") as named:
+        yield named
+
+
+@pytest.fixture
+def procs():
+    """Processes of a test that needs no namespaces, all stopped at teardown."""
+    kids = Children()
+    yield kids
+    kids.stop_all()
+
+
+@pytest.fixture
+def ns_procs(three_hosts):
+    """Processes of the test, stopped before the namespaces go (fixture order: procs first)."""
+    kids = Children()
+    yield kids
+    kids.stop_all()
+
+
+def test_master_and_two_workers_in_other_namespaces_keep_the_open_model(three_hosts, ns_procs, tmp_path):
+    """Gateway in one namespace, master in another, two workers in a third: arrivals within 5 %, none
+    dropped, and the master's request rows equal Locust's totals."""
+    gw, lg, wk = three_hosts["gw"], three_hosts["lg"], three_hosts["wk"]
+    sim = [sys.executable, "-m", "simgateway", "--port", "18080", "--bind", gw.address, "--ttft-ms", "20"]
+    gateway = ns_procs.start(gw.command(sim), env=ENV, stdout=subprocess.PIPE, text=True)
+    assert "listening" in gateway.stdout.readline()
+    run_dir = tmp_path / "run"
+    master = locust_command(run_dir, "ChatAgent", "--host", f"http://{gw.address}:18080", "--master")
+    master += ["--master-bind-host", lg.address, "--expect-workers", "2", "--load-profile", "smoke"]
+    master += ["--peak-users", "4", "--duration", "12s", "--arrival-rate", "10", "--max-agents", "8"]
+    log = open(tmp_path / "master.log", "w")  # noqa: SIM115 (closed with the process)
+    kit = ns_procs.start(lg.command(master), cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
+    worker = [*LOCUST[:-1], "--worker", "--master-host", lg.address]  # LOCUST ends with --headless
+    for _ in range(2):
+        ns_procs.start(
+            wk.command(worker), cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+    assert kit.wait(300) == OK, (tmp_path / "master.log").read_text()[-2000:]
+    meta = json.loads((run_dir / "run.json").read_text())
+    arrivals = meta["open_model"]
+    assert arrivals["issued_arrivals"] == pytest.approx(
+        meta["profile"]["params"]["expected_arrivals"], rel=0.05
+    )
+    assert arrivals["dropped_arrivals"] == 0
+    rows = pd.read_csv(run_dir / "requests.csv")
+    stats = pd.read_csv(run_dir / "locust_stats.csv")
+    assert len(rows) == int(stats.loc[stats["Name"] == "Aggregated", "Request Count"].iloc[0])
+    assert len([p for p in meta["validity"]["processes"] if p.startswith("worker ")]) == 2
+
+
+def test_killing_one_worker_keeps_the_rows_it_reported(procs, tmp_path):
+    """A worker SIGKILLed mid-run: the rows it had reported stay in requests.csv; the run completes."""
+    run_dir, port = tmp_path / "run", str(free_port())
+    master = locust_command(
+        run_dir, "ChatAgent", "--master", "--master-bind-port", port, "--expect-workers", "2"
+    )
+    master += [
+        "--load-profile",
+        "smoke",
+        "--peak-users",
+        "4",
+        "--duration",
+        "20s",
+        "--sim-args",
+        "--ttft-ms 20",
+    ]
+    log = open(tmp_path / "master.log", "w")  # noqa: SIM115 (closed with the process)
+    kit = procs.start(master, cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
+    worker = [*LOCUST[:-1], "--worker", "--master-port", port]
+    workers = [procs.start(worker, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL) for _ in range(2)]
+    requests = run_dir / "requests.csv"
+
+    def rows_of(pid: int) -> int:
+        return sum(1 for r in read_rows(requests) if r["agent_id"].startswith(f"{pid}-"))
+
+    victim = workers[0].pid
+    wait_for(lambda: rows_of(victim) >= 5, 120, "rows from the worker to be killed")
+    os.kill(victim, signal.SIGKILL)
+    kept = rows_of(victim)
+    assert kit.wait(300) in (OK, REQUEST_ERRORS), (tmp_path / "master.log").read_text()[-2000:]
+    assert rows_of(victim) >= kept and rows_of(workers[1].pid) > 0
+    assert json.loads((run_dir / "run.json").read_text())["stop_reason"]
