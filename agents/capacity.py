@@ -1,4 +1,4 @@
-"""The serial capacity and churn drivers (seeds/000): one Locust user runs the whole protocol itself, as
+"""The serial capacity and churn drivers (the study): one Locust user runs the whole protocol itself, as
 fast as the target allows, reading target memory from outside after every step into capacity.csv.
 
 Not paced by LoadTestShape ticks (once a second). Computes nothing beyond the stop checks; the figures
@@ -334,8 +334,8 @@ class SerialDriver(KitAgent):
 
 
 class CapacityAgent(SerialDriver):
-    """seeds/000: agents started one at a time, idle, never closed until the end, memory read after each
-    is ready; any stop closes them all."""
+    """The capacity study's protocol: agents started one at a time, idle, never closed until the end,
+    memory read after each is ready; any stop closes them all."""
 
     @task
     def serial_capacity(self) -> None:

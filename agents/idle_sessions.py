@@ -43,7 +43,7 @@ class Opened:
 def session_http_client(agent: KitAgent, connection: str) -> httpx.Client:
     """An HTTP client with TCP_NODELAY. `fresh` asks for a connection per request (`Connection: close`),
     so a gateway that writes headers and body apart meets no delayed-ACK stall, which a keep-alive
-    client adds (~40 ms, FIELD-NOTES). httpx's max_keepalive_connections=0 still stalls: not used."""
+    client adds (~40 ms, docs/field-notes.md). httpx's max_keepalive_connections=0 still stalls: not used."""
     headers = auth_headers(agent.settings.api_key_env)
     if connection != CONNECTION_KEEP_ALIVE:
         headers["Connection"] = "close"

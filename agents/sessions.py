@@ -1,4 +1,4 @@
-"""Idle agent sessions (seeds/000): each simulated agent opens one session tagged with the run id,
+"""Idle agent sessions (the capacity study): each simulated agent opens one session tagged with the run id,
 keeps it alive without prompting, and closes it when it stops. Lifecycle rows go to agents.csv.
 
 Speaks the simulator's session protocol (POST/GET/DELETE /v1/agents).

@@ -1,4 +1,4 @@
-"""Task-board agent (seeds/004's Kanban): submit a task tagged with the run id, poll it to a terminal
+"""Task-board agent (the rounds study's Kanban): submit a task tagged with the run id, poll it to a terminal
 state, record queue wait and run time; on stop, archive only the tasks it created itself.
 
 Speaks the simulator's board protocol (POST /v1/tasks, GET /v1/tasks/{id}, DELETE to archive).

@@ -19,10 +19,10 @@ from analysis.model import RunData, Section
 from analysis.stats import aggregate, describe
 from contract.schema import GIB, MIB, STOP_BUDGET, STOP_CAP, STOP_FAILURE, STOP_INTERRUPTED
 
-TAIL_POINTS = 8  # seeds/000: the marginal is the OLS slope over the last 8 sampled points
+TAIL_POINTS = 8  # the capacity study: the marginal is the OLS slope over the last 8 sampled points
 MIN_R2 = 0.95  # below this the fit is "not stable" and no capacity is published
 CONFIDENCE = 0.95  # of the slope interval that projections carry
-DEFAULT_AT_N = 200  # seeds/000 reports the RSS at N=200
+DEFAULT_AT_N = 200  # the capacity study reports the RSS at N=200
 PROJECTION_GIB: tuple[float, ...] = (2.0, 4.0, 8.0)
 CHURN_MIN_RETAINED_MIB = 0.1  # per closed session: smaller slopes are allocator noise, not retention
 CHURN_MIN_R2 = 0.9
@@ -144,7 +144,7 @@ def capacity_result(
     tail: int = TAIL_POINTS,
     min_r2: float = MIN_R2,
 ) -> CapacityResult:
-    """Every per-run figure of seeds/000's table; budget and metric default to what the run recorded."""
+    """Every per-run figure of the study's table; budget and metric default to what the run recorded."""
     metric = metric or str(_column_value(frame, "metric") or "rss")
     budget = budget_bytes if budget_bytes is not None else _column_value(frame, "budget_bytes")
     budget_mib = float(budget) / MIB if budget is not None else None
@@ -226,7 +226,7 @@ def _mib_at(points: pd.DataFrame, n: int | None) -> float | None:
 
 
 def _first_agent_increment(points: pd.DataFrame) -> float | None:
-    """RSS(1) - baseline: the first agent's one-time cost, its own share included (seeds/000's figure)."""
+    """RSS(1) - baseline: the first agent's one-time cost, its own share included (the study's figure)."""
     base, first = _mib_at(points, 0), _mib_at(points, 1)
     return first - base if base is not None and first is not None else None
 
@@ -283,7 +283,7 @@ def projection_table(fit: Fit | None, budgets_gib: tuple[float, ...] = PROJECTIO
 
 
 def result_measures(result: CapacityResult) -> dict[str, object]:
-    """The per-run column of the capacity table, in seeds/000's order (None = not measured/published)."""
+    """The per-run column of the capacity table, in the study's order (None = not measured/published)."""
     fit = result.fit
     return {
         "N_max": result.n_max,
@@ -348,7 +348,8 @@ BEFORE_AFTER_MEASURES = (
 
 
 def before_after_table(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
-    """seeds/000's second table from two campaign run tables: median (range) before and after, and ratio."""
+    """The capacity study's second table from two campaign run tables: median (range) before and after,
+    and their ratio."""
     rows = []
     for measure in BEFORE_AFTER_MEASURES:
         if measure not in before.index and measure not in after.index:
@@ -387,7 +388,7 @@ def capacity_section(run: RunData, plot: Path | None = None) -> Section | None:
     params = (run.meta.get("profile") or {}).get("params") or {}
     result = capacity_result(frame, at_n=int(params.get("capacity_at_n") or DEFAULT_AT_N))
     section = Section(title="Capacity")
-    section.tables.append(("Capacity (seeds/000 protocol)", run_table({run.path.name: result})))
+    section.tables.append(("Capacity (serial protocol)", run_table({run.path.name: result})))
     proj = projection_table(result.fit) if result.projects else None
     if proj is not None:
         section.tables.append(("Projection to other budgets (from the tail fit; not measured)", proj))

@@ -1,4 +1,4 @@
-"""The rounds table of seeds/004: per round of stepped concurrency, peak memory, headroom against the
+"""The rounds table of the rounds study: per round of stepped concurrency, peak memory, headroom against the
 warning line, swap, per-worker memory and success rate, with a pass/fail and its reason. Pure math.
 
 Per-worker memory is estimated per reading as (target RSS - baseline RSS) / (processes - baseline

@@ -134,7 +134,7 @@ def _cost_lines(run: RunData) -> list[str]:
 
 
 def _capacity_lines(run: RunData) -> list[str]:
-    """seeds/000's headline: N_max with the fit behind it, or why no capacity is published."""
+    """The capacity study's headline: N_max with the fit behind it, or why no capacity is published."""
     frame = run.capacity
     if frame is None or frame.empty or "event" not in frame:
         return []

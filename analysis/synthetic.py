@@ -92,7 +92,8 @@ def stream_requests(
 
 
 def rounds_run(path: Path, per_round_s: float = 120.0, worker_mib: float = 170.0) -> Path:
-    """A seeds/004-shaped run: baseline phase, rounds of 6, 8, 10 tasks, each task one worker process."""
+    """A run shaped like the rounds study: baseline phase, rounds of 6, 8, 10 tasks, one worker process a
+    task."""
     meta: dict[str, Any] = {
         "run_id": "synthetic-rounds",
         "profile": {"name": "rounds", "phases": [], "rounds": []},

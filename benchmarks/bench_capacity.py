@@ -2,7 +2,7 @@
 budget of 2 minutes wall time (issue 4). Judges only wall time and that 250 agents were measured.
 
 Usage: python benchmarks/bench_capacity.py [--startup-ms 45] [--mode inprocess|process] [--keep DIR]
-(exit 0 within budget, 1 over it). 45 ms is seeds/000's measured start-up per agent.
+(exit 0 within budget, 1 over it). 45 ms is the capacity study's measured start-up per agent.
 """
 
 from __future__ import annotations

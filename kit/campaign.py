@@ -153,7 +153,7 @@ def summarise(out: Path) -> pd.DataFrame:
 
 
 def compare(before: Path, after: Path, out: Path | None) -> pd.DataFrame:
-    """seeds/000's before/after table from two campaign directories (their run tables)."""
+    """The capacity study's before/after table from two campaign directories (their run tables)."""
     table = before_after_table(_runs_table(before), _runs_table(after))
     if out is not None:
         (out / BEFORE_AFTER_MD).write_text(table_markdown(table) + "\n", encoding="utf-8")

@@ -1,5 +1,5 @@
 """One capacity step's memory reading of a target: the median of n readings right after a refresh
-(seeds/000), PSS/USS once, a sidecar apart. Used in-process by the capacity driver and, remotely, by the
+(the study), PSS/USS once, a sidecar apart. Used in-process by the capacity driver and, remotely, by the
 sampler service's `/v1/reading`. Reads processes; writes nothing.
 """
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sampler.targets import Target
 
-READINGS_PER_STEP = 3  # seeds/000: the median of 3 readings after each agent
+READINGS_PER_STEP = 3  # the capacity study: the median of 3 readings after each agent
 
 
 @dataclass(frozen=True)

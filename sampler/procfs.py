@@ -1,6 +1,6 @@
 """Linux back-end for per-process readings: one pread of /proc/PID/stat and one of /proc/PID/statm per
 process, files kept open. RSS comes from statm: stat's RSS field reads 0.1-0.2 MiB low per process on
-this kernel (per-CPU counters not summed; FIELD-NOTES), statm is exact.
+this kernel (per-CPU counters not summed; docs/field-notes.md), statm is exact.
 
 Turns kernel text into ProcStat; no accounting, no summing. A descriptor opened on /proc/PID/... stays
 bound to that process: once it is reaped, reads fail, so a recycled pid is never read by mistake.

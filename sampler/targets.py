@@ -85,7 +85,7 @@ class Target:
         return TargetReading(rss_bytes=rss, pss_bytes=pss, uss_bytes=uss, procs=len(live), cpu_seconds=cpu)
 
     def median_rss(self, n: int = 3) -> int:
-        """Median RSS of n back-to-back readings after a refresh (seeds/000's protocol, in-process)."""
+        """Median RSS of n back-to-back readings after a refresh (the study's protocol, in-process)."""
         self.refresh()
         return int(statistics.median(self.read().rss_bytes for _ in range(n)))
 

@@ -1,4 +1,4 @@
-"""Capacity profile (seeds/000): one user that runs the serial protocol itself, not paced by ticks.
+"""Capacity profile (the capacity study): one user that runs the serial protocol itself, not paced by ticks.
 
 A profile object only: options, their validation (one-line errors) and a tick that holds one user of
 the driver class. The driver ends the run when the protocol stops; this module measures nothing.
@@ -51,7 +51,7 @@ class CapacityParams:
 
 def add_arguments(parser: Any) -> None:
     """--memory-budget, --capacity-metric, --capacity-at-n (the cap is the shared --max-agents)."""
-    group = parser.add_argument_group("loadkit: capacity", "serial idle-agent capacity (seeds/000)")
+    group = parser.add_argument_group("loadkit: capacity", "serial idle-agent capacity (the capacity study)")
     add(
         group,
         "--memory-budget",

@@ -1,4 +1,4 @@
-"""Rounds profile (seeds/004): an idle baseline, then rounds of N tasks, each ending when its tasks do.
+"""Rounds profile (the rounds study): an idle baseline, then rounds of N tasks, each ending when its tasks do.
 
 RoundsPlan is the event-driven state machine agents drive (claim a task, report it finished); every
 method takes `now` so it is tested without a clock. RoundsProfile adapts it to LoadTestShape.tick().

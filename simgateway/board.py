@@ -1,4 +1,4 @@
-"""Task board with a dispatcher (seeds/004's Hermes Kanban): queued -> running -> done/failed/archived.
+"""Task board with a dispatcher (the rounds study): queued -> running -> done/failed/archived.
 
 Every dispatch interval the dispatcher starts at most (max_in_progress - running) queued tasks, FIFO, each
 in its own worker process (simgateway.task_worker) that reports usage on stdout. Must not run task work in

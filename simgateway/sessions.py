@@ -1,4 +1,4 @@
-"""Idle agent sessions (seeds/000): create, get, list, prompt, delete, each holding real memory.
+"""Idle agent sessions (the capacity study): create, get, list, prompt, delete, each holding real memory.
 
 In `inprocess` mode an agent's memory is a touched block in the gateway; in `process` mode it is a forked
 worker that touches its own block and reads the gateway's shared block. Must not sample memory itself:

@@ -55,7 +55,7 @@ def test_latency_percentiles_match_known_values_with_counts(tmp_path):
 
 
 def test_small_samples_flag_the_percentiles_they_cannot_support():
-    d = describe(pd.Series(np.arange(24.0)))  # seeds/004 had 24 tasks
+    d = describe(pd.Series(np.arange(24.0)))  # the rounds study had 24 tasks
     assert d["n"] == 24
     assert d["small_sample"] == "p90 needs ~100, p95 needs ~200, p99 needs ~1000"
     assert describe(pd.Series(np.arange(10.0)))["small_sample"].startswith("p50 needs ~20")

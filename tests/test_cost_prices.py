@@ -21,7 +21,7 @@ source = "test"
 def test_shipped_table_carries_seed_004_deepseek_figures_dated():
     price = load_prices().lookup("deepseek-v4-flash")
     assert (price.input, price.output, price.cached_input) == (0.14, 0.28, 0.014)
-    assert price.as_of == "2026-08" and price.currency == "USD" and "seeds/004" in price.source
+    assert price.as_of == "2026-08" and price.currency == "USD" and "the rounds study" in price.source
 
 
 def test_shipped_simulator_model_is_marked_fictional_and_real_ones_are_not():

@@ -33,7 +33,7 @@ cache_write = 0.14
 output = 0.28
 currency = "USD"
 as_of = "2026-08"
-source = "seeds/004"
+source = "the rounds study"
 """,
     origin="seed-004.toml",
 )

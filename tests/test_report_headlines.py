@@ -30,11 +30,11 @@ RAW = (
 RAW -= {"operation", "requests", "failed", "count", "status", "tasks", "series", "readings", "round"}
 RAW -= {"items", "succeeded", "passed", "why", "measure", "unit", "points", "verdict", "bins", "basis"}
 RAW -= {"item", "value", "low", "high", "model", "calls", "users", "abort", "samples", "example", "of"}
-TERMS = ("N_max", "N_stop")  # seeds/000's names, defined in the capacity notes
+TERMS = ("N_max", "N_stop")  # The capacity study's names, defined in the capacity notes
 
 
 def is_raw(text: str) -> bool:
-    """A column name, or words with an underscore left in them (seeds/000's terms aside)."""
+    """A column name, or words with an underscore left in them (the capacity study's terms aside)."""
     words = text
     for term in TERMS:
         words = words.replace(term, "")

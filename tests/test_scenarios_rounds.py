@@ -1,4 +1,4 @@
-"""The rounds state machine (seeds/004): baseline, rounds of N tasks ending when their tasks finish."""
+"""The rounds state machine (the rounds study): baseline, rounds of N tasks ending when their tasks finish."""
 
 from __future__ import annotations
 

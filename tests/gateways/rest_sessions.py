@@ -2,7 +2,8 @@
 must read back through a spec file (examples/specs/rest-sessions.toml), on paths unlike the simulator's.
 
 Python's http.server: every response is written in two send()s (headers, then body), so a keep-alive
-client meets the delayed-ACK stall (FIELD-NOTES). In-process mode holds --session-mib per conversation;
+client meets the delayed-ACK stall (docs/field-notes.md).
+In-process mode holds --session-mib per conversation;
 process mode forks one child per conversation holding it (and shares --shared-mib with the parent).
 It reports its own counts and its own start-up handling times at /api/v2/stats. Loopback only.
 """
