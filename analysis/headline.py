@@ -238,7 +238,8 @@ def _threshold_figures(run: RunData) -> list[Figure]:
 
 def run_prices(run: RunData) -> prices.PriceTable | prices.PriceTableError:
     """The run's price table (--prices, recorded in run.json; else the shipped one), or why not."""
-    settings = run.meta.get("cost") if isinstance(run.meta.get("cost"), dict) else {}
+    recorded = run.meta.get("cost")
+    settings = recorded if isinstance(recorded, dict) else {}
     try:
         return prices.load_prices(settings.get("prices") or prices.DEFAULT_PRICES_PATH)
     except prices.PriceTableError as exc:

@@ -45,7 +45,8 @@ def capacity_report_section(run: RunData) -> Section | None:
 def cost_report_section(run: RunData) -> Section | None:
     """Cost at the run's price table (--prices, recorded in run.json; else the shipped one) and host
     price; a rejected price file still shows tokens and names the error."""
-    settings = run.meta.get("cost") if isinstance(run.meta.get("cost"), dict) else {}
+    recorded = run.meta.get("cost")
+    settings = recorded if isinstance(recorded, dict) else {}
     host_price = settings.get("host_price_month")
     host_price = host_price if isinstance(host_price, int | float) else None
     return cost.cost_section(run, headline_mod.run_prices(run), host_price_month=host_price)
@@ -117,7 +118,7 @@ def build_sections(
     candidates.update({s.title: s for s in extra_sections(run)})
     lead = LEADS.get(headline_mod.profile_of(run), ())
     order = [t for t in lead if t in candidates] + [t for t in candidates if t not in lead]
-    present = [candidates[t] for t in order if candidates[t] is not None]
+    present = [s for s in (candidates[t] for t in order) if s is not None]
     return [head_section(run), summary_section(run), *present, *absent_section(run, candidates)]
 
 

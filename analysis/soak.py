@@ -150,8 +150,9 @@ def error_rate_trend(run: RunData, rule: SoakRule | None = None, bin_requests: i
 def rule_of(meta: dict) -> SoakRule:
     """The memory rule a run was judged with: run.json's trend_min_duration_s (--trend-min-duration)."""
     value = meta.get("trend_min_duration_s")
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-    return SoakRule(min_duration_s=float(value)) if ok else SoakRule()
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return SoakRule(min_duration_s=float(value))
+    return SoakRule()
 
 
 def soak_trends(run: RunData) -> tuple[Trend, Trend]:
