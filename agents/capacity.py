@@ -151,7 +151,7 @@ class SerialDriver(KitAgent):
         self.max_agents = params.max_agents
         self.connection = self.settings.capacity_connection or CONNECTION_FRESH
         self.log: CsvAppender | None = None
-        self.probe: MemoryProbe | None = None
+        self.probe: MemoryProbe | RemoteMemoryProbe | None = None
         self.open_sessions: dict[str, int] = {}  # ours: session id -> n, closed at any stop
         self.stopping = False
         self.sessions: RestSessionClient | AcpSessionClient | None = None

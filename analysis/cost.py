@@ -131,6 +131,8 @@ def describe_total(total: DollarTotal) -> str:
         head = f"LLM cost: n/a over {total.calls} calls (some have neither a list price nor a gateway cost)"
     else:
         head = f"LLM cost: ${_usd(total.usd)} over {total.calls} calls"
+    if total.list_calls == total.calls and not total.compared_calls:
+        return f"{head}, every call at its list price (as billed)"
     parts = []
     if total.list_calls:
         parts.append(f"${_usd(total.list_usd)} at list price (as billed) for {total.list_calls} calls")

@@ -5,6 +5,7 @@ comes from the same table functions the report's sections print.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -38,10 +39,18 @@ class Figure:
             return f"{self.label}: not measured"
         if isinstance(self.value, str):
             return f"{self.label}: {self.value}"
-        number = f"{self.value:,.0f}" if abs(self.value) >= 100 else f"{self.value:,.3g}"
+        number = _three_digits(self.value)
         if self.unit == "$":
             return f"{self.label}: ${number}"
         return f"{self.label}: {number}{' ' + self.unit if self.unit else ''}"
+
+
+def _three_digits(value: float) -> str:
+    """Three significant digits, never in exponent form ($0.0000880, not $8.8e-05)."""
+    if value == 0 or abs(value) >= 99.95:
+        return f"{value:,.0f}"
+    decimals = 2 - math.floor(math.log10(abs(value)))
+    return f"{value:,.{decimals}f}"
 
 
 @dataclass

@@ -104,7 +104,7 @@ class LiveJudge:
         judged = saturation_p90s(self.loadgen_cpu, self.worker_cpu)
         if not judged:
             return {"valid": None, "rule": SATURATION_RULE, "note": "too few load-generator readings"}
-        worst = max(judged, key=judged.get)
+        worst = max(judged, key=lambda name: judged[name])
         verdict = {
             "valid": judged[worst] < SATURATED_CPU_PCT,
             "rule": SATURATION_RULE,

@@ -84,14 +84,20 @@ class RemoteSampler:
         self.cursor = page.next
 
     def _local_ts(self, row: dict[str, str]) -> float:
-        return float(row["ts"]) - self.offset.offset_s
+        return float(row["ts"]) - self.clock().offset_s
+
+    def clock(self) -> ClockOffset:
+        """The offset measured at start (and since re-checked); pulling before it is a bug."""
+        if self.offset is None:
+            raise RuntimeError("sampler service clock offset read before it was measured")
+        return self.offset
 
     def _measure_offset(self) -> None:
         self.offset = self.client.clock_offset()
         self.record.setdefault("clock", []).append(_rounded(dataclasses.asdict(self.offset)))
 
     def _recheck_offset(self, now: float) -> bool:
-        if now - self.offset.at_ts < OFFSET_RECHECK_S:
+        if now - self.clock().at_ts < OFFSET_RECHECK_S:
             return False
         self._measure_offset()
         return True

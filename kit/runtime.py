@@ -67,6 +67,7 @@ from scenarios.arrivals import Pacer
 from scenarios.breakpoint import stop_point as breakpoint_stop_point
 from scenarios.evaluator import exit_code as exit_code_of
 from scenarios.manual import ManualProfile
+from scenarios.open_model import OpenModelProfile
 from scenarios.profile import Profile
 
 log = logging.getLogger("loadkit")
@@ -248,8 +249,10 @@ class KitRun:
         self.profile = profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
         self.driver_class = presets.resolve_class(profile.driver) if profile.driver else None
         schedule = profile.paced_by(now)
-        if isinstance(schedule, Pacer) and isinstance(self.environment.runner, MasterRunner):
-            self.pacing = self.share_arrivals(now)
+        runner = self.environment.runner
+        if isinstance(schedule, Pacer) and isinstance(runner, MasterRunner):
+            assert isinstance(profile, OpenModelProfile)  # only the open model paces by arrivals
+            self.pacing = self.share_arrivals(profile, runner, now)
         else:
             self.pacing = pacing_for(schedule)
             set_pacing(self.environment, self.pacing)
@@ -299,13 +302,12 @@ class KitRun:
             runner.stop()
             gevent.sleep(WORKER_REPORT_S)
 
-    def share_arrivals(self, now: float) -> FleetArrivals:
+    def share_arrivals(self, profile: OpenModelProfile, runner: MasterRunner, now: float) -> FleetArrivals:
         """On a master: each worker paces its share of the arrivals and reports them, from
         WORKER_SPAWN_LEAD_S on (the profile's first tick, the agent pool, holds until then)."""
-        runner = self.environment.runner
         self.lead_s = WORKER_SPAWN_LEAD_S
         workers = runner.clients.ready + runner.clients.spawning + runner.clients.running
-        share = self.profile.share_doc(len(workers), now + self.lead_s)
+        share = profile.share_doc(len(workers), now + self.lead_s)
         for worker in workers:
             runner.send_message(SHARE_MESSAGE, share, client_id=worker.id)
         return FleetArrivals(self.environment)

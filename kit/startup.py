@@ -20,6 +20,7 @@ from locust.env import Environment
 
 from agents import presets as gateways
 from contract import schema
+from contract.child_env import kit_module_env
 from contract.errors import InputError, KitError, one_line
 from contract.redact import redact, redact_args
 from kit import input_checks, rundir
@@ -90,13 +91,14 @@ def resolve_target(settings: KitSettings) -> Target:
         return Target(url=target.host)
     port = free_port()
     url = (target.host or "http://127.0.0.1:{port}").replace("{port}", str(port)).rstrip("/")
-    if target.target_cmd:
-        command = target_command(target.target_cmd, port)
-    elif preset.embedded_simulator:
+    if target.target_cmd:  # the user's gateway, in the user's environment
+        return start_target(
+            target_command(target.target_cmd, port), url, target.health_path, target.start_timeout
+        )
+    if preset.embedded_simulator:  # our own module: found from any working directory
         command = simulator_command(port, target.sim_args)
-    else:
-        raise InputError(f"--gateway {preset.name} needs --host URL or --target-cmd")
-    return start_target(command, url, target.health_path, target.start_timeout)
+        return start_target(command, url, target.health_path, target.start_timeout, kit_module_env())
+    raise InputError(f"--gateway {preset.name} needs --host URL or --target-cmd")
 
 
 def sampler_options(settings: KitSettings, target: Target) -> SamplerOptions | None:

@@ -61,7 +61,11 @@ def target_command(template: str, port: int) -> list[str]:
 
 
 def start_target(
-    command: list[str], url: str, health_path: str = "/health", timeout_s: float = 30.0
+    command: list[str],
+    url: str,
+    health_path: str = "/health",
+    timeout_s: float = 30.0,
+    env: dict[str, str] | None = None,
 ) -> Target:
     """Start `command`, wait until `url + health_path` answers 2xx; raise TargetError otherwise."""
     stderr = tempfile.TemporaryFile()
@@ -72,6 +76,7 @@ def start_target(
             stderr=stderr,
             start_new_session=True,
             preexec_fn=_terminate_with_parent,
+            env=env,
         )
     except OSError as exc:
         raise TargetError(f"cannot start target {command[0]!r}: {exc.strerror or exc}") from exc

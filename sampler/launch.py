@@ -9,11 +9,9 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
+from contract.child_env import kit_module_env
 from sampler.options import SamplerOptions, validate
-
-_REPO = Path(__file__).resolve().parent.parent
 
 
 def start_sampler(opts: SamplerOptions, stderr: int | None = None) -> subprocess.Popen:
@@ -22,11 +20,9 @@ def start_sampler(opts: SamplerOptions, stderr: int | None = None) -> subprocess
     if opts.loadgen_pid is None:
         opts = SamplerOptions(**{**vars(opts), "loadgen_pid": os.getpid()})
     validate(opts)
-    path = os.pathsep.join(filter(None, [str(_REPO), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "PYTHONPATH": path}
     return subprocess.Popen(
         [sys.executable, "-m", "sampler", *opts.to_argv()],
-        env=env,
+        env=kit_module_env(),
         stderr=stderr,
         start_new_session=True,
     )

@@ -16,11 +16,9 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
+from contract.child_env import kit_module_env
 from simgateway.app import READY_PREFIX
-
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
 class GatewayStartError(RuntimeError):
@@ -57,7 +55,7 @@ class RunningGateway:
 def start(knob_args: list[str], timeout: float = 15.0, port: int = 0) -> RunningGateway:
     """Run `python -m simgateway --port PORT *knob_args` in a new session and wait until it listens."""
     cmd = [sys.executable, "-m", "simgateway", "--port", str(port), *knob_args]
-    env = {**os.environ, "PYTHONPATH": _PACKAGE_ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = kit_module_env()
     with tempfile.TemporaryFile("w+") as stderr:  # a file, not a pipe: a chatty gateway never blocks
         proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, start_new_session=True

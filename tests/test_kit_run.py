@@ -185,3 +185,18 @@ def test_a_misbehaving_gateway_gives_classified_failed_rows_and_still_a_report(t
     assert failed.error.notna().all() and (failed.error.str.len() <= 200).all()  # one line each
     assert failed.tokens_in.isna().all()  # no usage invented for a failed call
     assert (run_dir / schema.REPORT_HTML).exists() and "run directory:" in done.stdout
+
+
+def test_the_kit_runs_from_any_working_directory(tmp_path):
+    """`locust -f /path/to/locustfile.py` from elsewhere: the embedded simulator and the sampler are the
+    kit's own modules and must start without the repo being the working directory."""
+    run_dir = tmp_path / "run"
+    done = subprocess.run(
+        locust_command(run_dir, "ChatAgent", "--load-profile", "smoke", "--duration", "3s"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert csv_rows(run_dir / schema.REQUESTS_CSV) > 0 and csv_rows(run_dir / schema.SAMPLES_CSV) > 0
