@@ -24,7 +24,10 @@ from agents import recorder
 from agents.pacing import Ticket, pacing_of
 from agents.run_link import run_link_of
 from agents.settings import agent_settings_of
-from contract import gevent_compat  # noqa: F401 - before any httpx client exists
+from contract import (
+    gevent_compat,  # noqa: F401 - before any httpx client exists
+    schema,
+)
 from contract.records import AgentRecord, RequestRecord, TaskRecord
 from contract.redact import redact
 
@@ -150,7 +153,7 @@ class KitAgent(User):
         try:
             yield
         except GreenletExit:
-            record.ok, record.error_kind = False, "interrupted"
+            record.ok, record.error_kind = False, schema.ERROR_INTERRUPTED
             record.error = "the run stopped before the answer"
             record.latency_ms = (time.perf_counter() - started) * 1000.0
             self.record(record)

@@ -47,7 +47,7 @@ class Figure:
 
 def _three_digits(value: float) -> str:
     """Three significant digits, never in exponent form ($0.0000880, not $8.8e-05)."""
-    if value == 0 or abs(value) >= 99.95:
+    if float(value).is_integer() or abs(value) >= 99.95:
         return f"{value:,.0f}"
     decimals = 2 - math.floor(math.log10(abs(value)))
     return f"{value:,.{decimals}f}"

@@ -9,6 +9,7 @@ import pandas as pd
 
 from analysis.model import RunData
 from analysis.stats import describe
+from contract import schema
 
 STREAM_PERCENTILES = (50, 95, 99)
 
@@ -24,7 +25,9 @@ def latency_table(run: RunData) -> pd.DataFrame | None:
 
 def _operation_row(operation: str, group: pd.DataFrame) -> dict:
     ok = group[group["ok"] == 1]
-    row = {"operation": operation, "requests": len(group), "failed": int((group["ok"] == 0).sum())}
+    # a request the run's own stop cut short is not a failure of the gateway
+    failed = (group["ok"] == 0) & (group["error_kind"] != schema.ERROR_INTERRUPTED)
+    row = {"operation": operation, "requests": len(group), "failed": int(failed.sum())}
     row.update(describe(ok["latency_ms"], "latency_"))
     if ok["ttft_ms"].notna().any():
         row.update(describe(ok["ttft_ms"], "ttft_", STREAM_PERCENTILES))

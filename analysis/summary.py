@@ -15,6 +15,7 @@ from analysis.model import RunData
 from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.stats import describe
 from analysis.tasks import task_counts
+from contract import schema
 from contract.schema import MIB
 
 NOT_RECORDED = "not recorded"
@@ -112,7 +113,11 @@ def record_gaps(run: RunData) -> list[str]:
         where = f"after {at} s" if at is not None else "before the first sample"
         gaps.append(f"samples stop {where}: sampler died ({sampler['stopped_reason']})")
     req, tasks = run.requests, run.tasks
-    if req is not None and "error_kind" in req and (cut := int((req["error_kind"] == "interrupted").sum())):
+    if (
+        req is not None
+        and "error_kind" in req
+        and (cut := int((req["error_kind"] == schema.ERROR_INTERRUPTED).sum()))
+    ):
         gaps.append(f"{cut} requests cut short by the run's stop (error_kind interrupted)")
     if tasks is not None and "status" in tasks and (open_ := int((tasks["status"] == "unfinished").sum())):
         gaps.append(f"{open_} tasks unfinished when the run stopped")

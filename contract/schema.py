@@ -139,6 +139,8 @@ STOP_CAP = "cap"  # --max-agents reached under the budget: no capacity value (a 
 STOP_FAILURE = "failure"  # an agent failed to start: recorded, no capacity value
 STOP_TARGET_DIED = "target_died"
 STOP_CHURN_DONE = "cycles_done"  # churn finished its cycles
+# requests.csv error_kind of a request the run's own stop cut short: not the gateway's failure
+ERROR_INTERRUPTED = "interrupted"
 STOP_INTERRUPTED = "interrupted"  # the run was stopped from outside (a signal): no capacity value
 
 # The load generator's side of the time axis: one row per profile tick (about once a second).

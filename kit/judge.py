@@ -50,7 +50,9 @@ class LiveJudge:
         if self.evaluator is None:
             return
         if file_name == schema.REQUESTS_CSV:
-            if row.get("error_kind") != "interrupted":  # cut by the run's own stop: not the gateway's doing
+            if (
+                row.get("error_kind") != schema.ERROR_INTERRUPTED
+            ):  # cut by the run's own stop: not the gateway's doing
                 self.evaluator.observe_request(row)
         elif file_name == schema.TASKS_CSV:
             self.evaluator.observe_task(row)
