@@ -66,6 +66,8 @@ def _report(args: list[str]) -> int:
     )
     parser.add_argument("--out", default=None, help="write the report here instead of into the run directory")
     ns = parser.parse_args(args)
+    if not Path(ns.run_dir).is_dir():
+        raise FileNotFoundError(f"run directory not found: {ns.run_dir}")
     if not is_run_dir(Path(ns.run_dir)):
         raise FileNotFoundError(f"not a run directory (no run.json and no run CSV): {ns.run_dir}")
     out = write_report(ns.run_dir, ns.warning_mib * MIB, ns.out)
