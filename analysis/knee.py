@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.model import RunData
+from contract import schema
 
 MIN_LEVELS = 4
 LATENCY_RISE = 1.5  # latency knee: the worst level is at least this many times the knee level
@@ -49,6 +50,8 @@ def time_bins(run: RunData, bin_s: float | None = None) -> pd.DataFrame | None:
     if req is None or req.empty or req["ts"].isna().all():
         return None
     req = req[req["ts"].notna()]
+    if "error_kind" in req:  # cut short by the run's own stop: neither a success nor a gateway error
+        req = req[req["error_kind"] != schema.ERROR_INTERRUPTED]
     end = req["ts"] + req["latency_ms"].fillna(0) / 1000.0
     t0, t1 = float(req["ts"].min()), float(end.max())
     width = bin_s or max(5.0, (t1 - t0) / 200)
