@@ -140,7 +140,8 @@ def test_langgraph_capacity_and_churn(tmp_path):
     ]
     with running_server(command, preset("langgraph").health_path, port, timeout_s=90, cwd=app) as url:
         pid = str(tagged_port(port)[0].pid)
-        base = ["--gateway", "langgraph", "--host", url, "--target-pid", pid]
+        # the test graph is named `echo`: the capacity driver takes --assistant-id (no discovery yet)
+        base = ["--gateway", "langgraph", "--host", url, "--target-pid", pid, "--assistant-id", "echo"]
         capacity(tmp_path / "lg-cap", *base, "--run-id", "lg-cap")
         assert langgraph_threads(url, "lg-cap") == 0  # the server's own count: every thread deleted
         churn(tmp_path / "lg-churn", *base, "--run-id", "lg-churn")
