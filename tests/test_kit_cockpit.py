@@ -23,6 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from contract import schema
 from lifecycle.target import free_port
+from tests.browser import HEADLESS_CHROMIUM, answers
 from tests.locust_runs import REPO, csv_rows, wait_for
 
 CHROMIUM = shutil.which("chromium")
@@ -42,7 +43,7 @@ def ui(tmp_path_factory):
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_for(lambda: _answers(url), 60, "the web UI")
+        wait_for(lambda: answers(url), 60, "the web UI")
         yield url, base
     finally:
         proc.terminate()
@@ -96,10 +97,11 @@ def _ui_total(url: str) -> int:
 
 
 def _chromium(*args: str) -> str:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars"]
-    flags += ["--disable-background-networking", "--disable-component-update", "--disable-sync"]
     done = subprocess.run(
-        [CHROMIUM, *flags, "--virtual-time-budget=6000", *args], capture_output=True, text=True, timeout=120
+        [*HEADLESS_CHROMIUM, "--hide-scrollbars", "--virtual-time-budget=6000", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     return done.stdout
 

@@ -7,56 +7,22 @@ A real `locust -f locustfile.py` web UI process on a loopback port, started thro
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import httpx
 import pytest
 
 from contract import schema
-from lifecycle.target import free_port
-from tests.locust_runs import REPO, wait_for
+from tests.browser import running_web_ui
+from tests.locust_runs import wait_for
 
 GIB = 1024**3
 
 
 @pytest.fixture
 def web_ui(tmp_path):
-    port = free_port()
     log = tmp_path / "stderr.txt"
-    cmd = [
-        sys.executable,
-        "-m",
-        "locust",
-        "-f",
-        str(REPO / "locustfile.py"),
-        "--web-host",
-        "127.0.0.1",
-        "--web-port",
-        str(port),
-        "--run-dir",
-        str(tmp_path / "run"),
-    ]
-    with log.open("w") as err:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=err)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(lambda: _answers(url), 60, "the web UI")
+    with log.open("w") as err, running_web_ui(tmp_path / "run", stderr=err) as url:
         yield url, tmp_path / "run", log
-    finally:
-        proc.terminate()  # a running shape ignores SIGTERM in Locust 2.47 (issue 10): then SIGKILL
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(15)
-
-
-def _answers(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def _start(url: str, **fields: str) -> None:

@@ -10,15 +10,14 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 
 import httpx
 import pytest
 
 from agents.presets import agent_classes, preset
 from kit import webui
-from lifecycle.target import free_port
-from tests.locust_runs import REPO, wait_for
+from tests.browser import HEADLESS_CHROMIUM, running_web_ui
+from tests.locust_runs import wait_for
 
 
 @pytest.fixture
@@ -32,38 +31,8 @@ def web_ui_with_picker(tmp_path):
 
 
 def _web_ui(tmp_path, *extra: str):
-    port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "locust",
-        "-f",
-        str(REPO / "locustfile.py"),
-        "--web-host",
-        "127.0.0.1",
-        "--web-port",
-        str(port),
-        "--run-dir",
-        str(tmp_path / "run"),
-        "--sample-interval",
-        "0.2",
-        *extra,
-    ]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(lambda: _answers(url), 30, "the web UI")
+    with running_web_ui(tmp_path / "run", "--sample-interval", "0.2", *extra, ready_s=30) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(30)
-
-
-def _answers(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def _resources(url: str) -> dict[str, dict]:
@@ -125,14 +94,7 @@ def test_resources_tab_shows_the_sampled_target_before_and_during_load(web_ui):
 def test_a_real_browser_renders_the_kit_options_in_the_start_form(web_ui):
     dom = subprocess.run(
         [
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
+            *HEADLESS_CHROMIUM,
             "--virtual-time-budget=8000",
             "--dump-dom",
             web_ui,

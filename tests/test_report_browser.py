@@ -11,18 +11,12 @@ from pathlib import Path
 import pytest
 
 from analysis.report import write_report
+from tests.browser import HEADLESS_CHROMIUM
 from tests.report_runs import PROFILES, recorded_run
 
 WIDTH = 1280
 CHROMIUM = [
-    "chromium",
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
+    *HEADLESS_CHROMIUM,
     "--hide-scrollbars",
     f"--window-size={WIDTH},2400",
 ]
