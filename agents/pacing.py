@@ -4,13 +4,16 @@ Closed-model runs have no pacing: agents loop with their own wait time. Under `-
 takes the next scheduled arrival (dropped when no agent was free in time, k6's dropped_iterations);
 under rounds it takes a slot in the current round and reports the task finished. In a distributed run
 the master sends each worker its share of the arrivals (a Locust message) and the workers report what
-they issued and dropped (report_to_master); rounds stay single-process.
+they issued and dropped (report_to_master); under rounds the master keeps the round clock, grants each
+worker as many of a round's tasks as it runs agents, and the workers report every task taken and
+finished at once (Locust messages both ways).
 """
 
 from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from scenarios.arrivals import Pacer, pacer_from_doc
@@ -119,3 +122,92 @@ class FleetArrivals:
 
     def dropped(self, now: float) -> int:
         return sum(int(w["dropped"]) for w in self._by_worker.values())
+
+
+ROUND_GRANT_MESSAGE = "kit_round_grant"  # master -> worker: {"round": r, "tasks": k}; round 0 resets
+ROUND_TASK_MESSAGE = "kit_round_task"  # worker -> master: {"round": r, "event": "submitted" | "finished"}
+
+
+class WorkerRounds:
+    """On a worker: the tasks of a round the master granted it; each task taken and finished is sent to
+    the master at once, which counts them and closes the round."""
+
+    def __init__(self, send: Callable[[dict], None]) -> None:
+        self._send = send
+        self.round = 0
+        self.left = 0
+
+    def grant(self, round_no: int, tasks: int) -> None:
+        """A new grant replaces what is left of an older one (a round closed by --round-hold)."""
+        self.round, self.left = round_no, tasks
+
+    def take(self, now: float) -> Ticket | None:
+        if self.left <= 0:
+            return None
+        self.left -= 1
+        self._send({"round": self.round, "event": "submitted"})
+        return Ticket(round=self.round)
+
+    def finished(self, ticket: Ticket, now: float) -> None:
+        self._send({"round": ticket.round, "event": "finished"})
+
+    def dropped(self, now: float) -> int:
+        return 0
+
+
+def follow_master_rounds(environment) -> None:
+    """On a worker: run the round tasks the master grants, reporting each one taken and finished."""
+    runner = environment.runner
+
+    def on_grant(msg, **_kwargs) -> None:
+        pacing = pacing_of(environment)
+        if not isinstance(pacing, WorkerRounds) or msg.data["round"] == 0:
+            pacing = WorkerRounds(lambda data: runner.send_message(ROUND_TASK_MESSAGE, data))
+            set_pacing(environment, pacing)
+        pacing.grant(int(msg.data["round"]), int(msg.data["tasks"]))
+
+    runner.register_message(ROUND_GRANT_MESSAGE, on_grant)
+
+
+class FleetRounds(RoundsPacing):
+    """On the master: the round clock. A round's tasks are granted once its agents are spawned, to each
+    worker as many as it runs; the round closes when the workers have reported all of them finished."""
+
+    def __init__(self, plan: RoundsPlan) -> None:
+        super().__init__(plan)
+        self.granted = 0  # the last round granted
+
+    def due_grants(self, agents_by_worker: dict[str, int] | None) -> dict[str, int]:
+        """{worker: tasks} for the current round once the workers run its agents (None: still
+        spawning), else {}; a round is granted once."""
+        cur = self.plan.current
+        if cur is None or cur.round <= self.granted or agents_by_worker is None:
+            return {}
+        if sum(agents_by_worker.values()) != cur.concurrency:
+            return {}
+        self.granted = cur.round
+        return {worker: n for worker, n in agents_by_worker.items() if n > 0}
+
+    def grant_doc(self, tasks: int) -> dict:
+        return {"round": self.granted, "tasks": tasks}
+
+    def on_task(self, data: dict, now: float) -> None:
+        """A worker's report of one task of a round: taken (submitted) or finished."""
+        round_no = int(data.get("round") or 0)
+        if not 0 < round_no <= len(self.plan.rounds):
+            return
+        if data.get("event") == "submitted":
+            self.plan.note_submitted(round_no)
+        else:
+            self.plan.task_finished(round_no, now)
+
+
+def lead_rounds(environment) -> None:
+    """On the master: route the workers' task reports to the run's round clock (when it has one)."""
+
+    def on_task(msg, **_kwargs) -> None:
+        pacing = pacing_of(environment)
+        if isinstance(pacing, FleetRounds):
+            pacing.on_task(msg.data, time.time())
+
+    environment.runner.register_message(ROUND_TASK_MESSAGE, on_task)

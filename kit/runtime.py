@@ -20,16 +20,20 @@ from pathlib import Path
 import gevent
 from gevent.event import AsyncResult
 from locust.env import Environment
-from locust.runners import MasterRunner, WorkerRunner
+from locust.runners import STATE_RUNNING, MasterRunner, WorkerRunner
 
 from agents import presets
 from agents.base import warm_up_http
 from agents.pacing import (
+    ROUND_GRANT_MESSAGE,
     SHARE_MESSAGE,
     FleetArrivals,
+    FleetRounds,
     OpenModelPacing,
     RoundsPacing,
+    follow_master_rounds,
     follow_master_share,
+    lead_rounds,
     pacing_for,
     set_pacing,
 )
@@ -44,6 +48,7 @@ from contract.errors import KitError, one_line
 from contract.redact import add_secret
 from kit import input_checks, rundir, signals, webui
 from kit.disk import DiskGuard
+from kit.drain import drain, watch_reports
 from kit.finish import print_summary, start_report, write_locust_csvs
 from kit.judge import LiveJudge, soak_warning
 from kit.live import LiveRun
@@ -69,12 +74,12 @@ from scenarios.evaluator import exit_code as exit_code_of
 from scenarios.manual import ManualProfile
 from scenarios.open_model import OpenModelProfile
 from scenarios.profile import Profile
+from scenarios.rounds import RoundsPlan
 
 log = logging.getLogger("loadkit")
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown Locust's
 WATCH_EVERY_S = 0.5
 JUDGE_EVERY_S = 1.0
-WORKER_REPORT_S = 3.5  # workers report every 3 s (Locust's WORKER_REPORT_INTERVAL), plus a margin
 WORKER_SPAWN_LEAD_S = 5.0  # distributed open model: workers spawn the agent pool before arrivals start
 LOCUST_HISTORY_KEEP = 3600  # entries, one a second
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -227,6 +232,8 @@ class KitRun:
         self.users_csv.write({"ts": now, "users": users, "target_users": tick.users, "phase": tick.phase})
         self.guarded(self.users_csv.flush)
         self.live.on_users(now, users, tick.users)
+        if isinstance(self.pacing, FleetRounds):
+            self.grant_round(self.pacing)
         if isinstance(self.pacing, RoundsPacing):
             task_agents = [c for c in self.environment.user_classes if getattr(c, "task_agent", False)]
             return (*tick.as_locust(), task_agents or None)
@@ -253,6 +260,8 @@ class KitRun:
         if isinstance(schedule, Pacer) and isinstance(runner, MasterRunner):
             assert isinstance(profile, OpenModelProfile)  # only the open model paces by arrivals
             self.pacing = self.share_arrivals(profile, runner, now)
+        elif isinstance(schedule, RoundsPlan) and isinstance(runner, MasterRunner):
+            self.pacing = self.lead_rounds(schedule, runner)
         else:
             self.pacing = pacing_for(schedule)
             set_pacing(self.environment, self.pacing)
@@ -295,12 +304,15 @@ class KitRun:
 
     def drain_workers(self) -> None:
         """On a master at the profile's end: stop the workers' agents first (their stop-timeout) and wait
-        for the report that follows, which carries their last rows and arrival counts; a headless
-        master would otherwise quit before it arrives (Locust sends `quit` without a `stop`)."""
+        for the report that follows, which carries their last rows and counts; a headless master would
+        otherwise quit before it arrives (Locust sends `quit` without a `stop`)."""
         runner = self.environment.runner
         if isinstance(runner, MasterRunner) and runner.clients.all:
-            runner.stop()
-            gevent.sleep(WORKER_REPORT_S)
+            for worker in drain(self.environment, runner):
+                log.warning(
+                    "loadkit: warning: no report from worker %s after the stop: its last rows may be missing",
+                    worker,
+                )
 
     def share_arrivals(self, profile: OpenModelProfile, runner: MasterRunner, now: float) -> FleetArrivals:
         """On a master: each worker paces its share of the arrivals and reports them, from
@@ -311,6 +323,24 @@ class KitRun:
         for worker in workers:
             runner.send_message(SHARE_MESSAGE, share, client_id=worker.id)
         return FleetArrivals(self.environment)
+
+    def lead_rounds(self, plan: RoundsPlan, runner: MasterRunner) -> FleetRounds:
+        """On a master: the round clock lives here; every worker starts with no round tasks."""
+        pacing = FleetRounds(plan)
+        set_pacing(self.environment, pacing)
+        for worker in runner.clients.ready + runner.clients.spawning + runner.clients.running:
+            runner.send_message(ROUND_GRANT_MESSAGE, {"round": 0, "tasks": 0}, client_id=worker.id)
+        return pacing
+
+    def grant_round(self, pacing: FleetRounds) -> None:
+        """Each tick on a master: once a round's agents are spawned, grant each worker as many of its
+        tasks as it runs agents (Locust's own spread of the users)."""
+        runner = self.environment.runner
+        assert isinstance(runner, MasterRunner)  # FleetRounds is made only on a master
+        workers = runner.clients.ready + runner.clients.spawning + runner.clients.running
+        agents = {w.id: w.user_count for w in workers} if runner.state == STATE_RUNNING else None
+        for worker, tasks in pacing.due_grants(agents).items():
+            runner.send_message(ROUND_GRANT_MESSAGE, pacing.grant_doc(tasks), client_id=worker)
 
     def judge_forever(self, judge: LiveJudge) -> None:
         while not self.closing:
@@ -496,7 +526,11 @@ def setup(environment: Environment) -> KitRun | None:
         Recorder(environment, None)
         report_own_cpu(environment)
         follow_master_share(environment)
+        follow_master_rounds(environment)
         return None
+    if isinstance(environment.runner, MasterRunner):
+        lead_rounds(environment)
+        watch_reports(environment)
     if warning := soak_warning(settings):
         log.warning("loadkit: warning: %s", warning)
     try:

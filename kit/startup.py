@@ -30,7 +30,6 @@ from lifecycle.target import Target, free_port, simulator_command, start_target,
 from sampler.launch import start_sampler
 from sampler.options import SamplerOptions, UsageError
 from scenarios import registry
-from scenarios.rounds import RoundsPlan
 
 log = logging.getLogger("loadkit")
 TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (docs/sampler.md)
@@ -65,13 +64,13 @@ def warn_before_load(settings: KitSettings) -> None:
 
 
 def refuse_distributed(settings: KitSettings) -> None:
-    """A serial driver (capacity, churn: one user reading the target after each step) and rounds
-    (tasks counted in one place) run in one process: refused on a master or a worker."""
+    """A serial driver (capacity, churn: one user reading the target after each step) runs in one
+    process: refused on a master or a worker."""
     profile = registry.build_profile(settings.profile_name, settings.profile)
-    if profile.driver or isinstance(profile.paced_by(time.time()), RoundsPlan):
+    if profile.driver:
         raise InputError(
-            f"--load-profile {profile.name} runs in one process (a serial driver, or rounds counted "
-            "in one place): run it without --master/--worker/--processes"
+            f"--load-profile {profile.name} runs in one process (a serial driver): "
+            "run it without --master/--worker/--processes"
         )
 
 

@@ -86,6 +86,11 @@ class RoundsPlan:
         cur.submitted += 1
         return cur.round
 
+    def note_submitted(self, round_no: int) -> None:
+        """A load generator elsewhere (a Locust worker) took a slot of round `round_no` it was granted."""
+        if 0 < round_no <= len(self.rounds):
+            self.rounds[round_no - 1].submitted += 1
+
     def task_finished(self, round_no: int, now: float) -> None:
         """A task of round `round_no` reached a terminal state (done, failed, or failed to submit)."""
         record = self.rounds[round_no - 1]

@@ -1,5 +1,6 @@
 """Distributed Locust (--master / --worker / --processes) with the kit: the saturation check judges every
-load-generator process from the workers' own CPU reports; serial drivers are refused in one line."""
+load-generator process from the workers' own CPU reports; the open model and rounds are paced across
+workers; serial drivers are refused in one line."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.request
 
 import pandas as pd
 import pytest
@@ -95,21 +97,37 @@ def test_open_model_on_two_workers_issues_the_profiles_arrivals_and_rows_match_l
     assert rows["agent_id"].str.split("-").str[0].nunique() == 2  # both workers served arrivals
 
 
-def test_rounds_are_refused_on_a_master_in_one_line(tmp_path):
-    done = run_locust(
-        tmp_path / "run",
-        "--master",
-        "--master-bind-port",
-        str(free_port()),
-        "--expect-workers",
-        "1",
-        "--load-profile",
-        "rounds",
-        timeout=60,
-    )
-    assert done.returncode == BAD_INPUT
-    errors = [line for line in done.stderr.splitlines() if line.startswith("loadkit: error:")]
-    assert len(errors) == 1 and "in one process" in errors[0]
+def test_rounds_on_two_workers_count_every_task_and_pace_rounds_fleet_wide(procs, tmp_path):
+    """Rounds 2,3 on master + 2 workers against a task board we started: run.json counts every task
+    the board received, round 2 starts only after round 1's tasks are done, rows equal Locust's."""
+    port = free_port()
+    sim = [sys.executable, "-m", "simgateway", "--port", str(port), "--task-seconds", "1"]
+    gateway = procs.start(sim, env=ENV, stdout=subprocess.PIPE, text=True)
+    assert "listening" in gateway.stdout.readline()
+    run_dir, run_id = tmp_path / "run", "dist-rounds"
+    rounds = ("--load-profile", "rounds", "--rounds", "2,3", "--baseline", "1s", "--poll-interval", "0.2")
+    target = ("--host", f"http://127.0.0.1:{port}", "--run-id", run_id, "--no-cleanup")
+    done = run_locust(run_dir, "TaskAgent", *rounds, *target, *processes(2), timeout=300)
+    skip_if_workers_were_lost(done)
+    assert done.returncode == OK, done.stderr[-1500:]
+    meta = json.loads((run_dir / "run.json").read_text())
+    got = meta["profile"]["rounds"]
+    assert [(r["round"], r["submitted"], r["finished"], r["end_reason"]) for r in got] == [
+        (1, 2, 2, "tasks finished"),
+        (2, 3, 3, "tasks finished"),
+    ]
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/tasks?tag=loadkit:{run_id}") as reply:
+        board = json.load(reply)["data"]
+    assert len(board) == 5 and {t["status"] for t in board} == {"done"}
+    tasks = pd.read_csv(run_dir / "tasks.csv")
+    assert tasks.groupby("round").size().to_dict() == {1: 2, 2: 3}
+    assert set(tasks["task_id"]) == {t["id"] for t in board}
+    second = tasks[tasks["round"] == 2]
+    assert (second["submitted_ts"] >= got[0]["end_ts"] - 0.05).all()  # paced: after round 1 ended
+    assert second["agent_id"].str.split("-").str[0].nunique() == 2  # both workers ran round 2
+    rows = pd.read_csv(run_dir / "requests.csv")
+    stats = pd.read_csv(run_dir / "locust_stats.csv")
+    assert len(rows) == int(stats.loc[stats["Name"] == "Aggregated", "Request Count"].iloc[0])
 
 
 @pytest.fixture
