@@ -15,6 +15,7 @@ from analysis.capacity import capacity_result, capacity_section, churn_result
 from analysis.capacity_plot import capacity_plot, churn_plot
 from analysis.drift import drift_section
 from analysis.errors import error_table
+from analysis.hosts import hosts_note
 from analysis.knee import knees, little_check, load_levels, time_bins
 from analysis.latency import latency_table
 from analysis.load import load_run
@@ -109,7 +110,7 @@ def build_sections(
         "Resources": _section(
             "Resources",
             [("resources", resource_table(run, warning_bytes))],
-            [f"warning line: {warning_bytes / MIB:.0f} MiB available"],
+            [f"warning line: {warning_bytes / MIB:.0f} MiB available", *filter(None, [hosts_note(run)])],
         ),
         headline_mod.ROUNDS: _section(headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))]),
         headline_mod.SOAK: soak_section(run),

@@ -1,7 +1,8 @@
 """Resource table from samples.csv: target memory, host headroom against a warning line, swap, CPU.
 
 Pure: a RunData in, a DataFrame out (memory in MiB, time in seconds). Unmeasured series are left out of
-the table and named in its notes by the report, never shown as zero.
+the table and named in its notes by the report, never shown as zero. Hosts are never mixed: rows from
+several machines (sampler services) get a column each.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.hosts import by_host
 from analysis.model import RunData
 from analysis.stats import time_weighted_mean, time_where
 from contract.schema import MIB, WARNING_AVAILABLE_BYTES
@@ -17,15 +19,19 @@ DEFAULT_WARNING_BYTES = WARNING_AVAILABLE_BYTES
 
 
 def resource_table(run: RunData, warning_bytes: float = DEFAULT_WARNING_BYTES) -> pd.DataFrame | None:
-    """One row per measure: peak target RSS, min available memory, time below the line, swap, CPU."""
+    """One row per measure: peak target RSS, min available memory, time below the line, swap, CPU; one
+    column `value`, or one column per host when the rows come from several (samples.csv `host`)."""
     s = run.samples
     if s is None or s.empty:
         return None
-    rows = memory_rows(s, warning_bytes) + cpu_rows(s)
-    rows = [(name, value) for name, value in rows if not pd.isna(value)]
-    if not rows:
+    columns = {
+        host: dict(memory_rows(rows, warning_bytes) + cpu_rows(rows)) for host, rows in by_host(s).items()
+    }
+    table = pd.DataFrame(columns).dropna(how="all")
+    if table.empty:
         return None
-    return pd.DataFrame(rows, columns=["measure", "value"]).set_index("measure")
+    table.index.name = "measure"
+    return table
 
 
 def memory_rows(s: pd.DataFrame, warning_bytes: float) -> list[tuple[str, float]]:

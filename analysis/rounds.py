@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis.hosts import judged_samples
 from analysis.model import RunData
 from analysis.resources import DEFAULT_WARNING_BYTES
 from contract.schema import MIB
@@ -51,7 +52,7 @@ def baseline(samples: pd.DataFrame, meta: dict) -> Baseline | None:
 def rounds_table(run: RunData, warning_bytes: float = DEFAULT_WARNING_BYTES) -> pd.DataFrame | None:
     """One row per recorded round; None when the run has no rounds or no samples."""
     rounds = (run.meta.get("profile") or {}).get("rounds") or []
-    samples = run.samples
+    samples = judged_samples(run)  # one target: the first sampler service's host when there are several
     if not rounds or samples is None or samples.empty:
         return None
     base = baseline(samples, run.meta)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from analysis.hosts import judged_samples
 from analysis.model import RunData
 from contract.schema import MIB
 
@@ -112,7 +113,7 @@ def _after_warmup(frame: pd.DataFrame, rule: SoakRule) -> pd.DataFrame:
 def memory_trend(run: RunData, rule: SoakRule | None = None) -> Trend:
     """Target RSS growth in MiB/h after warm-up: leak / no evidence of leak / not enough data."""
     rule = rule or SoakRule()
-    s = run.samples
+    s = judged_samples(run)  # one target: the first sampler service's host when there are several
     frame = pd.DataFrame(columns=["ts", "target_rss_bytes"]) if s is None else s[["ts", "target_rss_bytes"]]
     frame = _after_warmup(frame.dropna(), rule)
     return trend(

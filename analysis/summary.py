@@ -11,6 +11,7 @@ import pandas as pd
 from analysis.capacity import capacity_points, capacity_result, churn_result, shared_pages_warning
 from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
 from analysis.headline import headline
+from analysis.hosts import judged_samples
 from analysis.model import RunData
 from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.stats import describe
@@ -191,8 +192,9 @@ def _verdict_lines(meta: dict) -> list[str]:
 
 def _memory_lines(run: RunData) -> list[str]:
     """Peak target memory; in a capacity run the driver's per-step readings are the figure (the 1 Hz
-    sampler may read between steps, or before the last one), the sampler's beside it."""
-    s = run.samples
+    sampler may read between steps, or before the last one), the sampler's beside it. With several
+    hosts, those of the judged one (the first sampler service's)."""
+    s = judged_samples(run)
     sampled = s["target_rss_bytes"].max() if s is not None and not s.empty else float("nan")
     host = (
         f"   min host available: {_mib(s['host_available_bytes'].min())}"
