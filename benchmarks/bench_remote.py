@@ -126,9 +126,7 @@ def namespaces(knobs: str, tmp: Path) -> None:
             try:
                 assert "listening" in (gateway.stdout.readline() if gateway.stdout else "")
                 for workers in (0, 1, 2):
-                    label = (
-                        f"namespaces: master + {workers} worker(s)" if workers else "namespaces: 1 process"
-                    )
+                    label = f"master + {workers} worker(s)" if workers else "1 process"
                     url = f"http://{gw.address}:{NS_GATEWAY_PORT}"
                     print("namespaces:", label, ns_locust_run(hosts, url, tmp / f"ns{workers}", workers))
             finally:
