@@ -18,7 +18,7 @@ from contract.exit_codes import OK
 from contract.schema import MIB
 from lifecycle.target import free_port
 from tests.locust_runs import run_locust
-from tests.test_sampler_support import ALLOCATOR, REPO, Children, read_rows, tell
+from tests.sampler.support import ALLOCATOR, REPO, Children, read_rows, tell
 
 TOKEN = "two-hosts-token-0123456789"
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "LOADKIT_SAMPLER_TOKEN": TOKEN}
