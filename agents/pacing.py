@@ -155,18 +155,25 @@ class WorkerRounds:
         return 0
 
 
+def expect_round_grants(environment, fresh: bool = False) -> WorkerRounds:
+    """On a worker of a rounds run: its agents take only the tasks the master grants (none until then,
+    also on a worker that joins mid-run); `fresh` drops what an earlier run granted."""
+    pacing = pacing_of(environment)
+    if fresh or not isinstance(pacing, WorkerRounds):
+        runner = environment.runner
+        pacing = WorkerRounds(lambda data: runner.send_message(ROUND_TASK_MESSAGE, data))
+        set_pacing(environment, pacing)
+    return pacing
+
+
 def follow_master_rounds(environment) -> None:
     """On a worker: run the round tasks the master grants, reporting each one taken and finished."""
-    runner = environment.runner
 
     def on_grant(msg, **_kwargs) -> None:
-        pacing = pacing_of(environment)
-        if not isinstance(pacing, WorkerRounds) or msg.data["round"] == 0:
-            pacing = WorkerRounds(lambda data: runner.send_message(ROUND_TASK_MESSAGE, data))
-            set_pacing(environment, pacing)
+        pacing = expect_round_grants(environment, fresh=msg.data["round"] == 0)
         pacing.grant(int(msg.data["round"]), int(msg.data["tasks"]))
 
-    runner.register_message(ROUND_GRANT_MESSAGE, on_grant)
+    environment.runner.register_message(ROUND_GRANT_MESSAGE, on_grant)
 
 
 class FleetRounds(RoundsPacing):

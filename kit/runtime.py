@@ -31,6 +31,7 @@ from agents.pacing import (
     FleetRounds,
     OpenModelPacing,
     RoundsPacing,
+    expect_round_grants,
     follow_master_rounds,
     follow_master_share,
     lead_rounds,
@@ -625,3 +626,5 @@ def on_worker_test_start(environment: Environment) -> None:
         except KitError as exc:
             fail(exc)
         set_agent_settings(environment, settings.agent)
+        if settings.profile_name == "rounds":
+            expect_round_grants(environment)
