@@ -116,6 +116,7 @@ class KitRun:
     live: LiveRun = field(init=False)
     session: Session = field(init=False)
     finished: bool = False
+    draining: bool = False  # a master waiting for its workers' last reports (drain_workers)
     report: AsyncResult | None = None  # the report being written, once finished
     finishing: gevent.Greenlet | None = None
 
@@ -139,6 +140,8 @@ class KitRun:
 
     def on_test_stop(self) -> None:
         """STOP in the web UI (no stop asked before it), the profile's end, or an abort."""
+        if self.draining:  # the master's drain finishes the run once the workers' last rows are in
+            return
         web_stop = self.environment.web_ui is not None and not options_of(self.environment).headless
         self.finish("stopped from the web UI" if web_stop else "profile complete")
 
@@ -224,8 +227,8 @@ class KitRun:
                 return None
         tick = profile.tick(max(0.0, elapsed_s - self.lead_s))
         if tick is None:
-            self.drain_workers()
             self.stop = StopRequest("profile complete", None)
+            self.drain_workers()
             return None
         now = time.time()
         self.note_phase(tick.phase, now)
@@ -306,14 +309,22 @@ class KitRun:
     def drain_workers(self) -> None:
         """On a master at the profile's end: stop the workers' agents first (their stop-timeout) and wait
         for the report that follows, which carries their last rows and counts; a headless master would
-        otherwise quit before it arrives (Locust sends `quit` without a `stop`)."""
+        otherwise quit before it arrives (Locust sends `quit` without a `stop`).
+        The run finishes after the wait: the `test_stop` that Locust fires inside its stop is held
+        back until then (finishing closes the row files)."""
         runner = self.environment.runner
         if isinstance(runner, MasterRunner) and runner.clients.all:
-            for worker in drain(self.environment, runner):
+            self.draining = True
+            try:
+                late = drain(self.environment, runner)
+            finally:
+                self.draining = False
+            for worker in late:
                 log.warning(
                     "loadkit: warning: no report from worker %s after the stop: its last rows may be missing",
                     worker,
                 )
+            self.finish("profile complete")
 
     def share_arrivals(self, profile: OpenModelProfile, runner: MasterRunner, now: float) -> FleetArrivals:
         """On a master: each worker paces its share of the arrivals and reports them, from
