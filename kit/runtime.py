@@ -14,13 +14,11 @@ import os
 import subprocess
 import time
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import gevent
-import gevent.event
-from gevent.event import AsyncResult
+from gevent.event import AsyncResult, Event
 from locust.env import Environment
 from locust.runners import MasterRunner, WorkerRunner
 
@@ -185,7 +183,7 @@ class KitRun:
     def on_quitting(self) -> None:
         """The process exits: finish the run if it is still going, then stop the target we started."""
         if self.session.quitting:  # a second shutdown (Locust's SIGTERM handler, again): the first exits
-            gevent.event.Event().wait()
+            Event().wait()
         self.session.quitting = True
         if self.environment.web_ui is not None and self.going():
             self.end_in_web_ui()
@@ -316,9 +314,10 @@ class KitRun:
         return None
 
     def drain_workers(self) -> None:
-        """On a master at the profile's end: stop the workers' agents first (their stop-timeout) and wait
-        for the report that follows, which carries their last rows and arrival counts; a headless
-        master would otherwise quit before it arrives (Locust sends `quit` without a `stop`)."""
+        """On a master at the run's end: stop the workers' agents first (their stop-timeout, through the
+        kit's own message: a second signal can still cut it short) and wait for the report that follows,
+        which carries their last rows and arrival counts; a headless master would otherwise quit before
+        it arrives (Locust sends `quit` without a `stop`)."""
         runner = self.environment.runner
         if isinstance(runner, MasterRunner) and runner.clients.all:
             fleet.drain(runner, self.environment.stop_timeout + WORKER_REPORT_S)
@@ -540,14 +539,11 @@ def setup(environment: Environment) -> KitRun | None:
     if environment.web_ui is not None:
         webui.install(environment.web_ui, session, lambda: _RUNS[environment].live, run_edit(environment))
         webui.warn_if_exposed(options.web_host)
-    signals.install(lambda: _RUNS.get(environment), quit_web_ui(environment.web_ui))
+    # in the web UI a signal ends the process as --autoquit does: the web server stops, then Locust's
+    # shutdown runs (quitting, its HTML report, quit)
+    web_ui = environment.web_ui
+    signals.install(lambda: _RUNS.get(environment), web_ui.stop if web_ui is not None else None)
     return run
-
-
-def quit_web_ui(web_ui) -> Callable[[], None] | None:
-    """How a signal ends a web UI process, as Locust's --autoquit does: the web server stops, then
-    Locust's shutdown runs (quitting, its HTML report, quit). None headless."""
-    return None if web_ui is None else web_ui.stop
 
 
 def run_edit(environment: Environment):
