@@ -41,14 +41,15 @@ def interrupt(current: Callable, sig: int, quit_ui: Callable[[], None] | None = 
         return
     record = run.meta.setdefault("interrupt", {"signals": [], "first_ts": time.time(), "forced": False})
     record["signals"].append(name)
+    first = len(record["signals"]) == 1
+    if first and quit_ui is not None:
+        gevent.spawn(quit_when_recorded, run, quit_ui)
     if run.closing:  # the load is over and the record is being written: nothing left to stop
         log.warning("loadkit: %s while writing the run's record: finishing it", name)
         return
-    if len(record["signals"]) == 1:
+    if first:
         run.request_stop(f"interrupted by {name}", exit_codes.INTERRUPTED[signal.Signals(sig)])
         log.warning("loadkit: %s: stopping; in-flight work has --stop-timeout; again to stop at once", name)
-        if quit_ui is not None:
-            gevent.spawn(quit_when_recorded, run, quit_ui)
         return
     record["forced"] = True
     if run.stop is not None:
@@ -69,9 +70,8 @@ def idle(run) -> bool:
 def quit_when_recorded(run, quit_ui: Callable[[], None]) -> None:
     """Once the run's record is written (at once when idle), end the web UI process, unless Locust is
     quitting already (its own SIGTERM handler runs beside this one: its shutdown comes first)."""
-    while True:
+    gevent.sleep(QUIT_POLL_S)
+    while not idle(run):
         gevent.sleep(QUIT_POLL_S)
-        if idle(run):
-            break
     if run is None or not run.session.quitting:
         quit_ui()

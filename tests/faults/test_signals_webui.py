@@ -21,16 +21,13 @@ from tests.locust_runs import wait_for
 pytestmark = pytest.mark.faults
 
 
-def web_ui(tmp_path, gateway, run_id: str) -> tuple[KitProcess, str]:
-    """The kit's web UI with task agents on an external simulator the test owns; ready to start."""
+def web_ui(tmp_path, target: tuple[str, ...], run_id: str) -> tuple[KitProcess, str]:
+    """The kit's web UI with task agents on `target` (options naming the gateway); ready to start."""
     port = free_port()
     kit = KitProcess.start(
         tmp_path / "run",
         "TaskAgent",
-        "--host",
-        gateway.url,
-        "--target-pid",
-        str(gateway.pid),
+        *target,
         "--run-id",
         run_id,
         "--poll-interval",
@@ -50,6 +47,11 @@ def start(url: str, **form: str) -> None:
     assert reply["success"], reply
 
 
+def external(gateway) -> tuple[str, ...]:
+    """A simulator the test owns: it can still ask it what it saw after the kit has gone."""
+    return ("--host", gateway.url, "--target-pid", str(gateway.pid))
+
+
 def live_state(url: str) -> str:
     return httpx.get(f"{url}/loadkit/live.json", timeout=5).json()["run"]["state"]
 
@@ -63,7 +65,7 @@ def test_a_signal_during_a_web_ui_run_ends_it_as_headless_then_exits(simulator, 
     gateway = simulator("--task-seconds", "1.5", "--dispatch-interval", "0.1")
     name = signal.Signals(sig).name
     run_id = f"ui-{name.lower()}"
-    kit, url = web_ui(tmp_path, gateway, run_id)
+    kit, url = web_ui(tmp_path, external(gateway), run_id)
     try:
         start(url, **manual(3))
         kit.wait_rows(schema.TASKS_CSV, 2)
@@ -88,7 +90,7 @@ def test_a_second_signal_stops_a_web_ui_run_at_once(simulator, tmp_path):
     """SIGTERM twice (Locust's own SIGTERM handler sees both too): every agent stops at once, tasks cut
     short are `unfinished` rows, and the run is recorded once with the first signal's code."""
     gateway = simulator("--task-seconds", "40", "--dispatch-interval", "0.1")
-    kit, url = web_ui(tmp_path, gateway, "ui-twice")
+    kit, url = web_ui(tmp_path, external(gateway), "ui-twice")
     try:
         start(url, **manual(3))
         wait_for(lambda: len(gateway_tasks(gateway.url, "ui-twice")) >= 3, 60, "three tasks submitted")
@@ -112,24 +114,25 @@ def test_a_second_signal_stops_a_web_ui_run_at_once(simulator, tmp_path):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_while_the_web_ui_is_idle_exits_and_leaves_the_finished_run(simulator, tmp_path, sig):
-    gateway = simulator("--task-seconds", "0.3", "--dispatch-interval", "0.1")
-    kit, url = web_ui(tmp_path, gateway, "ui-idle")
+def test_a_signal_while_the_web_ui_is_idle_exits_and_leaves_the_finished_run(tmp_path, sig):
+    """On the simulator the kit starts itself: it is stopped with the process too."""
+    kit, url = web_ui(tmp_path, ("--sim-args", "--task-seconds 0.3 --dispatch-interval 0.1"), "ui-idle")
     try:
         start(url, load_profile="smoke", duration="3s")
         wait_for(lambda: "stop_reason" in kit.meta(), 90, "the run's end")
         report = kit.run_dir / schema.REPORT_HTML
         wait_for(report.exists, 90, "the run's report")
         wait_for(lambda: live_state(url) == "finished", 90, "the report written")
-        record = (kit.run_dir / schema.RUN_JSON).read_bytes()
+        record = kit.meta()
         kit.signal(sig)
         code = kit.wait(60)
     finally:
         kit.kill()
     meta = kit.meta()
     assert code == meta["exit_code"] == exit_codes.OK, kit.stderr[-2000:]
-    assert (kit.run_dir / schema.RUN_JSON).read_bytes() == record and "interrupt" not in meta
-    assert meta["stop_reason"] == "profile complete"
+    stopped_target = meta["target"].pop("exit_code")  # the kit stops the simulator it started, at exit
+    assert meta == record and stopped_target is not None  # nothing else of the finished run changed
+    assert meta["stop_reason"] == "profile complete" and meta["target"]["started_by_kit"]
     assert not (tmp_path / "run-2").exists()
     assert "no run is going: quitting" in kit.stderr
     assert_nothing_left(meta)
