@@ -16,7 +16,8 @@ import pytest
 from contract import exit_codes, schema
 from lifecycle.target import free_port
 from tests.fault_runs import KitProcess, alive, assert_nothing_left, assert_whole_rows, gateway_tasks
-from tests.locust_runs import LOCUST, REPO, wait_for
+from tests.locust_runs import LOCUST, wait_for
+from tests.paths import REPO
 
 pytestmark = pytest.mark.faults
 WORKER_EXIT_S = 20  # well under the 30 s stop-timeout (locust.conf) a blocked worker would wait
