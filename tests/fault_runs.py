@@ -121,3 +121,12 @@ def thaw(pid: int) -> None:
         os.kill(pid, signal.SIGCONT)
     except ProcessLookupError:
         pass
+
+
+def task_run(tmp_path: Path, *extra: str) -> KitProcess:
+    """Three task agents (manual profile, 60 s unless stopped), polling and sampling fast, plus `extra`."""
+    return KitProcess.start(
+        tmp_path / "run",
+        *("TaskAgent", "--load-profile", "manual", "-u", "3", "-r", "10", "-t", "60s"),
+        *("--poll-interval", "0.2", "--sample-interval", "0.5", *extra),
+    )
