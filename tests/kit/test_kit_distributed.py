@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import urllib.request
 
 import pandas as pd
 import pytest
@@ -97,27 +96,36 @@ def test_open_model_on_two_workers_issues_the_profiles_arrivals_and_rows_match_l
     assert rows["agent_id"].str.split("-").str[0].nunique() == 2  # both workers served arrivals
 
 
-def test_rounds_on_two_workers_count_every_task_and_pace_rounds_fleet_wide(procs, tmp_path):
-    """Rounds 2,3 on master + 2 workers against a task board we started: run.json counts every task
-    the board received, round 2 starts only after round 1's tasks are done, rows equal Locust's."""
-    port = free_port()
-    sim = [sys.executable, "-m", "simgateway", "--port", str(port), "--task-seconds", "1"]
-    gateway = procs.start(sim, env=ENV, stdout=subprocess.PIPE, text=True)
-    assert "listening" in gateway.stdout.readline()
-    run_dir, run_id = tmp_path / "run", "dist-rounds"
-    rounds = ("--load-profile", "rounds", "--rounds", "2,3", "--baseline", "1s", "--poll-interval", "0.2")
-    target = ("--host", f"http://127.0.0.1:{port}", "--run-id", run_id, "--no-cleanup")
-    done = run_locust(run_dir, "TaskAgent", *rounds, *target, *processes(2), timeout=300)
-    skip_if_workers_were_lost(done)
-    assert done.returncode == OK, done.stderr[-1500:]
-    meta = json.loads((run_dir / "run.json").read_text())
-    got = meta["profile"]["rounds"]
+ROUNDS = (
+    "TaskAgent",
+    "--load-profile",
+    "rounds",
+    "--rounds",
+    "2,3",
+    "--baseline",
+    "1s",
+    "--poll-interval",
+    "0.2",
+)
+ROUNDS_RUN_ID = "dist-rounds"
+BOARD_QUERY = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())"
+
+
+def board_of(gateway: str, run_id: str = ROUNDS_RUN_ID, run=lambda argv: argv) -> list[dict]:
+    """The task board's own list of the run's tasks (`run` wraps the query into a namespace)."""
+    query = [sys.executable, "-c", BOARD_QUERY, f"{gateway}/v1/tasks?tag=loadkit:{run_id}"]
+    out = subprocess.run(run(query), capture_output=True, text=True, timeout=30, check=True).stdout
+    return json.loads(out)["data"]
+
+
+def assert_rounds_counted(run_dir, board: list[dict]) -> None:
+    """Rounds 2,3: run.json counts every task the board received, round 2 starts only after round 1's
+    tasks are done, both workers ran round 2, request rows equal Locust's totals."""
+    got = json.loads((run_dir / "run.json").read_text())["profile"]["rounds"]
     assert [(r["round"], r["submitted"], r["finished"], r["end_reason"]) for r in got] == [
         (1, 2, 2, "tasks finished"),
         (2, 3, 3, "tasks finished"),
     ]
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/tasks?tag=loadkit:{run_id}") as reply:
-        board = json.load(reply)["data"]
     assert len(board) == 5 and {t["status"] for t in board} == {"done"}
     tasks = pd.read_csv(run_dir / "tasks.csv")
     assert tasks.groupby("round").size().to_dict() == {1: 2, 2: 3}
@@ -128,6 +136,20 @@ def test_rounds_on_two_workers_count_every_task_and_pace_rounds_fleet_wide(procs
     rows = pd.read_csv(run_dir / "requests.csv")
     stats = pd.read_csv(run_dir / "locust_stats.csv")
     assert len(rows) == int(stats.loc[stats["Name"] == "Aggregated", "Request Count"].iloc[0])
+
+
+def test_rounds_on_two_workers_count_every_task_and_pace_rounds_fleet_wide(procs, tmp_path):
+    """Rounds on master + 2 workers (`--processes 2`) against a task board started here."""
+    port = free_port()
+    sim = [sys.executable, "-m", "simgateway", "--port", str(port), "--task-seconds", "1"]
+    gateway = procs.start(sim, env=ENV, stdout=subprocess.PIPE, text=True)
+    assert "listening" in gateway.stdout.readline()
+    run_dir, url = tmp_path / "run", f"http://127.0.0.1:{port}"
+    target = ("--host", url, "--run-id", ROUNDS_RUN_ID, "--no-cleanup")
+    done = run_locust(run_dir, *ROUNDS, *target, *processes(2), timeout=300)
+    skip_if_workers_were_lost(done)
+    assert done.returncode == OK, done.stderr[-1500:]
+    assert_rounds_counted(run_dir, board_of(url))
 
 
 @pytest.fixture
@@ -181,6 +203,26 @@ def test_master_and_two_workers_in_other_namespaces_keep_the_open_model(three_ho
     stats = pd.read_csv(run_dir / "locust_stats.csv")
     assert len(rows) == int(stats.loc[stats["Name"] == "Aggregated", "Request Count"].iloc[0])
     assert len([p for p in meta["validity"]["processes"] if p.startswith("worker ")]) == 2
+
+
+def test_rounds_with_master_and_two_workers_in_other_namespaces(three_hosts, ns_procs, tmp_path):
+    """The same rounds with the task board, the master and the two workers in three namespaces."""
+    gw, lg, wk = three_hosts["gw"], three_hosts["lg"], three_hosts["wk"]
+    sim = [sys.executable, "-m", "simgateway", "--port", "18080", "--bind", gw.address, "--task-seconds", "1"]
+    gateway = ns_procs.start(gw.command(sim), env=ENV, stdout=subprocess.PIPE, text=True)
+    assert "listening" in gateway.stdout.readline()
+    run_dir, url = tmp_path / "run", f"http://{gw.address}:18080"
+    master = locust_command(run_dir, *ROUNDS, "--host", url, "--run-id", ROUNDS_RUN_ID, "--no-cleanup")
+    master += ["--master", "--master-bind-host", lg.address, "--expect-workers", "2"]
+    log = open(tmp_path / "master.log", "w")  # noqa: SIM115 (closed with the process)
+    kit = ns_procs.start(lg.command(master), cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
+    worker = [*LOCUST[:-1], "--worker", "--master-host", lg.address]  # LOCUST ends with --headless
+    for _ in range(2):
+        ns_procs.start(
+            wk.command(worker), cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+    assert kit.wait(300) == OK, (tmp_path / "master.log").read_text()[-2000:]
+    assert_rounds_counted(run_dir, board_of(url, run=gw.command))
 
 
 def test_killing_one_worker_keeps_the_rows_it_reported(procs, tmp_path):
