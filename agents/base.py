@@ -247,7 +247,7 @@ def paced(work: Callable[[A], None]) -> Callable[[A], None]:
         finally:
             self.finish_ticket(ticket)
 
-    gated.paced = True  # type: ignore[attr-defined] # a marker tests/test_pacing_open_model.py reads
+    gated.paced = True  # type: ignore[attr-defined] # a marker tests/agents/test_pacing_open_model.py reads
     return gated
 
 

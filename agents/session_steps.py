@@ -2,7 +2,7 @@
 session (and materialise it with a first message where the gateway needs one), know it is ready, prompt
 it, close it. Every session carries the run id (in its id, title or metadata).
 
-Data only, checked against the real servers in tests/test_capacity_gateways.py; no connection here.
+Data only, checked against the real servers in tests/gateways/test_capacity_gateways.py; no connection here.
 """
 
 from __future__ import annotations

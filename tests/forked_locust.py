@@ -17,7 +17,8 @@ from pathlib import Path
 
 import locust.main  # Locust (and gevent's monkey-patching) once, as the `locust` command imports it
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.paths import REPO
+
 sys.path.insert(0, str(REPO))
 # The kit's rooms the locustfile imports; the locustfile itself is loaded by Locust in each child.
 import agents.a2a  # noqa: E402, F401

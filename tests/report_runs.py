@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.synthetic import T0, rounds_run, soak_samples, stream_requests, write_run_dir
-from tests.test_capacity_analysis import churn_frame, synthetic_run
+from tests.analysis.test_capacity_analysis import churn_frame, synthetic_run
 
 LOAD_PROFILES = ("smoke", "average", "stress", "spike")
 PROFILES = (*LOAD_PROFILES, "breakpoint", "soak", "capacity", "churn", "rounds")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import REPO
+
 # Bottom to top; a room may import its own layer and any layer below it, never one above.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"contract"}),
@@ -43,13 +44,13 @@ def upward_imports(room: str, source: str) -> list[str]:
 
 
 def module_files() -> dict[str, list[Path]]:
-    files = {room: sorted((ROOT / room).rglob("*.py")) for room in ROOMS if (ROOT / room).is_dir()}
-    files["locustfile"] = [ROOT / "locustfile.py"]
+    files = {room: sorted((REPO / room).rglob("*.py")) for room in ROOMS if (REPO / room).is_dir()}
+    files["locustfile"] = [REPO / "locustfile.py"]
     return files
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
+    parts = path.relative_to(REPO).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -96,7 +97,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 @pytest.mark.parametrize("room", sorted(ROOMS))
 def test_no_room_imports_a_layer_above_it(room):
     bad = {
-        str(path.relative_to(ROOT)): up
+        str(path.relative_to(REPO)): up
         for path in module_files().get(room, [])
         if (up := upward_imports(room, path.read_text(encoding="utf-8")))
     }
@@ -109,7 +110,7 @@ def test_the_module_graph_has_no_cycle():
 
 def test_the_check_fails_on_an_upward_import_and_on_a_cycle():
     """The fixture is an agents-layer module that imports the run orchestrator: the check must see it."""
-    fixture = (ROOT / "tests" / "fixtures" / "upward_import.py").read_text(encoding="utf-8")
+    fixture = (REPO / "tests" / "fixtures" / "upward_import.py").read_text(encoding="utf-8")
     assert upward_imports("agents", fixture) == ["kit"]
     assert upward_imports("contract", "from scenarios import registry\n") == ["scenarios"]
     assert find_cycle({"a.x": {"a.y"}, "a.y": {"a.z"}, "a.z": {"a.x"}}) == ["a.x", "a.y", "a.z", "a.x"]

@@ -14,7 +14,7 @@ import pytest
 from contract.schema import SAMPLE_COLUMNS
 from sampler.launch import start_sampler, stop_sampler
 from sampler.options import SamplerOptions
-from tests.test_sampler_support import SLEEPER, Children, read_rows, wait_for, wait_rows
+from tests.sampler.support import SLEEPER, Children, read_rows, wait_for, wait_rows
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
@@ -21,9 +20,9 @@ pytest.importorskip(
 from agents.a2a import A2AAgent
 from contract import schema
 from tests.gateways.harness import agent_user, free_port, rows, running_server
+from tests.paths import TEST_GATEWAYS
 
 pytestmark = pytest.mark.gateways
-GATEWAYS = Path(__file__).parent / "gateways"
 WORK_S = 0.2
 TASKS = 4
 OPTIONS = {"poll_interval": 0.05, "task_timeout": 10.0, "request_timeout": 10.0, "a2a_version": "1.0"}
@@ -31,7 +30,14 @@ OPTIONS = {"poll_interval": 0.05, "task_timeout": 10.0, "request_timeout": 10.0,
 
 def a2a_server(*flags: str):
     port = free_port()
-    command = [sys.executable, str(GATEWAYS / "a2a_server.py"), "--port", str(port), "--work-s", str(WORK_S)]
+    command = [
+        sys.executable,
+        str(TEST_GATEWAYS / "a2a_server.py"),
+        "--port",
+        str(port),
+        "--work-s",
+        str(WORK_S),
+    ]
     return running_server([*command, *flags], "/health", port)
 
 
@@ -39,7 +45,7 @@ def a2a_server(*flags: str):
 def header_dropping_proxy():
     with a2a_server() as upstream:
         port = free_port()
-        command = [sys.executable, str(GATEWAYS / "header_proxy.py"), "--port", str(port)]
+        command = [sys.executable, str(TEST_GATEWAYS / "header_proxy.py"), "--port", str(port)]
         command += ["--upstream", upstream, "--drop", "A2A-Version"]
         with running_server(command, "/proxy-health", port) as url:
             yield url

@@ -21,6 +21,7 @@ pytest.importorskip(
 from agents.a2a import A2AAgent
 from contract import schema
 from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
+from tests.paths import TEST_GATEWAYS
 
 pytestmark = [
     pytest.mark.gateways,
@@ -28,7 +29,7 @@ pytestmark = [
         not installed("a2a"), reason="a2a-sdk[http-server] not installed (requirements-gateways.txt)"
     ),
 ]
-SERVER = Path(__file__).parent / "gateways" / "a2a_server.py"
+SERVER = TEST_GATEWAYS / "a2a_server.py"
 WORK_S = 0.3
 OPTIONS = {"poll_interval": 0.05, "task_timeout": 10.0, "request_timeout": 10.0}
 

@@ -21,10 +21,11 @@ import pytest
 from analysis import capacity as cap
 from contract import exit_codes, schema
 from lifecycle.target import free_port, start_target, stop_target
-from tests.locust_runs import REPO, locust_command, run_locust, wait_for
+from tests.locust_runs import locust_command, run_locust, wait_for
 from tests.machine_noise import NoiseWindow
+from tests.paths import REPO, TEST_GATEWAYS
 
-SERVER = Path(__file__).parent / "gateways" / "rest_sessions.py"
+SERVER = TEST_GATEWAYS / "rest_sessions.py"
 SPEC = REPO / "examples" / "specs" / "rest-sessions.toml"
 
 

@@ -25,7 +25,7 @@ from sampler.options import SamplerOptions
 from sampler.row_buffer import RowBuffer
 from sampler.serve import ServiceState, make_server, serve
 from sampler.service_client import ServiceClient, best_offset
-from tests.test_sampler_support import REPO, SLEEPER, Children, read_rows, wait_for
+from tests.sampler.support import REPO, SLEEPER, Children, read_rows, wait_for
 
 TOKEN = "test-token-0123456789abcdef"
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "LOADKIT_SAMPLER_TOKEN": TOKEN}

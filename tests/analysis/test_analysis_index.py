@@ -9,9 +9,9 @@ from pathlib import Path
 
 from analysis.index import index_rows
 from analysis.synthetic import T0
+from tests.paths import REPO
 from tests.report_runs import recorded_run
 
-REPO = Path(__file__).resolve().parents[1]
 DAY = 86400.0
 
 

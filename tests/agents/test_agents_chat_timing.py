@@ -3,6 +3,8 @@
 Truth: when the simulator's first token actually left (GET /v1/sim/streams), which is its --ttft-ms knob on
 a quiet machine. Tolerance: median within 10 ms at 10 concurrent streams, plus the scheduling delay
 measured around the test (tests/machine_noise.py); the knob itself is checked apart (marker `timing`).
+Readings are of streams sent once every agent runs (spawning holds the process's loop), and a reading
+spoiled by a burst of outside load is taken again, up to three times (tests/machine_noise.py, retake).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from locust import HttpUser, constant, task
 
 from agents.openai_chat import ChatAgent
 from tests.locust_users import collect
-from tests.machine_noise import NoiseWindow
+from tests.machine_noise import NoiseWindow, retake, within_bar
 
 TTFT_MS = 300
 STREAMS = 10
@@ -40,7 +42,7 @@ class StockLocustStreamUser(HttpUser):
 
 def chat_records(gateway) -> tuple[list, NoiseWindow]:
     noise = NoiseWindow()
-    events = collect(QuickChatAgent, gateway.url, STREAMS, count=3 * STREAMS)
+    events = collect(QuickChatAgent, gateway.url, STREAMS, count=3 * STREAMS, steady=True)
     noise.close()
     records = [e["context"]["kit_record"] for e in events]
     assert all(r.ok for r in records), [r.error for r in records if not r.ok]
@@ -50,26 +52,34 @@ def chat_records(gateway) -> tuple[list, NoiseWindow]:
 @pytest.mark.timing
 def test_chat_agent_ttft_is_within_10ms_of_when_the_first_token_left_at_10_concurrent_streams(simulator):
     gateway = simulator("--ttft-ms", str(TTFT_MS), "--itl-ms", "20", "--output-tokens", "10")
-    records, noise = chat_records(gateway)
-    streams = httpx.get(f"{gateway.url}/v1/sim/streams").json()["streams"]
-    left = {s["id"]: s["first_token_ms"] for s in streams}
-    error = statistics.median(r.ttft_ms - left[r.request_id] for r in records)
-    bar = noise.tolerance_ms(10)
-    assert 0 <= error <= bar, f"median TTFT error {error:.1f} ms (n={len(records)}, bar {bar:.1f})"
-    assert {r.chunks for r in records} == {10}
+
+    def error_and_bar() -> tuple[float, float]:
+        records, noise = chat_records(gateway)
+        streams = httpx.get(f"{gateway.url}/v1/sim/streams").json()["streams"]
+        left = {s["id"]: s["first_token_ms"] for s in streams}
+        error = statistics.median(r.ttft_ms - left[r.request_id] for r in records)
+        assert error >= 0, f"the kit read the first token {-error:.1f} ms before it left"
+        assert {r.chunks for r in records} == {10}
+        return error, noise.tolerance_ms(10)
+
+    readings = retake(error_and_bar)
+    assert within_bar(readings), f"median TTFT error, bar (ms; n={3 * STREAMS} each): {readings}"
 
 
 @pytest.mark.timing
 def test_chat_agent_ttft_and_itl_read_back_the_knobs_on_a_quiet_machine(simulator):
     gateway = simulator("--ttft-ms", str(TTFT_MS), "--itl-ms", "20", "--output-tokens", "10")
-    records, noise = chat_records(gateway)
-    ttft = statistics.median(r.ttft_ms for r in records)
-    bar = noise.tolerance_ms(10)
-    assert abs(ttft - TTFT_MS) <= bar, (
-        f"median TTFT {ttft:.1f} ms vs {TTFT_MS} (n={len(records)}, bar {bar:.1f})"
-    )
-    itl = statistics.median(r.itl_ms_mean for r in records)
-    assert abs(itl - 20) <= noise.tolerance_ms(5), f"median inter-token latency {itl:.1f} ms vs knob 20 ms"
+    itl_readings = []
+
+    def ttft_deviation_and_bar() -> tuple[float, float]:
+        records, noise = chat_records(gateway)
+        itl = statistics.median(r.itl_ms_mean for r in records)
+        itl_readings.append((itl - 20, noise.tolerance_ms(5)))
+        return statistics.median(r.ttft_ms for r in records) - TTFT_MS, noise.tolerance_ms(10)
+
+    readings = retake(ttft_deviation_and_bar)
+    assert within_bar(readings), f"median TTFT - {TTFT_MS} ms, bar (ms; n={3 * STREAMS} each): {readings}"
+    assert within_bar(itl_readings), f"median inter-token latency - knob 20 ms, bar: {itl_readings}"
 
 
 def test_stock_locust_reports_time_to_headers_not_to_first_token(simulator):

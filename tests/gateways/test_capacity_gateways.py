@@ -28,9 +28,9 @@ from tests.gateways.harness import (
     running_server,
 )
 from tests.locust_runs import run_locust
+from tests.paths import TEST_GATEWAYS
 
 pytestmark = pytest.mark.gateways
-GATEWAYS = Path(__file__).parent / "gateways"
 AGENTS = "12"
 CHURN = ["--load-profile", "churn", "--churn-cycles", "4", "--churn-batch", "3"]
 
@@ -59,7 +59,7 @@ def churn(run: Path, *args: str) -> cap.ChurnResult:
 # ---- ACP: one agent process per session, and sessions in one process --------------------------------
 def acp_command(tag: str, count_file: Path | None = None) -> str:
     extra = f" --count-file {count_file}" if count_file else ""
-    return f"{sys.executable} {GATEWAYS / 'acp_agent.py'} --mib 8 --session-mib 2 --tag {tag}{extra}"
+    return f"{sys.executable} {TEST_GATEWAYS / 'acp_agent.py'} --mib 8 --session-mib 2 --tag {tag}{extra}"
 
 
 def tagged(tag: str) -> list[psutil.Process]:
@@ -102,7 +102,7 @@ def a2a_working(url: str) -> int:
 )
 def test_a2a_capacity_and_churn(tmp_path):
     port = free_port()
-    command = [sys.executable, str(GATEWAYS / "a2a_server.py"), "--port", str(port), "--work-s", "3600"]
+    command = [sys.executable, str(TEST_GATEWAYS / "a2a_server.py"), "--port", str(port), "--work-s", "3600"]
     with running_server(command, "/health", port) as url:
         pid = [str(p.pid) for p in tagged_port(port)]
         assert a2a_working(url) == 0
@@ -128,7 +128,7 @@ def langgraph_threads(url: str, run_id: str) -> int:
 @pytest.mark.skipif(not installed("langgraph_api"), reason="langgraph-cli[inmem] not installed")
 def test_langgraph_capacity_and_churn(tmp_path):
     app = tmp_path / "app"
-    shutil.copytree(GATEWAYS / "langgraph_app", app)
+    shutil.copytree(TEST_GATEWAYS / "langgraph_app", app)
     port = free_port()
     command = [
         shutil.which("langgraph") or "langgraph",

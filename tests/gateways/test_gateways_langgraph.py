@@ -13,7 +13,6 @@ import os
 import shutil
 import time
 from datetime import datetime
-from pathlib import Path
 
 import httpx
 import pytest
@@ -23,6 +22,7 @@ from agents.presets import preset
 from contract import schema
 from sampler.queue_probe import QueueProbe
 from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
+from tests.paths import TEST_GATEWAYS
 
 pytestmark = [
     pytest.mark.gateways,
@@ -31,7 +31,7 @@ pytestmark = [
         reason="langgraph-cli[inmem] not installed (requirements-gateways.txt)",
     ),
 ]
-APP = Path(__file__).parent / "gateways" / "langgraph_app"
+APP = TEST_GATEWAYS / "langgraph_app"
 SLOTS = 1
 WORK_S = 0.3
 GRAPH = "echo"  # tests/gateways/langgraph_app/langgraph.json

@@ -17,7 +17,7 @@ from kit.judge import SATURATED_CPU_PCT, saturation_p90s
 from lifecycle.target import free_port
 from tests.locust_runs import LOCUST, REPO, locust_command, run_locust
 from tests.netns import lan
-from tests.test_sampler_support import Children, read_rows, wait_for
+from tests.sampler.support import Children, read_rows, wait_for
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 

@@ -24,7 +24,7 @@ from contract.schema import MIB, STOP_BUDGET
 from kit.remote_sampler import GAP_EVENT
 from tests.locust_runs import locust_command, run_locust
 from tests.netns import Host, lan
-from tests.test_sampler_support import ALLOCATOR, REPO, Children, read_rows, tell, wait_for
+from tests.sampler.support import ALLOCATOR, REPO, Children, read_rows, tell, wait_for
 
 TOKEN = "ns-test-token-0123456789"
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "LOADKIT_SAMPLER_TOKEN": TOKEN}

@@ -15,9 +15,9 @@ import nbformat
 import pytest
 
 from analysis.synthetic import T0, rounds_run, stream_requests, write_run_dir
+from tests.paths import REPO
 
-ROOT = Path(__file__).parents[1]
-NOTEBOOKS = sorted((ROOT / "analysis" / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((REPO / "analysis" / "notebooks").glob("*.ipynb"))
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ nbformat.write(nb, sys.argv[2])
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_executes_top_to_bottom(notebook, run_dir, tmp_path):
-    env = {**os.environ, "RUN_DIR": str(run_dir), "KIT_ROOT": str(ROOT)}
+    env = {**os.environ, "RUN_DIR": str(run_dir), "KIT_ROOT": str(REPO)}
     out = tmp_path / notebook.name
     proc = subprocess.run(
         [sys.executable, "-c", EXECUTE, str(notebook), str(out), str(notebook.parent)],

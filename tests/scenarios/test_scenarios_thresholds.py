@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from contract.schema import GIB, MIB, REQUEST_COLUMNS, SAMPLE_COLUMNS, TASK_COLUMNS
@@ -12,8 +10,9 @@ from scenarios.metrics import METRICS
 from scenarios.options import ProfileOptions
 from scenarios.registry import build_thresholds
 from scenarios.thresholds import parse_threshold, parse_thresholds_toml
+from tests.paths import REPO
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "thresholds.toml"
+EXAMPLES = REPO / "examples" / "thresholds.toml"
 
 
 @pytest.mark.parametrize(

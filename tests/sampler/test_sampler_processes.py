@@ -15,7 +15,7 @@ import pytest
 from sampler import cgroupfs
 from sampler.selection import PatternSelector
 from sampler.targets import CgroupTarget, PatternTarget, ProcessTreeTarget
-from tests.test_sampler_support import (
+from tests.sampler.support import (
     ALLOCATOR,
     BUSY,
     SLEEPER,

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.paths import REPO
+
 T = TypeVar("T")
 
 

@@ -19,8 +19,7 @@ import pytest
 from analysis.load import load_run
 from contract import exit_codes
 from tests.locust_runs import chat_smoke, csv_rows, locust_command, wait_for
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.paths import REPO
 
 
 def rebuild(run_dir: Path, *extra: str) -> subprocess.CompletedProcess:

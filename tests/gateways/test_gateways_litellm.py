@@ -24,6 +24,7 @@ from analysis.prices import load_prices, parse_prices
 from analysis.summary import console_summary
 from contract import schema
 from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
+from tests.paths import TEST_GATEWAYS
 
 pytestmark = [
     pytest.mark.gateways,
@@ -31,7 +32,7 @@ pytestmark = [
         not installed("litellm"), reason="litellm[proxy] not installed (requirements-gateways.txt)"
     ),
 ]
-CONFIG = Path(__file__).parent / "gateways" / "litellm_config.yaml"
+CONFIG = TEST_GATEWAYS / "litellm_config.yaml"
 KEY_ENV = "LOADKIT_TEST_LITELLM_KEY"
 MASTER_KEY = "sk-loadkit-test-key"  # the test config's master_key
 PRICES = """

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from kit import campaign
+from tests.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
 SIM = "--agent-startup-ms 0 --agent-mib 4 --first-agent-mib 20"
 
 
@@ -22,12 +22,12 @@ def run_campaign(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
         "-m",
         "kit.campaign",
         "--locustfile",
-        str(ROOT / "locustfile.py"),
+        str(REPO / "locustfile.py"),
         "--timeout",
         "120",
         *argv,
     ]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
 def test_campaign_of_3_runs_prints_rows_median_range_each_with_a_distinct_target(tmp_path):

@@ -18,6 +18,7 @@ from analysis.report import extra_sections, write_report
 from analysis.summary import console_summary
 from analysis.synthetic import T0, rounds_run, soak_samples, stream_requests, write_run_dir
 from contract.schema import MIB
+from tests.paths import REPO
 
 META = {
     "run_id": "r1",
@@ -99,7 +100,7 @@ def test_cli_builds_report_and_compares(full_run, tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=Path(__file__).parents[1],
+        cwd=REPO,
     )
     assert run.returncode == 0, run.stderr
     assert "report:" in run.stdout and (full_run / "report.html").exists()
@@ -108,7 +109,7 @@ def test_cli_builds_report_and_compares(full_run, tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=Path(__file__).parents[1],
+        cwd=REPO,
     )
     assert cmp.returncode == 0, cmp.stderr
     assert "| measure | r1 | r2 | runs | median | min | max | cv_pct |" in cmp.stdout

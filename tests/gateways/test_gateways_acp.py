@@ -12,7 +12,6 @@ import shlex
 import sys
 import time
 from contextlib import ExitStack
-from pathlib import Path
 
 import psutil
 
@@ -20,8 +19,9 @@ from agents.acp import AcpAgent
 from contract import schema
 from sampler.selection import PatternSelector
 from tests.gateways.harness import agent_user, rows
+from tests.paths import TEST_GATEWAYS
 
-AGENT_SCRIPT = Path(__file__).parent / "gateways" / "acp_agent.py"
+AGENT_SCRIPT = TEST_GATEWAYS / "acp_agent.py"
 MIB = 30
 FIRST_MS = 120
 AGENTS = 3
