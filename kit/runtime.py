@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import gevent
-from gevent.event import AsyncResult
+from gevent.event import AsyncResult, Event
 from locust.env import Environment
 from locust.runners import MasterRunner, WorkerRunner
 
@@ -42,7 +42,7 @@ from contract.csv_append import CsvAppender, RunFileError
 from contract.csv_tail import last_sample_event
 from contract.errors import KitError, one_line
 from contract.redact import add_secret
-from kit import input_checks, rundir, signals, webui
+from kit import fleet, input_checks, rundir, signals, webui
 from kit.disk import DiskGuard
 from kit.finish import print_summary, start_report, write_locust_csvs
 from kit.judge import LiveJudge, soak_warning
@@ -73,6 +73,7 @@ from scenarios.profile import Profile
 log = logging.getLogger("loadkit")
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown Locust's
 WATCH_EVERY_S = 0.5
+QUIT_GRACE_S = 10.0  # beyond the stop-timeout, for the profile's next tick and Locust's stop
 JUDGE_EVERY_S = 1.0
 WORKER_REPORT_S = 3.5  # workers report every 3 s (Locust's WORKER_REPORT_INTERVAL), plus a margin
 WORKER_SPAWN_LEAD_S = 5.0  # distributed open model: workers spawn the agent pool before arrivals start
@@ -175,13 +176,31 @@ class KitRun:
         self.report = start_report(self.run_dir)
         self.report.rawlink(lambda _result: setattr(self.live, "state", "finished"))
 
+    def going(self) -> bool:
+        """Load has started (the profile is built at the first tick) and the run has not finished."""
+        return self.profile is not None and not self.finished
+
     def on_quitting(self) -> None:
         """The process exits: finish the run if it is still going, then stop the target we started."""
+        if self.session.quitting:  # a second shutdown (Locust's SIGTERM handler, again): the first exits
+            Event().wait()
+        self.session.quitting = True
+        if self.environment.web_ui is not None and self.going():
+            self.end_in_web_ui()
         self.finish("the Locust process quit" if self.environment.web_ui else "profile complete")
         code = stop_target(self.target)
         if code is not None:
             self.meta["target"]["exit_code"] = code
             self.save()
+
+    def end_in_web_ui(self) -> None:
+        """The web UI process quits mid-run: end the run as its profile's end does (in-flight work gets
+        the stop-timeout). Locust's SIGTERM handler runs beside the kit's: let the kit's name the signal."""
+        gevent.sleep(signals.QUIT_POLL_S)
+        self.request_stop("the Locust process quit", None)
+        deadline = time.monotonic() + self.environment.stop_timeout + QUIT_GRACE_S
+        while self.finishing is None and time.monotonic() < deadline:
+            gevent.sleep(WATCH_EVERY_S)
 
     def exit_code(self) -> int:
         """A stop's own code (target died...), then failed thresholds (99), request errors, a saturated
@@ -207,6 +226,7 @@ class KitRun:
     def shape_tick(self, elapsed_s: float):
         """KitShape.tick(): the profile's target now, or None once the run should end."""
         if self.stop is not None:
+            self.drain_workers()
             return None
         profile = self.profile
         if profile is None:
@@ -294,11 +314,13 @@ class KitRun:
         return None
 
     def drain_workers(self) -> None:
-        """On a master at the profile's end: stop the workers' agents first (their stop-timeout) and wait
-        for the report that follows, which carries their last rows and arrival counts; a headless
-        master would otherwise quit before it arrives (Locust sends `quit` without a `stop`)."""
+        """On a master at the run's end: stop the workers' agents first (their stop-timeout, through the
+        kit's own message: a second signal can still cut it short) and wait for the report that follows,
+        which carries their last rows and arrival counts; a headless master would otherwise quit before
+        it arrives (Locust sends `quit` without a `stop`)."""
         runner = self.environment.runner
         if isinstance(runner, MasterRunner) and runner.clients.all:
+            fleet.drain(runner, self.environment.stop_timeout + WORKER_REPORT_S)
             runner.stop()
             gevent.sleep(WORKER_REPORT_S)
 
@@ -443,7 +465,7 @@ def run_of(environment: Environment) -> KitRun | None:
 def run_for_tick(environment: Environment) -> KitRun | None:
     """The run a shape tick drives: after a finished run, a new start in the web UI begins the next."""
     run = _RUNS.get(environment)
-    if run is not None and run.finished:
+    if run is not None and run.finished and not run.session.quitting:
         try:
             run = begin_run(environment, run.settings, run.session)
         except KitError as exc:
@@ -496,6 +518,7 @@ def setup(environment: Environment) -> KitRun | None:
         Recorder(environment, None)
         report_own_cpu(environment)
         follow_master_share(environment)
+        fleet.follow_master_stop(environment)
         return None
     if warning := soak_warning(settings):
         log.warning("loadkit: warning: %s", warning)
@@ -516,8 +539,10 @@ def setup(environment: Environment) -> KitRun | None:
     if environment.web_ui is not None:
         webui.install(environment.web_ui, session, lambda: _RUNS[environment].live, run_edit(environment))
         webui.warn_if_exposed(options.web_host)
-    if options.headless:
-        signals.install(run)
+    # in the web UI a signal ends the process as --autoquit does: the web server stops, then Locust's
+    # shutdown runs (quitting, its HTML report, quit)
+    web_ui = environment.web_ui
+    signals.install(lambda: _RUNS.get(environment), web_ui.stop if web_ui is not None else None)
     return run
 
 

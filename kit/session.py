@@ -21,6 +21,7 @@ class Session:
     run_dir: str | None  # --run-dir as given (None: runs/<run-id>)
     html_file: str | None  # --html as given (None: each run's own locust_report.html)
     dirs: dict[str, Path] = field(default_factory=dict)  # every run so far, by run id
+    quitting: bool = False  # the process is shutting down: no new run begins
 
     def next_run(self, first_id: str, first_dir: Path) -> tuple[str, Path]:
         """The next run's id and its (created) directory; the first run's are the settings' own (checked

@@ -1,8 +1,10 @@
-"""SIGINT, SIGTERM and SIGHUP during a headless run: the first stops the load as a profile's end does
-(in-flight work gets --stop-timeout), a second stops every agent at once; run.json names the signals.
+"""SIGINT, SIGTERM and SIGHUP during a run, headless or in the web UI: the first stops the load as a
+profile's end does (in-flight work gets --stop-timeout), a second stops every agent (and worker) at once.
 
-Installed with gevent's signal API at init (Locust 2.47 installs its own SIGTERM handler only after the
-shape has finished). It never exits the process: Locust's shutdown runs the hooks that write the record.
+Installed with gevent's signal API at init (Locust 2.47 installs its own SIGTERM handler only after a
+headless shape has finished). Headless it never exits the process: Locust's shutdown runs the hooks that
+write the record. In the web UI it ends the process once the run is recorded, as --autoquit does
+(`web_ui.stop()`); a signal while no run is going just quits.
 """
 
 from __future__ import annotations
@@ -10,31 +12,42 @@ from __future__ import annotations
 import logging
 import signal
 import time
+from collections.abc import Callable
 
 import gevent
 
 from contract import exit_codes
+from kit import fleet
 
 log = logging.getLogger("loadkit")
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+QUIT_POLL_S = 0.2
 
 
-def install(run) -> None:
-    """Route the three signals to `interrupt(run, ...)` for the rest of the process's life."""
+def install(current: Callable, quit_ui: Callable[[], None] | None = None) -> None:
+    """Route the three signals to `interrupt` for the rest of the process's life. `current()` is the
+    run now (the last one in the web UI); `quit_ui` ends a web UI process (None headless)."""
     for sig in HANDLED:
-        gevent.signal_handler(sig, interrupt, run, sig)
+        gevent.signal_handler(sig, interrupt, current, sig, quit_ui)
 
 
-def interrupt(run, sig: int) -> None:
+def interrupt(current: Callable, sig: int, quit_ui: Callable[[], None] | None = None) -> None:
     """First signal: a graceful stop with the signal's exit code. Second: kill every agent now (their
     on_stop still closes what they opened and in-flight rows are recorded as interrupted)."""
-    name = signal.Signals(sig).name
+    run, name = current(), signal.Signals(sig).name
+    if quit_ui is not None and idle(run):
+        log.warning("loadkit: %s: no run is going: quitting", name)
+        gevent.spawn(quit_when_recorded, run, quit_ui)
+        return
     record = run.meta.setdefault("interrupt", {"signals": [], "first_ts": time.time(), "forced": False})
     record["signals"].append(name)
+    first = len(record["signals"]) == 1
+    if first and quit_ui is not None:
+        gevent.spawn(quit_when_recorded, run, quit_ui)
     if run.closing:  # the load is over and the record is being written: nothing left to stop
         log.warning("loadkit: %s while writing the run's record: finishing it", name)
         return
-    if len(record["signals"]) == 1:
+    if first:
         run.request_stop(f"interrupted by {name}", exit_codes.INTERRUPTED[signal.Signals(sig)])
         log.warning("loadkit: %s: stopping; in-flight work has --stop-timeout; again to stop at once", name)
         return
@@ -46,3 +59,19 @@ def interrupt(run, sig: int) -> None:
     runner = run.environment.runner
     if runner is not None:
         runner.user_greenlets.kill(block=False)
+        fleet.stop_workers(runner, now=True)
+
+
+def idle(run) -> bool:
+    """In the web UI: no load has started, or the last run's record is written."""
+    return run is None or run.profile is None or (run.finishing is not None and run.finishing.ready())
+
+
+def quit_when_recorded(run, quit_ui: Callable[[], None]) -> None:
+    """Once the run's record is written (at once when idle), end the web UI process, unless Locust is
+    quitting already (its own SIGTERM handler runs beside this one: its shutdown comes first)."""
+    gevent.sleep(QUIT_POLL_S)
+    while not idle(run):
+        gevent.sleep(QUIT_POLL_S)
+    if run is None or not run.session.quitting:
+        quit_ui()

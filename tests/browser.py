@@ -34,15 +34,21 @@ def answers(url: str) -> bool:
         return False
 
 
+def web_ui_command(run_dir: Path, port: int, *extra: str) -> list[str]:
+    """`locust -f locustfile.py` with its web UI on 127.0.0.1:port."""
+    cmd = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfile.py"), "--web-host", "127.0.0.1"]
+    return cmd + ["--web-port", str(port), "--run-dir", str(run_dir), *extra]
+
+
 @contextmanager
 def running_web_ui(
     run_dir: Path, *extra: str, stderr=subprocess.DEVNULL, ready_s: float = 60
 ) -> Iterator[str]:
     """`locust -f locustfile.py` with its web UI on a free loopback port; killed if SIGTERM is ignored."""
     port = free_port()
-    cmd = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfile.py"), "--web-host", "127.0.0.1"]
-    cmd += ["--web-port", str(port), "--run-dir", str(run_dir), *extra]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
+    proc = subprocess.Popen(
+        web_ui_command(run_dir, port, *extra), cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: answers(url), ready_s, "the web UI")

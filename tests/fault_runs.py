@@ -15,6 +15,7 @@ import httpx
 import psutil
 
 from contract import schema
+from tests.browser import web_ui_command
 from tests.locust_runs import REPO, csv_rows, locust_command, wait_for
 
 ROW_FILES = (schema.REQUESTS_CSV, schema.TASKS_CSV, schema.AGENTS_CSV, schema.SAMPLES_CSV, schema.USERS_CSV)
@@ -28,14 +29,17 @@ class KitProcess:
     err: Path
 
     @classmethod
-    def start(cls, run_dir: Path, *args: str, logs: Path | None = None, group: bool = False) -> KitProcess:
+    def start(
+        cls, run_dir: Path, *args: str, logs: Path | None = None, group: bool = False, web_port: int = 0
+    ) -> KitProcess:
         """Start the kit; its stdout and stderr go to files in `logs` (default: beside the run dir).
-        `group`: in a process group of its own, as a terminal's foreground job (see signal_group)."""
+        `group`: in a process group of its own, as a terminal's foreground job (see signal_group).
+        `web_port`: with its web UI on 127.0.0.1:web_port instead of headless."""
         logs = logs or run_dir.parent
         logs.mkdir(parents=True, exist_ok=True)
         out, err = logs / f"{run_dir.name}.out", logs / f"{run_dir.name}.err"
         with open(out, "w") as stdout, open(err, "w") as stderr:
-            command = locust_command(run_dir, *args)
+            command = web_ui_command(run_dir, web_port, *args) if web_port else locust_command(run_dir, *args)
             proc = subprocess.Popen(command, cwd=REPO, stdout=stdout, stderr=stderr, start_new_session=group)
         return cls(run_dir, proc, out, err)
 
@@ -117,3 +121,12 @@ def thaw(pid: int) -> None:
         os.kill(pid, signal.SIGCONT)
     except ProcessLookupError:
         pass
+
+
+def task_run(tmp_path: Path, *extra: str) -> KitProcess:
+    """Three task agents (manual profile, 60 s unless stopped), polling and sampling fast, plus `extra`."""
+    return KitProcess.start(
+        tmp_path / "run",
+        *("TaskAgent", "--load-profile", "manual", "-u", "3", "-r", "10", "-t", "60s"),
+        *("--poll-interval", "0.2", "--sample-interval", "0.5", *extra),
+    )

@@ -23,21 +23,14 @@ def run_locust(run_dir: Path, *args: str, timeout: float = 120) -> subprocess.Co
     )
 
 
-def chat_smoke(run_dir: Path, duration: str, sim_args: str, *extra: str) -> subprocess.CompletedProcess:
+def chat_smoke_args(duration: str, sim_args: str, *extra: str) -> tuple[str, ...]:
     """Four chat agents on the smoke profile against a simulator with the given knobs."""
-    return run_locust(
-        run_dir,
-        "ChatAgent",
-        "--load-profile",
-        "smoke",
-        "--peak-users",
-        "4",
-        "--duration",
-        duration,
-        "--sim-args",
-        sim_args,
-        *extra,
-    )
+    smoke = ("--load-profile", "smoke", "--peak-users", "4", "--duration", duration)
+    return ("ChatAgent", *smoke, "--sim-args", sim_args, *extra)
+
+
+def chat_smoke(run_dir: Path, duration: str, sim_args: str, *extra: str) -> subprocess.CompletedProcess:
+    return run_locust(run_dir, *chat_smoke_args(duration, sim_args, *extra))
 
 
 def wait_for(condition, timeout: float, what: str) -> None:

@@ -15,6 +15,7 @@ import pytest
 from contract import exit_codes, schema
 from kit.disk import RESERVE_NAME
 from tests.fault_runs import KitProcess, assert_nothing_left, assert_whole_rows
+from tests.locust_runs import chat_smoke_args
 
 pytestmark = pytest.mark.faults
 
@@ -49,17 +50,7 @@ def test_a_full_disk_stops_the_run_with_exit_5_whole_rows_and_a_record(small_dis
     run_dir = small_disk / "run"
     kit = KitProcess.start(
         run_dir,
-        "ChatAgent",
-        "--load-profile",
-        "smoke",
-        "--peak-users",
-        "4",
-        "--duration",
-        "60s",
-        "--sample-interval",
-        "0.2",
-        "--sim-args",
-        "--ttft-ms 20 --output-tokens 40",
+        *chat_smoke_args("60s", "--ttft-ms 20 --output-tokens 40", "--sample-interval", "0.2"),
         logs=tmp_path,  # not on the disk that fills up
     )
     try:

@@ -17,44 +17,24 @@ from tests.fault_runs import (
     assert_whole_rows,
     gateway_sessions,
     gateway_tasks,
+    task_run,
 )
-from tests.locust_runs import csv_rows, wait_for
+from tests.locust_runs import chat_smoke_args, csv_rows, wait_for
 
 pytestmark = pytest.mark.faults
 STOP_TIMEOUT_S = 30  # locust.conf's stop-timeout, which these runs inherit
 
 
-def task_run(tmp_path, gateway, run_id: str) -> KitProcess:
-    """Three task agents on an external simulator the test owns, for 60 s unless stopped."""
-    return KitProcess.start(
-        tmp_path / "run",
-        "TaskAgent",
-        "--load-profile",
-        "manual",
-        "-u",
-        "3",
-        "-r",
-        "10",
-        "-t",
-        "60s",
-        "--host",
-        gateway.url,
-        "--target-pid",
-        str(gateway.pid),
-        "--run-id",
-        run_id,
-        "--poll-interval",
-        "0.2",
-        "--sample-interval",
-        "0.5",
-    )
+def task_run_on(tmp_path, gateway, run_id: str) -> KitProcess:
+    """Task agents on an external simulator the test owns."""
+    return task_run(tmp_path, "--host", gateway.url, "--target-pid", str(gateway.pid), "--run-id", run_id)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_stops_the_run_gracefully_with_its_code_and_a_full_record(simulator, tmp_path, sig):
     gateway = simulator("--task-seconds", "1.5", "--dispatch-interval", "0.1")
     name = signal.Signals(sig).name
-    kit = task_run(tmp_path, gateway, f"sig-{name.lower()}")
+    kit = task_run_on(tmp_path, gateway, f"sig-{name.lower()}")
     try:
         kit.wait_rows(schema.TASKS_CSV, 2)
         kit.signal(sig)
@@ -78,7 +58,7 @@ def test_a_signal_stops_the_run_gracefully_with_its_code_and_a_full_record(simul
 
 def test_a_second_signal_stops_at_once_and_records_unfinished_tasks(simulator, tmp_path):
     gateway = simulator("--task-seconds", "40", "--dispatch-interval", "0.1")
-    kit = task_run(tmp_path, gateway, "sig-twice")
+    kit = task_run_on(tmp_path, gateway, "sig-twice")
     try:
         wait_for(lambda: len(gateway_tasks(gateway.url, "sig-twice")) >= 3, 60, "three tasks submitted")
         kit.signal(signal.SIGTERM)
@@ -105,17 +85,7 @@ def test_a_second_signal_stops_at_once_and_records_unfinished_tasks(simulator, t
 def test_sigkill_of_the_kit_leaves_whole_rows_and_no_process(tmp_path):
     kit = KitProcess.start(
         tmp_path / "run",
-        "ChatAgent",
-        "--load-profile",
-        "smoke",
-        "--peak-users",
-        "4",
-        "--duration",
-        "60s",
-        "--sample-interval",
-        "0.2",
-        "--sim-args",
-        "--ttft-ms 50",
+        *chat_smoke_args("60s", "--ttft-ms 50", "--sample-interval", "0.2"),
     )
     try:
         kit.wait_rows(schema.REQUESTS_CSV, 5)

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from contract import exit_codes, schema
-from tests.fault_runs import KitProcess, assert_nothing_left, assert_whole_rows, freeze, thaw
+from tests.fault_runs import KitProcess, assert_nothing_left, assert_whole_rows, freeze, task_run, thaw
 from tests.locust_runs import wait_for
 
 pytestmark = pytest.mark.faults
@@ -21,26 +21,8 @@ SIM_KNOBS = "--task-seconds 20 --dispatch-interval 0.1"  # tasks still running w
 LIVENESS_S = 3.0
 
 
-def task_run(tmp_path, *target: str) -> KitProcess:
-    return KitProcess.start(
-        tmp_path / "run",
-        "TaskAgent",
-        "--load-profile",
-        "manual",
-        "-u",
-        "3",
-        "-r",
-        "10",
-        "-t",
-        "60s",
-        "--poll-interval",
-        "0.2",
-        "--sample-interval",
-        "0.5",
-        "--liveness-timeout",
-        str(LIVENESS_S),
-        *target,
-    )
+def target_run(tmp_path, *target: str) -> KitProcess:
+    return task_run(tmp_path, "--liveness-timeout", str(LIVENESS_S), *target)
 
 
 def assert_tasks_recorded(kit: KitProcess) -> pd.DataFrame:
@@ -72,7 +54,7 @@ def kit_target(kit: KitProcess) -> int:
 
 @pytest.mark.parametrize("fault", ["kill", "freeze"])
 def test_a_kit_started_target_that_dies_or_freezes_ends_the_run_with_exit_3(tmp_path, fault):
-    kit = task_run(tmp_path, "--sim-args", SIM_KNOBS)
+    kit = target_run(tmp_path, "--sim-args", SIM_KNOBS)
     try:
         wait_for_running_tasks(kit)
         pid = kit_target(kit)
@@ -97,7 +79,7 @@ def test_a_kit_started_target_that_dies_or_freezes_ends_the_run_with_exit_3(tmp_
 @pytest.mark.parametrize("fault", ["kill", "freeze"])
 def test_an_external_target_that_dies_or_freezes_ends_the_run_with_exit_3(simulator, tmp_path, fault):
     gateway = simulator(*SIM_KNOBS.split())
-    kit = task_run(tmp_path, "--host", gateway.url, "--target-pid", str(gateway.pid))
+    kit = target_run(tmp_path, "--host", gateway.url, "--target-pid", str(gateway.pid))
     try:
         wait_for_running_tasks(kit)
         if fault == "kill":
