@@ -122,7 +122,8 @@ def preflight(options, profile: str) -> None:
         return
     chosen = presets.preset(options.gateway)
     protocol = presets.session_protocol(chosen, getattr(options, "acp_sessions", None) or "process")
-    if profile == "churn" and getattr(protocol, "close", True) is None:
+    closes = isinstance(protocol, AcpSessions) or presets.session_client(chosen).can_close(protocol)
+    if profile == "churn" and not closes:
         raise InputError(f"churn: gateway {options.gateway} has no way to close a session over its API")
     named = options.target_pid or options.target_match or options.target_cgroup
     named = named or getattr(options, "sampler_url", None)
@@ -161,9 +162,9 @@ class SerialDriver(KitAgent):
             self.sessions = self.make_client()
             self.sessions.start()
             self.probe = self.make_probe()
-        except (presets.GatewayError, ProbeError) as exc:
+        except InputError as exc:  # an unknown gateway, no assistant, no target to read
             self.stop_run(f"{self.profile_name}: {exc}", exc.exit_code)
-            raise StopUser() from None
+            return  # no StopUser here: Locust logs a traceback for any exception out of on_start
         self.log = CsvAppender(self.run_dir() / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS)
 
     def on_test_stopping(self, **_kwargs) -> None:
@@ -193,7 +194,7 @@ class SerialDriver(KitAgent):
         if not self.environment.host:
             raise ProbeError(f"gateway {chosen.name} needs --host URL (or --target-cmd)")
         self.http = session_http_client(self, self.connection)
-        return RestSessionClient(self, protocol)
+        return presets.session_client(chosen)(self, protocol)
 
     def make_probe(self) -> MemoryProbe | RemoteMemoryProbe:
         if self.settings.sampler_url:  # the target is on another host: its sampler service reads each step
@@ -242,6 +243,11 @@ class SerialDriver(KitAgent):
             }
         )
         self.log.flush()
+
+    def started(self) -> None:
+        """The first step of a task: a user whose on_start refused (no capacity.csv) stops quietly."""
+        if self.log is None:
+            raise StopUser()
 
     def session_client(self) -> RestSessionClient | AcpSessionClient:
         assert self.sessions is not None  # made at on_start, or the user stopped there
@@ -339,6 +345,7 @@ class CapacityAgent(SerialDriver):
 
     @task
     def serial_capacity(self) -> None:
+        self.started()
         try:
             self.ramp()
         except KeyboardInterrupt:
@@ -391,6 +398,7 @@ class ChurnAgent(SerialDriver):
 
     @task
     def churn_cycles(self) -> None:
+        self.started()
         try:
             self.cycles()
         except KeyboardInterrupt:

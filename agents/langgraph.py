@@ -2,7 +2,8 @@
 followed to a terminal status by polling the run or by the blocking join endpoint.
 
 Threads and runs carry the run id in their metadata; on stop it deletes only the thread it created.
-The server's queue (GET /metrics?format=json) is read by the sampler, not here.
+The capacity/churn session client finds its assistant as the agent does. The server's queue
+(GET /metrics?format=json) is read by the sampler, not here.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from datetime import datetime
 from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, paced
+from agents.idle_sessions import RestSessionClient, SessionSetupError
 from agents.openai_chat import DEFAULT_PROMPT
 from contract.records import AgentRecord, TaskRecord
 
@@ -30,7 +32,7 @@ class LangGraphAgent(KitAgent):
     def on_start(self) -> None:
         super().on_start()
         self.thread_id: str | None = None
-        self.assistant_id = self.settings.assistant_id or self.discover_assistant()
+        self.assistant_id = self.settings.assistant_id or discover_assistant(self)
         started = time.perf_counter()
         body, record = self.json_call("thread.create", "POST", "/threads", json={"metadata": self.tags()})
         self.thread_id = str(body["thread_id"]) if body and body.get("thread_id") else None
@@ -76,13 +78,6 @@ class LangGraphAgent(KitAgent):
         row.fill_durations()
         self.record(row)
 
-    def discover_assistant(self) -> str | None:
-        """The first assistant POST /assistants/search lists (graphs deployed on the server, oldest first);
-        None when it lists none (the row says why)."""
-        body = {"limit": 1, "sort_by": "created_at", "sort_order": "asc"}
-        listed, _ = self.json_call("assistant.search", "POST", "/assistants/search", expect=list, json=body)
-        return str(listed[0]["assistant_id"]) if listed and listed[0].get("assistant_id") else None
-
     def join(self, row: TaskRecord) -> None:
         """Block on /join until the run ends (the status is then read by one poll)."""
         path = f"/threads/{self.thread_id}/runs/{row.task_id}/join"
@@ -105,6 +100,30 @@ class LangGraphAgent(KitAgent):
 
     def ids(self, task_id: str | None = None) -> dict:
         return {"session_id": self.thread_id, "task_id": task_id}
+
+
+def discover_assistant(agent: KitAgent) -> str | None:
+    """The first assistant POST /assistants/search lists (graphs deployed on the server, oldest first);
+    None when it lists none (the row says why)."""
+    body = {"limit": 1, "sort_by": "created_at", "sort_order": "asc"}
+    listed, _ = agent.json_call("assistant.search", "POST", "/assistants/search", expect=list, json=body)
+    return str(listed[0]["assistant_id"]) if listed and listed[0].get("assistant_id") else None
+
+
+class LangGraphSessionClient(RestSessionClient):
+    """The capacity/churn sessions of the langgraph preset: runs go to --assistant-id or, without one, to
+    the assistant the load agent would pick (discover_assistant), found once at start."""
+
+    def start(self) -> None:
+        if self.assistant_id is None:
+            self.assistant_id = discover_assistant(self.agent)
+        if self.assistant_id is None:
+            host = self.agent.environment.host
+            raise SessionSetupError(
+                f"POST {host}/assistants/search found no LangGraph assistant (see requests.csv): "
+                "deploy a graph or pass --assistant-id"
+            )
+        super().start()
 
 
 def apply_run(row: TaskRecord, run: dict) -> None:

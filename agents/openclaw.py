@@ -3,17 +3,21 @@ agents.csv and deleted at stop over the gateway's WebSocket RPC (its HTTP API ca
 
 An OpenClaw session is created by the first turn that names its key (header x-openclaw-session-key, or the
 `user` field); the key is `<run id>-<agent id>`, so cleanup deletes only sessions this run's agents opened.
+The capacity/churn session client keys its sessions `loadkit-<run id>-<n>` and deletes them the same way.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
 from agents.base import KitAgent, one_line
+from agents.idle_sessions import Opened, RestSessionClient
 from agents.openai_chat import ChatAgent
 from agents.openclaw_rpc import OpenClawRpc, OpenClawRpcError
 from agents.responses import ResponsesAgent
+from agents.spec import SessionSteps
 from contract.records import AgentRecord, RequestRecord
 
 
@@ -49,26 +53,54 @@ class OpenClawSession(KitAgent):
     def close_session(self, session_key: str) -> None:
         """Delete the gateway sessions whose key ends in ours; a row `session.close` and an agents.csv row
         when there was one to delete (or the attempt failed), nothing when the agent never opened one."""
-        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation="session.close")
-        record.session_id = session_key
-        started = time.perf_counter()
-        try:
-            url = self.environment.host or self.host or ""
-            deleted = delete_sessions(url, self.token(), session_key, self.settings.request_timeout)
-        except OpenClawRpcError as exc:
-            deleted = []
-            record.ok, record.error_kind, record.error = False, "rpc", one_line(exc)
+        record, deleted = timed_delete(self, session_key)
         if not deleted and record.ok:
             return
-        record.latency_ms = (time.perf_counter() - started) * 1000.0
         self.report(record)
         closed = AgentRecord(ts=time.time(), agent_id=self.agent_id, session_id=session_key, event="closed")
         closed.error = record.error
         self.record(closed)
 
-    def token(self) -> str | None:
-        name = self.settings.api_key_env
-        return os.environ.get(name) if name else None
+
+class OpenClawSessionClient(RestSessionClient):
+    """The capacity/churn sessions of the openclaw preset: opened by a chat turn naming the session key
+    (session_steps.OPENCLAW), known by that key, closed over the RPC (its HTTP API has no delete)."""
+
+    @classmethod
+    def can_close(cls, steps: SessionSteps) -> bool:
+        return True
+
+    def open(self, n: int) -> Opened:
+        """The session is the key the first turn named; the reply's id is only the completion's."""
+        opened = super().open(n)
+        if opened.session_id is None:
+            return opened
+        return replace(opened, session_id=self.values(None, n)["session"])
+
+    def close(self, session_id: str) -> str | None:
+        record, deleted = timed_delete(self.agent, session_id)
+        if record.ok and not deleted:
+            record.ok, record.error_kind = False, "rpc"
+            record.error = f"sessions.list shows no session keyed {session_id}"
+        self.agent.report(record)
+        return record.error
+
+
+def timed_delete(agent: KitAgent, session_key: str) -> tuple[RequestRecord, list[str]]:
+    """delete_sessions for one key, timed: its `session.close` row (not yet reported), the keys deleted."""
+    record = RequestRecord(ts=time.time(), agent_id=agent.agent_id, operation="session.close")
+    record.session_id = session_key
+    started = time.perf_counter()
+    name = agent.settings.api_key_env
+    token = os.environ.get(name) if name else None
+    try:
+        url = agent.environment.host or agent.host or ""
+        deleted = delete_sessions(url, token, session_key, agent.settings.request_timeout)
+    except OpenClawRpcError as exc:
+        deleted = []
+        record.ok, record.error_kind, record.error = False, "rpc", one_line(exc)
+    record.latency_ms = (time.perf_counter() - started) * 1000.0
+    return record, deleted
 
 
 def delete_sessions(

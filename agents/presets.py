@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents import session_steps
-from agents.idle_sessions import AcpSessions
+from agents.idle_sessions import AcpSessions, RestSessionClient
 from agents.spec import SessionSteps, SpecError, load_spec
 from contract.errors import InputError
 
@@ -44,6 +44,7 @@ class GatewayPreset:
     defaults: dict[str, object] = field(default_factory=dict)  # kit option name -> value
     sessions: SessionSteps | AcpSessions | None = None  # capacity/churn: open, ready, prompt, close
     no_sessions: str = ""  # why capacity/churn cannot run against it (when `sessions` is None)
+    session_client: str = "agents.idle_sessions:RestSessionClient"  # speaks SessionSteps ("module:Class")
     # Behaviour flags, read by the run instead of the preset's name:
     embedded_simulator: bool = False  # with neither --host nor --target-cmd, start the kit's simulator
     stdio_agents: bool = False  # agents launch their own agent process (--acp-command): no URL to load
@@ -83,6 +84,7 @@ PRESETS: dict[str, GatewayPreset] = {
             api_key_env="OPENCLAW_GATEWAY_TOKEN",
             defaults={"model": "openclaw"},
             sessions=session_steps.OPENCLAW,
+            session_client="agents.openclaw:OpenClawSessionClient",  # closes over the RPC
         ),
         GatewayPreset(
             name="litellm",
@@ -101,6 +103,7 @@ PRESETS: dict[str, GatewayPreset] = {
             queue=QueueProbe("/metrics?format=json", "queue.n_pending", "queue.n_running"),
             api_key_env="LANGGRAPH_API_KEY",
             sessions=session_steps.LANGGRAPH,
+            session_client="agents.langgraph:LangGraphSessionClient",  # finds the assistant
         ),
         GatewayPreset(
             name="a2a",
@@ -179,6 +182,11 @@ def session_protocol(chosen: GatewayPreset, acp_sessions: str = "process") -> Se
     if isinstance(chosen.sessions, AcpSessions) and acp_sessions == "shared":
         return session_steps.ACP_SHARED
     return chosen.sessions
+
+
+def session_client(chosen: GatewayPreset) -> type[RestSessionClient]:
+    """The client class speaking the preset's SessionSteps (capacity, churn and kit.cleanup use it)."""
+    return resolve_class(chosen.session_client)
 
 
 def agent_classes(chosen: GatewayPreset) -> list[type]:

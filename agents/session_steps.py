@@ -113,9 +113,10 @@ A2A = SessionSteps(
     error_path="error",
 )
 
+_OPENCLAW_TURN = {"model": "{model}", "messages": [{"role": "user", "content": "{prompt}"}], "stream": False}
 # OpenClaw (from its docs, docs/gateway/openai-http-api.md): a session is keyed by x-openclaw-session-key
-# and materialised by its first chat turn. Its documented HTTP surface has no session delete
-# (sessions.delete is a WebSocket RPC), so these sessions are not closed by the kit: churn refuses.
+# and materialised by its first chat turn. Its HTTP surface has no session delete: the preset's session
+# client (agents/openclaw.py) keeps the key as the session id and closes it with the RPC sessions.delete.
 OPENCLAW = SessionSteps(
     create=(
         RequestTemplate(
@@ -123,9 +124,16 @@ OPENCLAW = SessionSteps(
             "POST",
             "/v1/chat/completions",
             headers={"x-openclaw-session-key": "{session}"},
-            body={"model": "{model}", "messages": [{"role": "user", "content": "{prompt}"}], "stream": False},
+            body=_OPENCLAW_TURN,
             id_path="id",
         ),
+    ),
+    prompt=RequestTemplate(
+        "session.prompt",
+        "POST",
+        "/v1/chat/completions",
+        headers={"x-openclaw-session-key": "{id}"},
+        body=_OPENCLAW_TURN,
     ),
     close=None,
 )

@@ -91,7 +91,7 @@ def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, Rest
     set_agent_settings(environment, settings)
     recorder = Recorder(environment, run_dir)
     closer = Closer(environment)
-    return closer, RestSessionClient(closer, protocol), recorder
+    return closer, presets.session_client(chosen)(closer, protocol), recorder
 
 
 def clean(run_dir: Path, args: Namespace) -> tuple[int, int]:

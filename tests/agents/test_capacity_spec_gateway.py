@@ -91,29 +91,45 @@ def test_spec_capacity_reads_back_marginal_first_agent_and_n_max(rest_gateway, t
     assert "None" not in done.stdout and "not recorded MiB" not in done.stdout
 
 
+def start_up_over_truth(rest_gateway, run: Path, mode: str) -> float:
+    """Median start-up the kit read minus the median of the server's own handling time, in ms."""
+    gateway = rest_gateway("--session-mib", "1", "--startup-ms", "45")
+    args = capacity_args(gateway, run.name, "--max-agents", "20", "--capacity-connection", mode)
+    done = run_locust(run, *args)
+    assert done.returncode == exit_codes.OK, done.stderr[-2000:]
+    polls = pd.read_csv(run / schema.REQUESTS_CSV)["operation"] == "session.ready"
+    assert not polls.any()  # the create reply said ready: no poll's round trip in the figure
+    ready = pd.read_csv(run / schema.CAPACITY_CSV)["ready_ms"].dropna()
+    return statistics.median(ready) - statistics.median(server_stats(gateway)["create_ms"])
+
+
 @pytest.mark.timing
 def test_two_write_gateway_start_up_is_the_servers_own_time(rest_gateway, tmp_path):
     """http.server writes headers and body apart: the default (fresh connection) figure matches the
-    server's own handling time within 15 ms (plus the measured scheduling delay); a keep-alive client meets
-    the delayed-ACK stall (~40 ms). Measured here: fresh +10 ms, keep-alive +89 ms; the 5 ms the capacity
-    issue asks for is not reached yet (connect and accept cost the rest), so the bar says what holds."""
-    figures = {}
+    server's own handling time within 15 ms (plus the measured scheduling delay); a keep-alive client
+    meets the delayed-ACK stall (~40 ms). The create reply already says `ready`, so no poll is sent.
+    Measured here: fresh +3.4 to +4.4 ms in quiet phases (the issue's 5 ms), +7 to +15 ms when the shared
+    box is busy: one request's own cost under CPU contention, not a stall (docs/capacity.md)."""
     noise = NoiseWindow()
-    for mode in ("fresh", "keep-alive"):
-        gateway = rest_gateway("--session-mib", "1", "--startup-ms", "45")
-        run = tmp_path / mode
-        args = capacity_args(
-            gateway, f"two-write-{mode}", "--max-agents", "20", "--capacity-connection", mode
-        )
-        done = run_locust(run, *args)
-        assert done.returncode == exit_codes.OK, done.stderr[-2000:]
-        ready = pd.read_csv(run / schema.CAPACITY_CSV)["ready_ms"].dropna()
-        truth = statistics.median(server_stats(gateway)["create_ms"])
-        figures[mode] = statistics.median(ready) - truth
+    fresh = start_up_over_truth(rest_gateway, tmp_path / "fresh", "fresh")
+    keep_alive = start_up_over_truth(rest_gateway, tmp_path / "keep-alive", "keep-alive")
     noise.close()
     tolerance = noise.tolerance_ms(15.0)
-    assert abs(figures["fresh"]) <= tolerance, (figures, tolerance)
-    assert figures["keep-alive"] >= figures["fresh"] + 20.0, figures  # the server has the artefact
+    assert abs(fresh) <= tolerance, (fresh, keep_alive, tolerance)
+    assert keep_alive >= fresh + 20.0, (fresh, keep_alive)  # the server has the artefact
+
+
+def test_a_session_not_ready_at_create_is_polled_until_it_is(rest_gateway, tmp_path):
+    """The create reply says `starting`; the conversation turns ready 80 ms later (the server's truth):
+    start-up reads at least that, and the 10 ms polls overshoot it by little."""
+    gateway = rest_gateway("--session-mib", "1", "--ready-after-ms", "80")
+    run = tmp_path / "run"
+    done = run_locust(run, *capacity_args(gateway, "polled", "--max-agents", "8"))
+    assert done.returncode == exit_codes.OK, done.stderr[-2000:]
+    ready = pd.read_csv(run / schema.CAPACITY_CSV)["ready_ms"].dropna()
+    polls = pd.read_csv(run / schema.REQUESTS_CSV).query("operation == 'session.ready'")
+    assert len(ready) == 8 and len(polls) >= 8 * 2, len(polls)  # several polls per session
+    assert ready.min() >= 80.0 and statistics.median(ready) <= 80.0 + 40.0, list(ready)
 
 
 def process_mode_run(rest_gateway, run_dir: Path, session_mib: str):

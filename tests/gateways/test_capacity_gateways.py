@@ -140,9 +140,12 @@ def test_langgraph_capacity_and_churn(tmp_path):
     ]
     with running_server(command, preset("langgraph").health_path, port, timeout_s=90, cwd=app) as url:
         pid = str(tagged_port(port)[0].pid)
-        # the test graph is named `echo`: the capacity driver takes --assistant-id (no discovery yet)
-        base = ["--gateway", "langgraph", "--host", url, "--target-pid", pid, "--assistant-id", "echo"]
+        # no --assistant-id: the driver finds the test graph's assistant as the load agent does
+        base = ["--gateway", "langgraph", "--host", url, "--target-pid", pid]
         capacity(tmp_path / "lg-cap", *base, "--run-id", "lg-cap")
+        runs = pd.read_csv(tmp_path / "lg-cap" / schema.REQUESTS_CSV)
+        assert (runs["operation"] == "assistant.search").sum() == 1  # found once, at start
+        assert runs.loc[runs["operation"] == "session.first_run", "ok"].all()  # its runs were accepted
         assert langgraph_threads(url, "lg-cap") == 0  # the server's own count: every thread deleted
         churn(tmp_path / "lg-churn", *base, "--run-id", "lg-churn")
         assert langgraph_threads(url, "lg-churn") == 0

@@ -10,20 +10,24 @@ tests/gateways/openclaw_gateway.py).
 from __future__ import annotations
 
 import csv
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import httpx
+import pandas as pd
 import psutil
 import pytest
 
 from agents.openclaw import delete_sessions
 from agents.openclaw_rpc import OpenClawRpc
-from contract import schema
+from analysis import capacity as cap
+from contract import exit_codes, schema
 from simgateway import launch
 from tests.gateways.harness import rows
 from tests.gateways.openclaw_gateway import NEEDS_OPENCLAW, TOKEN, TOKEN_ENV, running_openclaw
-from tests.locust_runs import run_locust
+from tests.locust_runs import REPO, run_locust
 
 pytestmark = [*NEEDS_OPENCLAW, pytest.mark.timeout(1800)]  # start-up and first turns: minutes when busy
 TTFT_MS = 200
@@ -136,3 +140,62 @@ def test_cleanup_deletes_only_the_exact_key(openclaw):
     assert delete_sessions(openclaw.url, TOKEN, "ocl-exact-1") == ["agent:main:ocl-exact-1"]
     assert delete_sessions(openclaw.url, TOKEN, "ocl-exact-1") == []
     assert sessions_of(openclaw, "ocl-exact-") == ["agent:main:ocl-exact-10"]
+
+
+# ---- capacity, churn and kit.cleanup through the preset's session client (sessions.delete over the RPC) --
+# deletes took 7-23 s each here: tiny runs, a request timeout that outlasts one
+SERIAL = ["--request-timeout", "120", "--memory-budget", "8GiB"]  # the idle gateway alone is ~1 GiB
+
+
+def serial_run(openclaw, run_dir: Path, run_id: str, *args: str) -> pd.DataFrame:
+    """A capacity or churn run that must end OK; its agents.csv events, each session keyed by the run."""
+    done = kit_run(openclaw, run_dir, run_id, *SERIAL, *args)
+    assert done.returncode == exit_codes.OK, done.stderr[-3000:]
+    agents = pd.read_csv(run_dir / schema.AGENTS_CSV)
+    assert agents["session_id"].str.startswith(f"loadkit-{run_id}-").all(), agents
+    return agents
+
+
+def test_capacity_and_churn_close_their_sessions_over_the_rpc(openclaw, tmp_path):
+    agents = serial_run(
+        openclaw, tmp_path / "cap", "oc-cap", "--load-profile", "capacity", "--max-agents", "5"
+    )
+    result = cap.capacity_result(pd.read_csv(tmp_path / "cap" / schema.CAPACITY_CSV))
+    assert result.stop_reason == schema.STOP_CAP and result.agents_ready == 5, result.notes
+    assert result.fit is not None  # the figure with its R² goes to docs/capacity.md
+    print(
+        f"openclaw: {result.marginal_mib:.2f} MiB/agent, R² {result.r2:.3f}, first {result.first_agent_mib}"
+    )
+    events = agents["event"].value_counts()
+    assert events["created"] == events["closed"] == 5 and "close_failed" not in events, events
+    assert sessions_of(openclaw, "oc-cap") == []  # the server's own list: every session deleted
+
+    churn = ["--load-profile", "churn", "--churn-cycles", "2", "--churn-batch", "2"]
+    agents = serial_run(openclaw, tmp_path / "churn", "oc-churn", *churn)
+    assert cap.churn_result(pd.read_csv(tmp_path / "churn" / schema.CAPACITY_CSV)).sessions_closed == 4
+    prompts = pd.read_csv(tmp_path / "churn" / schema.REQUESTS_CSV).query("operation == 'session.prompt'")
+    assert len(prompts) == 4 and prompts["ok"].all(), prompts  # a second turn on each session's key
+    assert sessions_of(openclaw, "oc-churn") == []
+
+
+def test_cleanup_closes_what_a_run_kept_open(openclaw, tmp_path):
+    run = tmp_path / "kept"
+    serial_run(openclaw, run, "oc-kept", "--load-profile", "capacity", "--max-agents", "2", "--no-cleanup")
+    assert sorted(sessions_of(openclaw, "oc-kept")) == [
+        "agent:main:loadkit-oc-kept-1",
+        "agent:main:loadkit-oc-kept-2",
+    ]
+    command = [
+        sys.executable,
+        "-m",
+        "kit.cleanup",
+        str(run),
+        "--api-key-env",
+        TOKEN_ENV,
+        "--request-timeout",
+        "120",
+    ]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == exit_codes.OK, done.stderr
+    assert "2 session(s) closed, 0 could not" in done.stdout
+    assert sessions_of(openclaw, "oc-kept") == []
