@@ -65,14 +65,14 @@ class RoundsPacing:
         return 0
 
 
-def set_pacing(environment, pacing: OpenModelPacing | RoundsPacing | None) -> None:
+def set_pacing(environment, pacing: Pacing | None) -> None:
     if pacing is None:
         _PACING.pop(environment, None)
     else:
         _PACING[environment] = pacing
 
 
-def pacing_of(environment) -> OpenModelPacing | RoundsPacing | None:
+def pacing_of(environment) -> Pacing | None:
     return _PACING.get(environment)
 
 
@@ -153,6 +153,9 @@ class WorkerRounds:
 
     def dropped(self, now: float) -> int:
         return 0
+
+
+Pacing = OpenModelPacing | RoundsPacing | WorkerRounds  # what an agent's task is gated by
 
 
 def expect_round_grants(environment, fresh: bool = False) -> WorkerRounds:
