@@ -174,25 +174,36 @@ def ns_procs(three_hosts):
     kids.stop_all()
 
 
-def test_master_and_two_workers_in_other_namespaces_keep_the_open_model(three_hosts, ns_procs, tmp_path):
-    """Gateway in one namespace, master in another, two workers in a third: arrivals within 5 %, none
-    dropped, and the master's request rows equal Locust's totals."""
-    gw, lg, wk = three_hosts["gw"], three_hosts["lg"], three_hosts["wk"]
-    sim = [sys.executable, "-m", "simgateway", "--port", "18080", "--bind", gw.address, "--ttft-ms", "20"]
-    gateway = ns_procs.start(gw.command(sim), env=ENV, stdout=subprocess.PIPE, text=True)
+def gateway_in(host, ns_procs, *knobs: str) -> str:
+    """The simulator in `host`'s namespace, on its private address; returns its URL."""
+    sim = [sys.executable, "-m", "simgateway", "--port", "18080", "--bind", host.address, *knobs]
+    gateway = ns_procs.start(host.command(sim), env=ENV, stdout=subprocess.PIPE, text=True)
     assert "listening" in gateway.stdout.readline()
-    run_dir = tmp_path / "run"
-    master = locust_command(run_dir, "ChatAgent", "--host", f"http://{gw.address}:18080", "--master")
-    master += ["--master-bind-host", lg.address, "--expect-workers", "2", "--load-profile", "smoke"]
-    master += ["--peak-users", "4", "--duration", "12s", "--arrival-rate", "10", "--max-agents", "8"]
+    return f"http://{host.address}:18080"
+
+
+def run_fleet(hosts, ns_procs, master: list[str], tmp_path, workers: int = 2) -> None:
+    """`master` in the load generator's namespace with `workers` workers in theirs, until it exits 0."""
+    lg, wk = hosts["lg"], hosts["wk"]
+    master = [*master, "--master", "--master-bind-host", lg.address, "--expect-workers", str(workers)]
     log = open(tmp_path / "master.log", "w")  # noqa: SIM115 (closed with the process)
     kit = ns_procs.start(lg.command(master), cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
     worker = [*LOCUST[:-1], "--worker", "--master-host", lg.address]  # LOCUST ends with --headless
-    for _ in range(2):
+    for _ in range(workers):
         ns_procs.start(
             wk.command(worker), cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
     assert kit.wait(300) == OK, (tmp_path / "master.log").read_text()[-2000:]
+
+
+def test_master_and_two_workers_in_other_namespaces_keep_the_open_model(three_hosts, ns_procs, tmp_path):
+    """Gateway in one namespace, master in another, two workers in a third: arrivals within 5 %, none
+    dropped, and the master's request rows equal Locust's totals."""
+    url = gateway_in(three_hosts["gw"], ns_procs, "--ttft-ms", "20")
+    run_dir = tmp_path / "run"
+    master = locust_command(run_dir, "ChatAgent", "--host", url, "--load-profile", "smoke")
+    master += ["--peak-users", "4", "--duration", "12s", "--arrival-rate", "10", "--max-agents", "8"]
+    run_fleet(three_hosts, ns_procs, master, tmp_path)
     meta = json.loads((run_dir / "run.json").read_text())
     arrivals = meta["open_model"]
     assert arrivals["issued_arrivals"] == pytest.approx(
@@ -207,21 +218,11 @@ def test_master_and_two_workers_in_other_namespaces_keep_the_open_model(three_ho
 
 def test_rounds_with_master_and_two_workers_in_other_namespaces(three_hosts, ns_procs, tmp_path):
     """The same rounds with the task board, the master and the two workers in three namespaces."""
-    gw, lg, wk = three_hosts["gw"], three_hosts["lg"], three_hosts["wk"]
-    sim = [sys.executable, "-m", "simgateway", "--port", "18080", "--bind", gw.address, "--task-seconds", "1"]
-    gateway = ns_procs.start(gw.command(sim), env=ENV, stdout=subprocess.PIPE, text=True)
-    assert "listening" in gateway.stdout.readline()
-    run_dir, url = tmp_path / "run", f"http://{gw.address}:18080"
+    gw = three_hosts["gw"]
+    url = gateway_in(gw, ns_procs, "--task-seconds", "1")
+    run_dir = tmp_path / "run"
     master = locust_command(run_dir, *ROUNDS, "--host", url, "--run-id", ROUNDS_RUN_ID, "--no-cleanup")
-    master += ["--master", "--master-bind-host", lg.address, "--expect-workers", "2"]
-    log = open(tmp_path / "master.log", "w")  # noqa: SIM115 (closed with the process)
-    kit = ns_procs.start(lg.command(master), cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
-    worker = [*LOCUST[:-1], "--worker", "--master-host", lg.address]  # LOCUST ends with --headless
-    for _ in range(2):
-        ns_procs.start(
-            wk.command(worker), cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-    assert kit.wait(300) == OK, (tmp_path / "master.log").read_text()[-2000:]
+    run_fleet(three_hosts, ns_procs, master, tmp_path)
     assert_rounds_counted(run_dir, board_of(url, run=gw.command))
 
 
