@@ -1,14 +1,19 @@
-"""How late this machine wakes a sleeper right now: the floor under any timing tolerance.
+"""What the rest of the machine costs a timed test right now: the floor under any timing tolerance.
 
 A timing test states its bar for a quiet machine (e.g. TTFT within 10 ms) and adds the scheduling delay
-measured around it, so a busy shared host widens the bar by what it measurably costs, and no more.
+measured around it (and, for a section that needs the CPU, the cores other processes kept busy), so a
+busy shared host widens the bar by what it measurably costs, and no more.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import statistics
 import time
 from collections.abc import Callable
+
+import psutil
 
 SLEEP_S = 0.005
 
@@ -23,14 +28,38 @@ def scheduling_delay_ms(samples: int = 40) -> float:
     return statistics.quantiles(late, n=10)[-1]
 
 
-class NoiseWindow:
-    """Scheduling delay measured before and after a timed section; the larger counts."""
+def busy_cpu_s(pids: list[int]) -> tuple[float, float]:
+    """(CPU seconds the whole host has spent busy, CPU seconds of `pids` and their children)."""
+    host = psutil.cpu_times()
+    busy = host.user + host.nice + host.system + host.irq + host.softirq + getattr(host, "steal", 0.0)
+    own = 0.0
+    for pid in pids:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            for process in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    times = process.cpu_times()
+                    own += times.user + times.system
+    return busy, own
 
-    def __init__(self) -> None:
+
+class NoiseWindow:
+    """What the rest of the machine costs a timed section: the scheduling delay measured before and
+    after it (the larger counts), and how many cores other processes kept busy during it.
+
+    `pids`: the processes the section itself runs (this one is always counted, with its children,
+    e.g. a simulator it started): their CPU is the section's own, not outside load."""
+
+    def __init__(self, pids: tuple[int, ...] = ()) -> None:
+        self.pids = [os.getpid(), *pids]
         self.before_ms = scheduling_delay_ms()
         self.after_ms: float | None = None
+        self.other_cores = 0.0
+        self._start = (time.monotonic(), *busy_cpu_s(self.pids))
 
     def close(self) -> float:
+        wall0, busy0, own0 = self._start
+        busy, own = busy_cpu_s(self.pids)
+        self.other_cores = max(0.0, (busy - busy0) - (own - own0)) / max(time.monotonic() - wall0, 1e-3)
         self.after_ms = scheduling_delay_ms()
         return self.delay_ms
 
@@ -38,8 +67,11 @@ class NoiseWindow:
     def delay_ms(self) -> float:
         return max(self.before_ms, self.after_ms or 0.0)
 
-    def tolerance_ms(self, quiet_bar_ms: float) -> float:
-        return quiet_bar_ms + self.delay_ms
+    def tolerance_ms(self, quiet_bar_ms: float, per_busy_core_ms: float = 0.0) -> float:
+        """The quiet-machine bar, plus the scheduling delay, plus `per_busy_core_ms` for each core that
+        other processes kept busy during the section (for a section that needs the CPU, not only
+        prompt wake-ups: two processes exchanging a stream share what the others leave them)."""
+        return quiet_bar_ms + self.delay_ms + per_busy_core_ms * self.other_cores
 
 
 def retake(measure: Callable[[], tuple[float, float]], attempts: int = 3) -> list[tuple[float, float]]:

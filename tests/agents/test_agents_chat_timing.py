@@ -2,7 +2,8 @@
 
 Truth: when the simulator's first token actually left (GET /v1/sim/streams), which is its --ttft-ms knob on
 a quiet machine. Tolerance: median within 10 ms at 10 concurrent streams, plus the scheduling delay
-measured around the test (tests/machine_noise.py); the knob itself is checked apart (marker `timing`).
+measured around the test and 10 ms for each core other processes kept busy meanwhile
+(tests/machine_noise.py); the knob itself is checked apart (marker `timing`).
 Readings are of streams sent once every agent runs (spawning holds the process's loop), and a reading
 spoiled by a burst of outside load is taken again, up to three times (tests/machine_noise.py, retake).
 """
@@ -21,6 +22,9 @@ from tests.machine_noise import NoiseWindow, retake, within_bar
 
 TTFT_MS = 300
 STREAMS = 10
+# Measured here (2 cores): with one core kept busy by other processes the median error grew from +4-6 ms
+# to +12-17 ms, the kit and the simulator sharing the other core; the bar widens by this per busy core.
+BUSY_CORE_MS = 10.0
 
 
 class QuickChatAgent(ChatAgent):
@@ -60,7 +64,7 @@ def test_chat_agent_ttft_is_within_10ms_of_when_the_first_token_left_at_10_concu
         error = statistics.median(r.ttft_ms - left[r.request_id] for r in records)
         assert error >= 0, f"the kit read the first token {-error:.1f} ms before it left"
         assert {r.chunks for r in records} == {10}
-        return error, noise.tolerance_ms(10)
+        return error, noise.tolerance_ms(10, per_busy_core_ms=BUSY_CORE_MS)
 
     readings = retake(error_and_bar)
     assert within_bar(readings), f"median TTFT error, bar (ms; n={3 * STREAMS} each): {readings}"
@@ -74,8 +78,9 @@ def test_chat_agent_ttft_and_itl_read_back_the_knobs_on_a_quiet_machine(simulato
     def ttft_deviation_and_bar() -> tuple[float, float]:
         records, noise = chat_records(gateway)
         itl = statistics.median(r.itl_ms_mean for r in records)
-        itl_readings.append((itl - 20, noise.tolerance_ms(5)))
-        return statistics.median(r.ttft_ms for r in records) - TTFT_MS, noise.tolerance_ms(10)
+        itl_readings.append((itl - 20, noise.tolerance_ms(5, per_busy_core_ms=BUSY_CORE_MS / 2)))
+        ttft = statistics.median(r.ttft_ms for r in records)
+        return ttft - TTFT_MS, noise.tolerance_ms(10, per_busy_core_ms=BUSY_CORE_MS)
 
     readings = retake(ttft_deviation_and_bar)
     assert within_bar(readings), f"median TTFT - {TTFT_MS} ms, bar (ms; n={3 * STREAMS} each): {readings}"
