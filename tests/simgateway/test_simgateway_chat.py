@@ -54,9 +54,15 @@ def test_first_content_chunk_arrives_at_ttft_within_15ms_at_10_concurrent_stream
     lasts = [r[1] for r in results]
     assert all(r[2] == 10 for r in results)
     # the simulator's own punctuality: 15 ms on this 2-core host (the kit's 10 ms bar is a client's error)
-    assert abs(statistics.median(firsts) - 200) <= noise.tolerance_ms(15, per_busy_core_ms=10), (firsts, noise.delay_ms)
+    assert abs(statistics.median(firsts) - 200) <= noise.tolerance_ms(15, per_busy_core_ms=10), (
+        firsts,
+        noise.delay_ms,
+    )
     # one token every itl_ms after the first: 9 more sleeps, each as late as the machine makes it
-    assert abs(statistics.median(lasts) - (200 + 9 * 20)) <= noise.tolerance_ms(20, per_busy_core_ms=10), (lasts, noise.delay_ms)
+    assert abs(statistics.median(lasts) - (200 + 9 * 20)) <= noise.tolerance_ms(20, per_busy_core_ms=10), (
+        lasts,
+        noise.delay_ms,
+    )
 
 
 def test_stream_sends_role_chunk_content_finish_usage_then_done():
