@@ -17,8 +17,7 @@ from pathlib import Path
 
 import locust.main  # Locust (and gevent's monkey-patching) once, as the `locust` command imports it
 
-from tests.paths import REPO
-
+REPO = Path(__file__).resolve().parent.parent  # run as a script: tests.paths is not importable yet
 sys.path.insert(0, str(REPO))
 # The kit's rooms the locustfile imports; the locustfile itself is loaded by Locust in each child.
 import agents.a2a  # noqa: E402, F401

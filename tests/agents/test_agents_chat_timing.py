@@ -1,11 +1,14 @@
 """The chat agent reads the simulator's time to first token back; stock Locust does not.
 
 Truth: when the simulator's first token actually left (GET /v1/sim/streams), which is its --ttft-ms knob on
-a quiet machine. Tolerance: median within 10 ms at 10 concurrent streams, plus the scheduling delay
-measured around the test and 10 ms for each core other processes kept busy meanwhile
-(tests/machine_noise.py); the knob itself is checked apart (marker `timing`).
-Readings are of streams sent once every agent runs (spawning holds the process's loop), and a reading
-spoiled by a burst of outside load is taken again, up to three times (tests/machine_noise.py, retake).
+a quiet machine. Bars: the kit's median error at 10 concurrent streams within 20 ms, with tokens 50 ms
+apart so that a kit reading the second token (+50 ms) or the headers (-300 ms, as stock Locust does) fails;
+against the knob itself (the simulator's punctuality added) within 25 ms. Measured on this shared 2-core
+VM with nothing else running: +4 to +6 ms at some hours, +12 to +16 ms at others (the VM's CPU speed
+varies: a 10 M-iteration Python loop took 1.48 s then). Each bar is widened by the scheduling delay
+measured around the reading and 10 ms per core other processes kept busy meanwhile
+(tests/machine_noise.py); readings are of streams sent once every agent runs (spawning holds the
+process's loop), and a reading spoiled by a burst of outside load is taken again, up to three times.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ STREAMS = 10
 # Measured here (2 cores): with one core kept busy by other processes the median error grew from +4-6 ms
 # to +12-17 ms, the kit and the simulator sharing the other core; the bar widens by this per busy core.
 BUSY_CORE_MS = 10.0
+ERROR_BAR_MS = 20.0
+KNOB_BAR_MS = 25.0  # the simulator's own punctuality adds to the kit's error (its own test allows 15 ms)
 
 
 class QuickChatAgent(ChatAgent):
@@ -54,8 +59,8 @@ def chat_records(gateway) -> tuple[list, NoiseWindow]:
 
 
 @pytest.mark.timing
-def test_chat_agent_ttft_is_within_10ms_of_when_the_first_token_left_at_10_concurrent_streams(simulator):
-    gateway = simulator("--ttft-ms", str(TTFT_MS), "--itl-ms", "20", "--output-tokens", "10")
+def test_chat_agent_ttft_is_within_20ms_of_when_the_first_token_left_at_10_concurrent_streams(simulator):
+    gateway = simulator("--ttft-ms", str(TTFT_MS), "--itl-ms", "50", "--output-tokens", "10")
 
     def error_and_bar() -> tuple[float, float]:
         records, noise = chat_records(gateway)
@@ -64,14 +69,14 @@ def test_chat_agent_ttft_is_within_10ms_of_when_the_first_token_left_at_10_concu
         error = statistics.median(r.ttft_ms - left[r.request_id] for r in records)
         assert error >= 0, f"the kit read the first token {-error:.1f} ms before it left"
         assert {r.chunks for r in records} == {10}
-        return error, noise.tolerance_ms(10, per_busy_core_ms=BUSY_CORE_MS)
+        return error, noise.tolerance_ms(ERROR_BAR_MS, per_busy_core_ms=BUSY_CORE_MS)
 
     readings = retake(error_and_bar)
     assert within_bar(readings), f"median TTFT error, bar (ms; n={3 * STREAMS} each): {readings}"
 
 
 @pytest.mark.timing
-def test_chat_agent_ttft_and_itl_read_back_the_knobs_on_a_quiet_machine(simulator):
+def test_chat_agent_ttft_and_itl_read_back_the_knobs(simulator):
     gateway = simulator("--ttft-ms", str(TTFT_MS), "--itl-ms", "20", "--output-tokens", "10")
     itl_readings = []
 
@@ -80,7 +85,7 @@ def test_chat_agent_ttft_and_itl_read_back_the_knobs_on_a_quiet_machine(simulato
         itl = statistics.median(r.itl_ms_mean for r in records)
         itl_readings.append((itl - 20, noise.tolerance_ms(5, per_busy_core_ms=BUSY_CORE_MS / 2)))
         ttft = statistics.median(r.ttft_ms for r in records)
-        return ttft - TTFT_MS, noise.tolerance_ms(10, per_busy_core_ms=BUSY_CORE_MS)
+        return ttft - TTFT_MS, noise.tolerance_ms(KNOB_BAR_MS, per_busy_core_ms=BUSY_CORE_MS)
 
     readings = retake(ttft_deviation_and_bar)
     assert within_bar(readings), f"median TTFT - {TTFT_MS} ms, bar (ms; n={3 * STREAMS} each): {readings}"

@@ -24,6 +24,7 @@ from agents.openclaw import delete_sessions
 from agents.openclaw_rpc import OpenClawRpc
 from analysis import capacity as cap
 from contract import exit_codes, schema
+from sampler.targets import ProcessTreeTarget
 from simgateway import launch
 from tests.gateways.harness import rows
 from tests.gateways.openclaw_gateway import NEEDS_OPENCLAW, TOKEN, TOKEN_ENV, running_openclaw
@@ -88,13 +89,20 @@ def assert_rows_equal_locust_counts(run_dir: Path) -> list[dict]:
 
 
 def assert_memory_from_the_tree(run_dir: Path, pid: int) -> None:
+    """The run sampled the gateway's whole tree, and the sampler's tree reading is psutil's. Both
+    readings of the second check are taken at one moment: Node's garbage collector moves the tree by
+    hundreds of MiB between the run's last sample and any later reading (1,665 -> 1,320 MiB seen)."""
     samples = [r for r in rows(run_dir, schema.SAMPLES_CSV) if r["target_rss_bytes"]]
     assert len(samples) >= 5, samples
     last = samples[-1]
-    now = tree_rss_bytes(pid)
-    # the gateway is idle after the run: the last sample and a reading now agree within 15 %
-    assert abs(int(last["target_rss_bytes"]) - now) <= 0.15 * now, (last, now)
-    assert int(last["target_procs"]) >= 2 and now > 200 * schema.MIB, last  # gateway + its workers
+    assert int(last["target_procs"]) >= 2 and int(last["target_rss_bytes"]) > 200 * schema.MIB, last
+    target = ProcessTreeTarget(pid)
+    try:
+        sampled, now = target.read(with_pss=False), tree_rss_bytes(pid)
+    finally:
+        target.close()
+    assert sampled.procs == len(psutil.Process(pid).children(recursive=True)) + 1, sampled
+    assert abs(sampled.rss_bytes - now) <= 0.02 * now, (sampled, now)
 
 
 def test_chat_and_responses_run_against_real_openclaw(openclaw, tmp_path):
