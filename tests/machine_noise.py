@@ -1,6 +1,6 @@
 """What the rest of the machine costs a timed test right now: the floor under any timing tolerance.
 
-A timing test states its bar for a quiet machine (e.g. TTFT within 10 ms) and adds the scheduling delay
+A timing test states its bar for a quiet machine (e.g. TTFT within 20 ms) and adds the scheduling delay
 measured around it (and, for a section that needs the CPU, the cores other processes kept busy), so a
 busy shared host widens the bar by what it measurably costs, and no more.
 """

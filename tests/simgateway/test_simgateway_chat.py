@@ -53,7 +53,7 @@ def test_first_content_chunk_arrives_at_ttft_within_15ms_at_10_concurrent_stream
     firsts = [r[0] for r in results]
     lasts = [r[1] for r in results]
     assert all(r[2] == 10 for r in results)
-    # the simulator's own punctuality: 15 ms on this 2-core host (the kit's 10 ms bar is a client's error)
+    # the simulator's own punctuality: 15 ms on this 2-core host (the kit's own bar is a client's error)
     assert abs(statistics.median(firsts) - 200) <= noise.tolerance_ms(15, per_busy_core_ms=10), (
         firsts,
         noise.delay_ms,
