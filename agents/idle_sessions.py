@@ -79,7 +79,7 @@ class RestSessionClient:
 
     def start(self) -> None:
         """Nothing to start: the gateway is already serving. Steps naming {assistant_id} need one."""
-        if self.assistant_id is None and "{assistant_id}" in repr(self.steps):
+        if self.assistant_id is None and self.steps.uses("assistant_id"):
             raise SessionSetupError("the session steps name {assistant_id}: pass --assistant-id")
 
     def open(self, n: int) -> Opened:
@@ -152,12 +152,16 @@ class RestSessionClient:
         error = json_path(body, path) if path else None
         return None if error is None else ("rpc", one_line(error))
 
+    def session_key(self, n: int) -> str:
+        """The name the kit gives the n-th session (it carries the run id)."""
+        return f"loadkit-{self.agent.run_id}-{n}"
+
     def values(self, session_id: str | None, n: int) -> dict[str, str]:
         agent = self.agent
         return {
             "run_id": agent.run_id,
             "agent_id": agent.agent_id,
-            "session": f"loadkit-{agent.run_id}-{n}",
+            "session": self.session_key(n),
             "prompt": agent.settings.prompt or DEFAULT_PROMPT,
             "model": agent.settings.model,
             "id": session_id or "",

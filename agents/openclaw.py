@@ -75,7 +75,7 @@ class OpenClawSessionClient(RestSessionClient):
         opened = super().open(n)
         if opened.session_id is None:
             return opened
-        return replace(opened, session_id=self.values(None, n)["session"])
+        return replace(opened, session_id=self.session_key(n))
 
     def close(self, session_id: str) -> str | None:
         record, deleted = timed_delete(self.agent, session_id)

@@ -85,6 +85,11 @@ class SessionSteps:
     prompt: RequestTemplate | None = None
     error_path: str | None = None
 
+    def uses(self, placeholder: str) -> bool:
+        """Whether any step (path, body, headers) names `{placeholder}`: every text of the frozen steps
+        is in their repr."""
+        return "{" + placeholder + "}" in repr(self)
+
 
 @dataclass(frozen=True)
 class Spec:
