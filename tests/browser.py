@@ -54,9 +54,14 @@ def running_web_ui(
         wait_for(lambda: answers(url), ready_s, "the web UI")
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(15)
+        terminate(proc)
+
+
+def terminate(proc: subprocess.Popen, timeout_s: float = 15) -> None:
+    """SIGTERM (the kit ends its run and quits), then SIGKILL if it is ignored."""
+    proc.terminate()
+    try:
+        proc.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout_s)

@@ -20,6 +20,7 @@ import pytest
 from contract import redact, schema
 from contract.csv_append import CsvAppender
 from lifecycle.target import free_port
+from tests.browser import terminate
 from tests.locust_runs import REPO, locust_command, wait_for
 
 SECRET = "sk-loadkit-echo-0123456789"
@@ -158,9 +159,4 @@ def test_the_web_ui_binds_loopback_unless_told_and_warns_when_exposed(tmp_path, 
         assert _listening(proc.pid, port) == bound
         assert ("reachable from other machines" in (tmp_path / "stderr.txt").read_text()) is warned
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(15)
+        terminate(proc)
