@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from contract import exit_codes, schema
+from kit import rundir
 from tests.locust_runs import REPO, chat_smoke, csv_rows, locust_command, run_locust, wait_for
 
 
@@ -43,6 +44,7 @@ def test_smoke_run_writes_a_complete_run_directory(smoke_run):
     meta = json.loads((run_dir / schema.RUN_JSON).read_text())
     assert meta["stop_reason"] == "profile complete" and meta["exit_code"] == 0
     assert meta["profile"]["name"] == "smoke" and meta["profile"]["phases"]
+    assert meta["kit_version"] == rundir.KIT_VERSION  # pyproject.toml's version
     assert meta["target"]["started_by_kit"] and meta["target"]["exit_code"] == 0
 
 
