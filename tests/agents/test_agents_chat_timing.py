@@ -23,6 +23,8 @@ from agents.openai_chat import ChatAgent
 from tests.locust_users import collect
 from tests.machine_noise import NoiseWindow, retake, within_bar
 
+pytestmark = pytest.mark.e2e
+
 TTFT_MS = 300
 STREAMS = 10
 # Measured here (2 cores): with one core kept busy by other processes the median error grew from +4-6 ms

@@ -25,6 +25,8 @@ from tests.locust_runs import locust_command, run_locust, wait_for
 from tests.machine_noise import NoiseWindow
 from tests.paths import REPO, TEST_GATEWAYS
 
+pytestmark = pytest.mark.e2e
+
 SERVER = TEST_GATEWAYS / "rest_sessions.py"
 SPEC = REPO / "examples" / "specs" / "rest-sessions.toml"
 

@@ -42,6 +42,7 @@ nbformat.write(nb, sys.argv[2])
 """
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_executes_top_to_bottom(notebook, run_dir, tmp_path):
     env = {**os.environ, "RUN_DIR": str(run_dir), "KIT_ROOT": str(REPO)}

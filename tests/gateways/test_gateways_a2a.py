@@ -24,6 +24,7 @@ from tests.gateways.harness import agent_user, free_port, installed, rows, runni
 from tests.paths import TEST_GATEWAYS
 
 pytestmark = [
+    pytest.mark.e2e,
     pytest.mark.gateways,
     pytest.mark.skipif(
         not installed("a2a"), reason="a2a-sdk[http-server] not installed (requirements-gateways.txt)"

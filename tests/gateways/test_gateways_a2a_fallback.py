@@ -22,7 +22,7 @@ from contract import schema
 from tests.gateways.harness import agent_user, free_port, rows, running_server
 from tests.paths import TEST_GATEWAYS
 
-pytestmark = pytest.mark.gateways
+pytestmark = [pytest.mark.gateways, pytest.mark.e2e]
 WORK_S = 0.2
 TASKS = 4
 OPTIONS = {"poll_interval": 0.05, "task_timeout": 10.0, "request_timeout": 10.0, "a2a_version": "1.0"}

@@ -14,12 +14,15 @@ import time
 from contextlib import ExitStack
 
 import psutil
+import pytest
 
 from agents.acp import AcpAgent
 from contract import schema
 from sampler.selection import PatternSelector
 from tests.gateways.harness import agent_user, rows
 from tests.paths import TEST_GATEWAYS
+
+pytestmark = pytest.mark.e2e
 
 AGENT_SCRIPT = TEST_GATEWAYS / "acp_agent.py"
 MIB = 30

@@ -14,6 +14,8 @@ from agents.task_board import TaskAgent
 from contract import schema
 from tests.gateways.harness import agent_user, rows
 
+pytestmark = pytest.mark.e2e
+
 SPEC = "examples/specs/simulator-tasks.toml"
 TASK_S = 0.4
 KNOBS = (

@@ -16,6 +16,8 @@ from analysis.load import load_run
 from contract import exit_codes, schema
 from tests.locust_runs import chat_smoke, run_locust
 
+pytestmark = pytest.mark.e2e
+
 SIM_TTFT = "--ttft-ms 300 --itl-ms 10 --output-tokens 5"
 
 

@@ -26,6 +26,8 @@ from tests.locust_runs import locust_command, run_locust
 from tests.netns import Host, lan
 from tests.sampler.support import ALLOCATOR, REPO, Children, read_rows, tell, wait_for
 
+pytestmark = pytest.mark.e2e
+
 TOKEN = "ns-test-token-0123456789"
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "LOADKIT_SAMPLER_TOKEN": TOKEN}
 GATEWAY_PORT, SAMPLER_PORT = 18080, 9107  # inside private namespaces: no other test can hold them

@@ -16,6 +16,8 @@ from contract import exit_codes, schema
 from kit import rundir
 from tests.locust_runs import REPO, chat_smoke, csv_rows, locust_command, run_locust, wait_for
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):

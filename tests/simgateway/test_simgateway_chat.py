@@ -13,6 +13,8 @@ from simgateway import launch
 from simgateway.client import request, stream_lines
 from tests.machine_noise import NoiseWindow
 
+pytestmark = pytest.mark.e2e
+
 CHAT = [{"role": "user", "content": "x" * 40}]  # 10 prompt tokens by the chars/4 estimate
 
 
