@@ -66,6 +66,7 @@ def refusing_url(request):
         yield url
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("stream", [False, True], ids=["message", "stream"])
 def test_every_task_completes_after_falling_back_to_0_3(refusing_url, tmp_path, stream):
     with agent_user(A2AAgent, refusing_url, tmp_path, a2a_stream=stream, **OPTIONS) as user:

@@ -78,6 +78,7 @@ def test_n_acp_agents_are_n_processes_holding_their_memory_and_all_are_gone_afte
     assert len({r["session_id"] for r in agents}) == AGENTS
 
 
+@pytest.mark.timing
 def test_acp_prompt_ttft_reads_back_the_first_chunk_delay_within_50ms(tmp_path):
     options = {"acp_command": acp_command(first_ms=FIRST_MS, chunks=4, chunk_ms=20), "request_timeout": 20.0}
     with agent_user(AcpAgent, "", tmp_path, **options) as user:

@@ -39,6 +39,7 @@ def board(simulator):
     return simulator(*KNOBS)
 
 
+@pytest.mark.timing
 def test_spec_file_gives_the_same_task_rows_as_the_task_agent(board, tmp_path):
     built_in = run_tasks(TaskAgent, board.url, tmp_path / "builtin")
     by_spec = run_tasks(SpecAgent, board.url, tmp_path / "spec")

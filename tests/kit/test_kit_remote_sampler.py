@@ -85,6 +85,7 @@ def remote_rows(run_dir: Path) -> list[dict[str, str]]:
     return [r for r in read_rows(run_dir / "samples.csv") if r["host"] == LABEL and r["target_rss_bytes"]]
 
 
+@pytest.mark.timing
 def test_remote_sampler_reads_a_known_allocation_aligned_and_a_memory_threshold_aborts(
     hosts, procs, tmp_path
 ):

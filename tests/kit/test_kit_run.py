@@ -68,6 +68,7 @@ def test_smoke_summary_agrees_with_the_files(smoke_run):
     assert str(run_dir) in done.stdout
 
 
+@pytest.mark.timing
 def test_eight_tasks_with_max_in_progress_six_run_six_and_queue_two(tmp_path):
     run_dir = tmp_path / "run"
     done = run_locust(

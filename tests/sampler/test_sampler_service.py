@@ -104,6 +104,7 @@ def test_service_answers_only_with_the_token_and_never_prints_it(children):
     assert TOKEN not in proc.stderr.read()
 
 
+@pytest.mark.timing
 def test_puller_applies_the_measured_clock_offset(tmp_path):
     """A service whose clock runs 100 s ahead: pulled rows land on our time axis within 20 ms."""
     skew = 100.0
