@@ -1,0 +1,192 @@
+"""The whole test suite in parallel where that is safe: README's test command (`python -m tests.suite`),
+which .ci/run runs. `--report` times the three sets (unit, before you commit, whole) for README.
+
+Every test runs exactly once, in one of three parts: the unit tests in one pytest process; each file's
+process-starting tests (e2e, gateways, faults) in a pytest process of its own, `--jobs` at a time,
+longest first (they mostly wait on runs of a fixed length, so they overlap well even on 2 cores); then
+the timing tests alone, never beside another test. Runs pytest only; it never decides a test's outcome.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.paths import REPO
+
+UNIT = "not e2e and not gateways and not faults"
+PROCESSES = "(e2e or gateways or faults) and not timing"
+TIMING = "timing"
+COMMIT_FILES = ("tests/test_newcomer.py", "tests/kit/test_kit_run.py")  # with the unit set: before a commit
+TIMES = REPO / "tests" / "suite_times.json"  # seconds per file from the last --record: the order only
+JOB_LIMIT_S = 45 * 60  # a job still running then is stopped (pytest's own per-test timeout comes first)
+NO_TESTS = 5  # pytest's exit code when a selection is empty
+
+
+@dataclass
+class Job:
+    """One pytest process: a name, its arguments, and once done its exit code, wall time and log."""
+
+    name: str
+    args: list[str]
+    log: Path
+    code: int | None = None
+    seconds: float = 0.0
+    proc: subprocess.Popen | None = field(default=None, repr=False)
+    started: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.code not in (0, NO_TESTS)
+
+    def summary(self) -> str:
+        """pytest's last line ("3 passed, 1 skipped in 12.3s"), or why there is none."""
+        lines = [ln.strip("= ") for ln in self.log.read_text(errors="replace").splitlines() if ln.strip()]
+        return lines[-1] if lines else f"no output (exit code {self.code})"
+
+
+def pytest_args(*args: str) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+
+
+def files_with(marker_expr: str) -> list[str]:
+    """Test files holding at least one test the marker expression selects."""
+    done = subprocess.run(
+        pytest_args("--collect-only", "-m", marker_expr),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return sorted({m.group(1) for m in re.finditer(r"^(tests/\S+\.py)::", done.stdout, re.M)})
+
+
+def recorded_times() -> dict[str, float]:
+    try:
+        return json.loads(TIMES.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def start(job: Job) -> None:
+    """Each job gets its own pytest temporary directory beside its log: nothing shared between jobs."""
+    job.started = time.monotonic()
+    with job.log.open("w") as out:
+        args = [*job.args, f"--basetemp={job.log.with_suffix('.tmp')}"]
+        job.proc = subprocess.Popen(args, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+
+
+def finish(job: Job, code: int) -> None:
+    job.code, job.seconds = code, time.monotonic() - job.started
+    mark = "FAILED" if job.failed else "ok"
+    print(f"{mark:6} {job.seconds:7.1f} s  {job.name}: {job.summary()}", flush=True)
+    if job.failed:
+        text = job.log.read_text(errors="replace")
+        print(text[text.find("short test summary info") :][-4000:] or text[-4000:], flush=True)
+
+
+def run_parallel(jobs: list[Job], width: int) -> None:
+    """Run `jobs` in order, `width` at a time; each stops by itself or at JOB_LIMIT_S."""
+    waiting, running = list(jobs), []
+    while waiting or running:
+        while waiting and len(running) < width:
+            start(job := waiting.pop(0))
+            running.append(job)
+        time.sleep(0.2)
+        for job in list(running):
+            assert job.proc is not None
+            code = job.proc.poll()
+            if code is None and time.monotonic() - job.started > JOB_LIMIT_S:
+                job.proc.kill()
+                code = job.proc.wait()
+            if code is not None:
+                running.remove(job)
+                finish(job, code)
+
+
+def whole_suite(logs: Path, width: int) -> list[Job]:
+    """The unit tests and each file's process-starting tests in parallel, then the timing tests alone."""
+    times = recorded_times()
+    files = sorted(files_with(PROCESSES), key=lambda f: -times.get(f, 60.0))  # unknown: a middling file
+    parallel = [Job("unit tests", pytest_args("-m", f"{UNIT} and not timing"), logs / "unit.log")]
+    parallel += [Job(f, pytest_args(f, "-m", PROCESSES), logs / f"{f.replace('/', '_')}.log") for f in files]
+    run_parallel(parallel, width)
+    timing = Job("timing tests, alone", pytest_args("-m", TIMING), logs / "timing.log")
+    run_parallel([timing], 1)
+    return [*parallel, timing]
+
+
+def commit_set(logs: Path, width: int) -> list[Job]:
+    """Before a commit: the unit set, and README's main command as a newcomer and a user run it."""
+    jobs = [Job("unit set", pytest_args("-m", UNIT), logs / "unit-set.log")]
+    jobs += [Job(f, pytest_args(f), logs / f"{Path(f).stem}.log") for f in COMMIT_FILES]
+    run_parallel(jobs, width)
+    return jobs
+
+
+def record(jobs: list[Job]) -> None:
+    """Keep each file's time of this run, for the next run's order."""
+    times = recorded_times() | {j.name: round(j.seconds, 1) for j in jobs if j.name.startswith("tests/")}
+    TIMES.write_text(json.dumps(dict(sorted(times.items())), indent=1) + "\n")
+
+
+def timed(label: str, run) -> tuple[str, float, bool]:
+    print(f"--- {label}", flush=True)
+    t0 = time.monotonic()
+    jobs = run()
+    return label, time.monotonic() - t0, not any(j.failed for j in jobs)
+
+
+def report(logs: Path, width: int) -> bool:
+    """The three sets' wall times on this machine now, as a README table row each."""
+    load = os.getloadavg()
+    rows = [
+        timed("unit set", lambda: [run_job(Job("unit set", pytest_args("-m", UNIT), logs / "u.log"))]),
+        timed("before you commit", lambda: commit_set(logs, width)),
+        timed("whole suite", lambda: whole_suite(logs, width)),
+    ]
+    stamp = time.strftime("%Y-%m-%d", time.gmtime())
+    loads = f"load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
+    print(f"\n{os.cpu_count()} cores, {stamp}, {loads}")
+    print("| set | wall time | result |\n|---|---|---|")
+    for label, seconds, ok in rows:
+        print(f"| {label} | {seconds / 60:.1f} min | {'passed' if ok else 'FAILED'} |")
+    return all(ok for _, _, ok in rows)
+
+
+def run_job(job: Job) -> Job:
+    run_parallel([job], 1)
+    return job
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.suite", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=3, help="pytest processes at once (default 3)")
+    parser.add_argument("--commit", action="store_true", help="only the before-you-commit set")
+    parser.add_argument("--report", action="store_true", help="time the unit, commit and whole sets")
+    parser.add_argument("--record", action="store_true", help=f"keep each file's time in {TIMES.name}")
+    opts = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="loadkit-suite-") as tmp:
+        logs = Path(tmp)
+        if opts.report:
+            return 0 if report(logs, opts.jobs) else 1
+        t0 = time.monotonic()
+        jobs = commit_set(logs, opts.jobs) if opts.commit else whole_suite(logs, opts.jobs)
+        if opts.record:
+            record(jobs)
+        failed = [j.name for j in jobs if j.failed]
+        minutes = (time.monotonic() - t0) / 60
+        print(f"--- {len(jobs)} pytest processes in {minutes:.1f} min; failed: {failed or 'none'}")
+        return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
