@@ -113,6 +113,10 @@ def check_run(clone: Path, done: subprocess.CompletedProcess) -> list[Check]:
             f"{meta.get('stop_reason')!r}, {meta.get('exit_code')!r}",
         )
     )
+    report = meta.get("report")
+    checks.append(
+        Check("run.json: report written", isinstance(report, dict) and report.get("written") is True)
+    )
     lines = done.stdout.splitlines()
     checks.append(Check("summary's first line printed", f"run {run.name}: profile complete" in lines))
     checks.append(
