@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,9 @@ TIMING = "timing"
 COMMIT_FILES = ("tests/test_newcomer.py", "tests/kit/test_kit_run.py")  # with the unit set: before a commit
 TIMES = REPO / "tests" / "suite_times.json"  # seconds per file from the last --record: the order only
 JOB_LIMIT_S = 45 * 60  # a job still running then is stopped (pytest's own per-test timeout comes first)
+PACK_S = 90.0  # files shorter than this share a pytest process (each costs ~3-10 s to start), up to this
+UNKNOWN_S = 60.0  # a file without a recorded time: a middling one
+STOP_GRACE_S = 30.0  # SIGINT lets pytest tear its fixtures down (stop what they started); then SIGKILL
 NO_TESTS = 5  # pytest's exit code when a selection is empty
 
 
@@ -93,9 +97,34 @@ def finish(job: Job, code: int) -> None:
         print(text[text.find("short test summary info") :][-4000:] or text[-4000:], flush=True)
 
 
+def stop(jobs: list[Job]) -> None:
+    """Interrupt running jobs as Ctrl-C would (fixtures stop their processes), then kill what remains."""
+    for job in jobs:
+        if job.proc and job.proc.poll() is None:
+            job.proc.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + STOP_GRACE_S
+    for job in jobs:
+        if job.proc:
+            try:
+                job.proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                job.proc.kill()
+                job.proc.wait()
+
+
 def run_parallel(jobs: list[Job], width: int) -> None:
-    """Run `jobs` in order, `width` at a time; each stops by itself or at JOB_LIMIT_S."""
-    waiting, running = list(jobs), []
+    """Run `jobs` in order, `width` at a time; each stops by itself or at JOB_LIMIT_S; interrupted
+    (Ctrl-C, SIGTERM), the running ones are stopped first."""
+    waiting: list[Job] = list(jobs)
+    running: list[Job] = []
+    try:
+        _run(waiting, running, width)
+    except BaseException:
+        stop(running)
+        raise
+
+
+def _run(waiting: list[Job], running: list[Job], width: int) -> None:
     while waiting or running:
         while waiting and len(running) < width:
             start(job := waiting.pop(0))
@@ -112,16 +141,29 @@ def run_parallel(jobs: list[Job], width: int) -> None:
                 finish(job, code)
 
 
-def whole_suite(logs: Path, width: int) -> list[Job]:
-    """The unit tests and each file's process-starting tests in parallel, then the timing tests alone."""
+def packed(files: list[str], times: dict[str, float]) -> list[list[str]]:
+    """Files in pytest processes, longest first: a long file alone, short ones together up to PACK_S."""
+    packs: list[list[str]] = []
+    for name in sorted(files, key=lambda f: -times.get(f, UNKNOWN_S)):
+        fits = [p for p in packs if sum(times.get(f, UNKNOWN_S) for f in [*p, name]) <= PACK_S]
+        if fits:
+            fits[0].append(name)
+        else:
+            packs.append([name])
+    return packs
+
+
+def whole_suite(logs: Path, width: int, done: list[Job]) -> list[Job]:
+    """The unit tests and each file's process-starting tests in parallel, then the timing tests alone.
+    `done` receives each job as it is made, so an interrupted run still records what finished."""
     times = recorded_times()
-    files = sorted(files_with(PROCESSES), key=lambda f: -times.get(f, 60.0))  # unknown: a middling file
-    parallel = [Job("unit tests", pytest_args("-m", f"{UNIT} and not timing"), logs / "unit.log")]
-    parallel += [Job(f, pytest_args(f, "-m", PROCESSES), logs / f"{f.replace('/', '_')}.log") for f in files]
-    run_parallel(parallel, width)
-    timing = Job("timing tests, alone", pytest_args("-m", TIMING), logs / "timing.log")
+    done.append(Job("unit tests", pytest_args("-m", f"{UNIT} and not timing"), logs / "unit.log"))
+    for i, pack in enumerate(packed(files_with(PROCESSES), times)):
+        done.append(Job(" ".join(pack), pytest_args(*pack, "-m", PROCESSES), logs / f"pack-{i}.log"))
+    run_parallel(list(done), width)
+    done.append(timing := Job("timing tests, alone", pytest_args("-m", TIMING), logs / "timing.log"))
     run_parallel([timing], 1)
-    return [*parallel, timing]
+    return done
 
 
 def commit_set(logs: Path, width: int) -> list[Job]:
@@ -133,8 +175,13 @@ def commit_set(logs: Path, width: int) -> list[Job]:
 
 
 def record(jobs: list[Job]) -> None:
-    """Keep each file's time of this run, for the next run's order."""
-    times = recorded_times() | {j.name: round(j.seconds, 1) for j in jobs if j.name.startswith("tests/")}
+    """Keep each finished file's time of this run (a pack's time split by its files), for the next
+    run's order and packing."""
+    times = recorded_times()
+    for job in jobs:
+        files = [f for f in job.name.split() if f.startswith("tests/")]
+        if job.code is not None and files:
+            times |= {f: round(job.seconds / len(files), 1) for f in files}
     TIMES.write_text(json.dumps(dict(sorted(times.items())), indent=1) + "\n")
 
 
@@ -151,7 +198,7 @@ def report(logs: Path, width: int) -> bool:
     rows = [
         timed("unit set", lambda: [run_job(Job("unit set", pytest_args("-m", UNIT), logs / "u.log"))]),
         timed("before you commit", lambda: commit_set(logs, width)),
-        timed("whole suite", lambda: whole_suite(logs, width)),
+        timed("whole suite", lambda: whole_suite(logs, width, [])),
     ]
     stamp = time.strftime("%Y-%m-%d", time.gmtime())
     loads = f"load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
@@ -167,6 +214,10 @@ def run_job(job: Job) -> Job:
     return job
 
 
+def interrupted(signum: int, _frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.suite", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=3, help="pytest processes at once (default 3)")
@@ -179,9 +230,13 @@ def main(argv: list[str] | None = None) -> int:
         if opts.report:
             return 0 if report(logs, opts.jobs) else 1
         t0 = time.monotonic()
-        jobs = commit_set(logs, opts.jobs) if opts.commit else whole_suite(logs, opts.jobs)
-        if opts.record:
-            record(jobs)
+        jobs: list[Job] = []
+        signal.signal(signal.SIGTERM, interrupted)
+        try:
+            jobs = commit_set(logs, opts.jobs) if opts.commit else whole_suite(logs, opts.jobs, jobs)
+        finally:
+            if opts.record:
+                record(jobs)
         failed = [j.name for j in jobs if j.failed]
         minutes = (time.monotonic() - t0) / 60
         print(f"--- {len(jobs)} pytest processes in {minutes:.1f} min; failed: {failed or 'none'}")
