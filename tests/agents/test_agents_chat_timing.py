@@ -99,6 +99,7 @@ def test_chat_agent_ttft_and_itl_read_back_the_knobs(simulator):
     judge(retake(deviations))
 
 
+@pytest.mark.timing
 def test_stock_locust_reports_time_to_headers_not_to_first_token(simulator):
     gateway = simulator("--ttft-ms", str(TTFT_MS), "--itl-ms", "20", "--output-tokens", "10")
     events = collect(StockLocustStreamUser, gateway.url, STREAMS, count=STREAMS)
