@@ -33,6 +33,9 @@ PACK_S = 90.0  # files shorter than this share a pytest process (each costs ~3-1
 UNKNOWN_S = 60.0  # a file without a recorded time: a middling one
 STOP_GRACE_S = 30.0  # SIGINT lets pytest tear its fixtures down (stop what they started); then SIGKILL
 NO_TESTS = 5  # pytest's exit code when a selection is empty
+# The interpreter's own bin/ first on PATH, as an activated virtualenv has it: tests start the commands
+# installed beside it (litellm, langgraph, jupyter) by name.
+ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
 @dataclass
@@ -85,7 +88,7 @@ def start(job: Job) -> None:
     job.started = time.monotonic()
     with job.log.open("w") as out:
         args = [*job.args, f"--basetemp={job.log.with_suffix('.tmp')}"]
-        job.proc = subprocess.Popen(args, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+        job.proc = subprocess.Popen(args, cwd=REPO, env=ENV, stdout=out, stderr=subprocess.STDOUT)
 
 
 def finish(job: Job, code: int) -> None:
