@@ -30,6 +30,7 @@ def chat_run_with_threshold(run_dir, threshold: str, duration: str):
     return chat_smoke(run_dir, duration, SIM_TTFT, "--threshold", threshold)
 
 
+@pytest.mark.timing
 def test_ttft_threshold_below_the_knob_aborts_after_its_grace_with_exit_99(tmp_path):
     run_dir = tmp_path / "run"
     done = chat_run_with_threshold(run_dir, "ttft_ms p95 < 150 abort grace=4s", "40s")
