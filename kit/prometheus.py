@@ -18,6 +18,7 @@ STATE_CODES = {"no data": -1, "ok": 0, "failing": 1, "aborted": 2}
 _WINDOW_OF = {"ttft_ms": "time to first token", "latency_ms": "request latency"}
 _WINDOW = f"the newest {WINDOW_S:g}-second window of requests by send time"
 
+
 def _gauge_help(gauge: Gauge) -> str:
     unit = "bytes" if unit_of(gauge.column) == "bytes" else gauge.unit  # the file's unit, not the chart's
     return f"{gauge.label} ({unit})" if unit else gauge.label

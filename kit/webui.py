@@ -1,10 +1,11 @@
 """The Locust web UI as a cockpit: the current run's id, links to its report and files, live charts and
-threshold states beside Locust's own, EDIT for the manual profile, and the same live data as JSON and in
-Prometheus text format.
+threshold states beside Locust's own, EDIT for the manual profile, what START will run (kit.start_form),
+and the same live data as JSON and in Prometheus text format.
 
 Only through Locust's documented extension points: routes and request hooks on `web_ui.app` (Flask) and
 the Resources tab (template_args' extended tabs/tables, extra data on /stats/requests, as in Locust's
-extend_web_ui example). Reads what the run writes; starts, stops and judges nothing itself.
+extend_web_ui example). Reads what the run writes; starts, stops and judges nothing itself (a start's
+options begin from the command line's before Locust applies its form).
 """
 
 from __future__ import annotations

@@ -202,6 +202,9 @@ def test_shaped_run_says_why_edit_does_not_apply_and_a_failing_threshold_shows_t
     wait_for(lambda: _finished(second), 120, "the abort")
     meta = _run_json(second)
     assert meta["profile"]["name"] == "smoke" and meta["stop_reason"].startswith("threshold failed")
+    assert meta["stop_reason"].endswith(" ms)")  # the value it failed on, in ms: "(value 52.3 ms)"
+    [shown] = live()["thresholds"]
+    assert shown["shown_limit"] == "1 ms" and shown["shown_value"].endswith(" ms"), shown
     assert meta["exit_code"] == 99
     assert [t["state"] for t in live()["thresholds"]] == ["aborted"]
     assert csv_rows(second / schema.REQUESTS_CSV) == _locust_total(second) == _ui_total(url)

@@ -47,7 +47,9 @@ _GEOMETRY = """(() => {
     found[name] = {box: b, on_top: el.contains(top)};
   }
   const table = named.table;
-  return JSON.stringify({cockpit: box(document.getElementById('loadkit-cockpit')), found,
+  const ticks = [...document.querySelectorAll('#loadkit-cockpit svg')]
+    .map((svg) => [...svg.querySelectorAll('text.tick')].map((t) => t.textContent));
+  return JSON.stringify({cockpit: box(document.getElementById('loadkit-cockpit')), found, ticks,
     layout: document.body.dataset.loadkitLayout, viewport: window.innerWidth,
     table_cut: table ? table.scrollWidth > table.parentElement.clientWidth + 1 : null});
 })()"""
@@ -162,6 +164,10 @@ def test_stop_and_reset_take_an_ordinary_click_and_the_cockpit_covers_nothing_of
             )
         assert geometry["table_cut"] is False, f"Locust's table is cut at {width} px"
         assert geometry["layout"] == {1280: "below", 1920: "beside"}.get(width, geometry["layout"])
+        # every chart's y axis has distinct round ticks, the flat ones (swap, queue: all 0) too
+        assert geometry["ticks"] and all(len(set(t)) == len(t) >= 2 for t in geometry["ticks"]), geometry[
+            "ticks"
+        ]
 
         wait_for(lambda: _total(url) >= 6, 60, "a few requests")
         counted = _total(url)

@@ -25,6 +25,7 @@ from tests.browser import running_web_ui, terminate
 from tests.locust_runs import REPO, wait_for
 
 PROMETHEUS = shutil.which("prometheus")
+NO_PROMETHEUS = "prometheus not installed (Debian's package: .ci/run installs it)"
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(
@@ -148,7 +149,7 @@ def _query_range(prometheus: str, expr: str, start: float, end: float) -> list[d
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not installed (Debian's package; .ci/run installs it)")
+@pytest.mark.skipif(PROMETHEUS is None, reason=NO_PROMETHEUS)
 def test_every_panel_returns_data_over_a_real_run_and_run_active_goes_1_then_0(tmp_path):
     """A 6 s smoke run of chat agents (10 % of them failing, a threshold, PSS sampled) scraped every
     second; afterwards each panel's queries over the run's span, as Grafana would ask them."""

@@ -106,4 +106,5 @@ def test_a_real_browser_renders_the_kit_options_in_the_start_form(web_ui):
     rendered = re.sub(r"<(script|style).*?</\1>", "", dom, flags=re.S)  # text React put on the page
     assert "Load Profile" in rendered and "Memory Budget" in rendered
     # above START, what it will run: the dropdown's first profile (manual), with its defaults
-    assert re.search(r'id="loadkit-preview"><p><b>START runs</b> profile <b>manual</b>: .*users <b>1</b>', rendered)
+    preview = r'id="loadkit-preview"><p><b>START runs</b> profile <b>manual</b>: .*users <b>1</b>'
+    assert re.search(preview, rendered)
