@@ -99,6 +99,7 @@ class LiveRun:
     requests: int = 0
     errors: int = 0
     _windows: dict[str, dict[int, list[float]]] = field(default_factory=dict)
+    _window_stats: dict[tuple[str, int], tuple[int, tuple[float, ...]]] = field(default_factory=dict)
     _samples: CsvTail = field(init=False)
     _capacity: CsvTail = field(init=False)
     _capacity_points: list[tuple[float, float]] = field(default_factory=list)
@@ -161,7 +162,7 @@ class LiveRun:
         window, with the window's sample count (`ttft_window_samples`)."""
         self.update()
         found = {name: points[-1][1] for name, points in self.series.items() if points}
-        for name, points in self._window_series().items():
+        for name, points in self._window_series(newest_only=True).items():
             if points:
                 found[name] = points[-1][1]
         found["requests_total"] = float(self.requests)
@@ -250,19 +251,33 @@ class LiveRun:
     def _add(self, name: str, ts: float, value: float) -> None:
         self.series.setdefault(name, deque(maxlen=KEEP_POINTS)).append((ts, value))
 
-    def _window_series(self) -> dict[str, list[tuple[float, float]]]:
+    def _window_series(self, newest_only: bool = False) -> dict[str, list[tuple[float, float]]]:
         """Per windowed column (ttft_ms...): `ttft_p50_ms`, `ttft_p95_ms`, `ttft_p99_ms` and
-        `ttft_window_samples` per window, oldest first, at most KEEP_POINTS windows."""
+        `ttft_window_samples` per window, oldest first, at most KEEP_POINTS windows (or the newest)."""
         found: dict[str, list[tuple[float, float]]] = {}
         for column, windows in self._windows.items():
-            for key in sorted(windows)[:-KEEP_POINTS]:
+            keys = sorted(windows)
+            for key in keys[:-KEEP_POINTS]:
                 del windows[key]
+                self._window_stats.pop((column, key), None)
+            keys = keys[-1:] if newest_only else keys[-KEEP_POINTS:]
+            stats = [(key * WINDOW_S, self._stats_of(column, key)) for key in keys]
             stem = column.removesuffix("_ms")
-            ordered = sorted(windows.items())
-            for label, q in QUANTILES:
-                found[f"{stem}_p{label}_ms"] = [(k * WINDOW_S, _percentile(v, q)) for k, v in ordered]
-            found[f"{stem}_window_samples"] = [(k * WINDOW_S, float(len(v))) for k, v in ordered]
+            for i, (label, _) in enumerate(QUANTILES):
+                found[f"{stem}_p{label}_ms"] = [(t, values[i]) for t, values in stats]
+            found[f"{stem}_window_samples"] = [(t, values[-1]) for t, values in stats]
         return found
+
+    def _stats_of(self, column: str, key: int) -> tuple[float, ...]:
+        """The window's percentiles (QUANTILES' order) and its sample count; computed again only once
+        it has grown (rows land in a window until its slowest request has ended)."""
+        values = self._windows[column][key]
+        count, stats = self._window_stats.get((column, key), (0, ()))
+        if count != len(values):
+            ordered = sorted(values)
+            stats = (*(_nearest_rank(ordered, q) for _, q in QUANTILES), float(len(ordered)))
+            self._window_stats[(column, key)] = (len(values), stats)
+        return stats
 
     def _chart(self, chart: Chart, series: dict[str, list], thresholds: list[dict]) -> dict:
         lines = [
@@ -300,9 +315,8 @@ def _line_fit(points: list[tuple[float, float]]) -> dict | None:
     return {"slope_mib_per_agent": slope, "intercept_mib": mean_m - slope * mean_n, "points": count}
 
 
-def _percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile of a small window."""
-    ordered = sorted(values)
+def _nearest_rank(ordered: list[float], q: float) -> float:
+    """Nearest-rank percentile of a small window, sorted."""
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
