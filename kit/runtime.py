@@ -31,6 +31,7 @@ from agents.pacing import (
     FleetRounds,
     OpenModelPacing,
     RoundsPacing,
+    SweepPacing,
     expect_round_grants,
     follow_master_rounds,
     follow_master_share,
@@ -53,6 +54,7 @@ from kit.finish import print_summary, start_report, write_locust_csvs
 from kit.judge import LiveJudge, soak_warning
 from kit.live import LiveRun
 from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
+from kit.open_model import arrival_columns, open_model_meta, open_model_outcome, sweep_passes
 from kit.remote_sampler import RemoteSamplers, start_remote_samplers
 from kit.session import Session
 from kit.settings import KitSettings, options_of, read_settings, refresh
@@ -250,7 +252,8 @@ class KitRun:
         now = time.time()
         self.note_phase(tick.phase, now)
         users = self.user_count()
-        self.users_csv.write({"ts": now, "users": users, "target_users": tick.users, "phase": tick.phase})
+        row = {"ts": now, "users": users, "target_users": tick.users, "phase": tick.phase}
+        self.users_csv.write(row | arrival_columns(self.pacing, now))
         self.guarded(self.users_csv.flush)
         self.live.on_users(now, users, tick.users)
         if isinstance(self.pacing, FleetRounds):
@@ -286,9 +289,17 @@ class KitRun:
         else:
             self.pacing = pacing_for(schedule)
             set_pacing(self.environment, self.pacing)
+        if isinstance(self.pacing, SweepPacing):  # its rates come from the closed passes' rows
+            self.recorder.listeners.append(self.pacing.on_row)
+        if (arrivals := open_model_meta(profile, now + self.lead_s)) is not None:
+            self.meta["open_model"] = arrivals
         dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
         self.judge = judge = LiveJudge(
-            list(self.settings.thresholds), now, self.run_dir / schema.SAMPLES_CSV, dropped
+            list(self.settings.thresholds),
+            now,
+            self.run_dir / schema.SAMPLES_CSV,
+            dropped,
+            self.settings.slos,
         )
         self.recorder.listeners.append(judge.on_row)
         on_worker_cpu(self.environment, judge.observe_worker_cpu)
@@ -297,6 +308,7 @@ class KitRun:
             "params": _params(profile.params),
             "phases": self.phases,
         }
+        self.meta["slos"] = [slo.as_json() for slo in self.settings.slos]
         self.save()
         self.live.judge = judge
         self.live.edit_note = edit_note(profile)
@@ -335,12 +347,13 @@ class KitRun:
             gevent.sleep(WORKER_REPORT_S)
 
     def share_arrivals(self, profile: OpenModelProfile, runner: MasterRunner, now: float) -> FleetArrivals:
-        """On a master: each worker paces its share of the arrivals and reports them, from
-        WORKER_SPAWN_LEAD_S on (the profile's first tick, the agent pool, holds until then)."""
+        """On a master: each worker paces its share of the arrivals (every n-th of one sequence) and
+        reports them, from WORKER_SPAWN_LEAD_S on (the profile's first tick, the agent pool, holds until
+        then)."""
         self.lead_s = WORKER_SPAWN_LEAD_S
         workers = runner.clients.ready + runner.clients.spawning + runner.clients.running
-        share = profile.share_doc(len(workers), now + self.lead_s)
-        for worker in workers:
+        for n, worker in enumerate(workers):
+            share = profile.share_doc(n, len(workers), now + self.lead_s)
             runner.send_message(SHARE_MESSAGE, share, client_id=worker.id)
         return FleetArrivals(self.environment)
 
@@ -391,11 +404,11 @@ class KitRun:
         if isinstance(self.pacing, RoundsPacing):
             self.pacing.plan.stop(now)
             self.meta["profile"]["rounds"] = self.pacing.plan.boundaries()
-        if isinstance(self.pacing, (OpenModelPacing, FleetArrivals)):
-            self.meta["open_model"] = {
-                "issued_arrivals": self.pacing.issued,
-                "dropped_arrivals": self.pacing.dropped(now),
-            }
+        if isinstance(self.pacing, (OpenModelPacing, FleetArrivals)) and self.profile is not None:
+            arrivals = self.meta.get("open_model") or {}
+            self.meta["open_model"] = open_model_outcome(arrivals, self.profile, self.pacing, now)
+        if (passes := sweep_passes(self.pacing)) is not None:
+            self.meta["sweep"] = passes
         self.save()
 
     # ---- phases (profiles tag the time axis) -------------------------------------------------------
