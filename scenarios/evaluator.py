@@ -10,12 +10,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contract.compare import COMPARE
 from contract.derived import derived_value, number
 from contract.exit_codes import OK, THRESHOLD_FAILED
 from scenarios.metrics import TASK_GOODPUT
 from scenarios.quantiles import Distribution
 from scenarios.slo import Goodput, Slo
-from scenarios.thresholds import COMPARE, Threshold
+from scenarios.thresholds import Threshold
 
 
 @dataclass(frozen=True)

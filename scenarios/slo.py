@@ -18,10 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from contract.compare import COMPARE
 from contract.derived import derived_value, number
 from scenarios.errors import ThresholdConfigError
 from scenarios.metrics import GOODPUT, METRICS, TASK_GOODPUT, Metric
-from scenarios.thresholds import COMPARE, OPS, Threshold, value_in_unit
+from scenarios.thresholds import OPS, Threshold, value_in_unit
 
 DEFAULT_ATTAINMENT = 0.95
 _SLO = re.compile(r"\s*(\S+)\s+(?:p(\d{1,2}(?:\.\d+)?)\s+)?(<=|>=|==|!=|<|>)\s*(\S+)\s*")

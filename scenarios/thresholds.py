@@ -6,27 +6,18 @@ Every problem raises ThresholdConfigError with one line: where, which column, wh
 
 from __future__ import annotations
 
-import operator
 import re
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contract.compare import COMPARE
 from contract.textfile import read_text
 from contract.units import parse_duration, parse_size
 from scenarios.errors import ThresholdConfigError
 from scenarios.metrics import DISTRIBUTION_AGGS, METRICS, Metric
 
-COMPARE: dict[str, Callable[[float, float], bool]] = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-    "==": operator.eq,
-    "!=": operator.ne,
-}
 OPS = tuple(COMPARE)
 _TOKEN = re.compile(r"grace=\S*|<=|>=|==|!=|<|>|[^\s<>=!]+|\S")
 _PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?)")
