@@ -219,6 +219,7 @@ def _sweep_headline(run: RunData, profile: str) -> Headline:
         head.verdict = "Not answered: run.json has no sweep passes, or requests.csv no rows."
         return head
     head.verdict = sweep_answer(found)
+    head.figures = [f for f in head.figures if not f.label.startswith("breaking level")]  # said below
     head.figures[:0] = [
         Figure("highest rate meeting the SLOs", found.best_rate, ARRIVALS_PER_S, SWEEP),
         Figure("breaking rate", found.broke.level if found.broke else "did not break", ARRIVALS_PER_S, SWEEP),

@@ -105,6 +105,7 @@ LABELS: dict[str, str] = {
     "pass": "pass",
     "kind": "pass kind",
     "rate": "asked (arrivals/s)",
+    "measured_rate": "measured (successes/s)",
     "sent_per_s": "sent (req/s)",
     "ok_per_s": "succeeded (req/s)",
     # arrivals and goodput (analysis/arrivals.py, analysis/goodput.py)

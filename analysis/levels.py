@@ -24,6 +24,9 @@ ARRIVALS_PER_S, AGENTS = "arrivals/s", "agents"
 MAX_EXACT_LEVELS = 25  # more distinct asked rates than this (a ramp): grouped into LEVEL_BINS bins
 LEVEL_BINS = 20
 GRID_S = 0.1  # the time held at each open-model level is read off the rate curve at this step
+# An arrival due at a step is the new level's (k6's first arrival of a stage is at its start): the curve
+# is read this much later, more than the rounding of a due time rebuilt from start_lateness_ms.
+AT_STEP_S = 1e-4
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ def due_ts(req: pd.DataFrame) -> pd.Series:
 def asked_rate(open_model: dict, ts: pd.Series | np.ndarray) -> np.ndarray:
     """Arrivals/s asked at each UTC time (NaN outside the curve: a sweep's closed passes, after it)."""
     points = np.asarray(open_model["rate_points"], dtype=float)
-    elapsed = np.asarray(ts, dtype=float) - float(open_model.get("start_ts") or 0.0)
+    elapsed = np.asarray(ts, dtype=float) - float(open_model.get("start_ts") or 0.0) + AT_STEP_S
     inside = (elapsed >= points[0, 0]) & (elapsed < points[-1, 0])
     return np.where(inside, np.interp(elapsed, points[:, 0], points[:, 1]), np.nan)
 
@@ -110,8 +113,9 @@ def level_table(run: RunData, req: pd.DataFrame, level: pd.Series) -> pd.DataFra
     table = pd.DataFrame({"requests": grouped.size(), "failed": (~ok).groupby(scored["level"]).sum()})
     table["error_pct"] = table["failed"] / table["requests"] * 100
     good = scored[ok].groupby("level")
-    table["n"] = good["latency_ms"].count()
-    table["small_sample"] = table["n"].fillna(0).astype(int).map(lambda n: small_sample_flag(n, (50, 95)))
+    table["latency_n"] = good["latency_ms"].count()
+    counts = table["latency_n"].fillna(0).astype(int)
+    table["small_sample"] = counts.map(lambda n: small_sample_flag(n, (50, 95)))
     for column, name in (("latency_ms", "latency"), ("ttft_ms", "ttft"), (TPOT_MS, "tpot")):
         table[f"{name}_p50_ms"] = good[column].median()
         table[f"{name}_p95_ms"] = good[column].quantile(0.95)

@@ -1,5 +1,6 @@
-"""The sweep's table and its answer: per pass (synchronous, throughput, each rate) the asked and the
-achieved rate, TTFT/TPOT/latency percentiles with n, error rate and goodput; on top, the highest rate
+"""The sweep's table and its answer: per pass (synchronous, throughput, each rate) the asked rate, the
+rate the closed passes measured (successes finished inside the pass: what the rates are spaced by), the
+achieved rates, TTFT/TPOT/latency percentiles with n, error rate and goodput; on top, the highest rate
 that met every SLO and the rate where errors or an SLO broke. Pure: RunData in, a record out.
 """
 
@@ -41,10 +42,10 @@ def sweep(run: RunData) -> Sweep | None:
         n[(due >= p["start_ts"]) & (due < p["end_ts"])] = p["n"]
     table = level_table(run, req, n)
     info = pd.DataFrame(passes).set_index("n")
-    table = info[["kind", "rate"]].join(table, how="left")
+    table = info[["kind", "rate", "measured_rate"]].join(table, how="left")
     hold = (info["end_ts"] - info["start_ts"]).where(lambda s: s > 0)
-    table.insert(2, "sent_per_s", table["requests"] / hold)
-    table.insert(3, "ok_per_s", (table["requests"] - table["failed"]) / hold)
+    table.insert(3, "sent_per_s", table["requests"] / hold)
+    table.insert(4, "ok_per_s", (table["requests"] - table["failed"]) / hold)
     table.index.name = "pass"
     rates = table[(table["kind"] == RATE) & table["rate"].notna()].set_index("rate").sort_index()
     levels = Levels(ARRIVALS_PER_S, rates, "the sweep's rate passes")

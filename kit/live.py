@@ -1,5 +1,6 @@
-"""One run's live picture for the web UI cockpit: time series of users, resources and TTFT, threshold
-states and the capacity fit so far, as one JSON-ready snapshot (also the source of the /metrics text).
+"""One run's live picture for the web UI cockpit: time series of users, resources, TTFT, TPOT and
+goodput, threshold states and the capacity fit so far, as one JSON-ready snapshot (also the source of
+the /metrics text).
 
 Reads only what the run writes (samples.csv, capacity.csv, rows as the recorder writes them) and the live
 judge's results; it never touches the target and never decides anything about the run.
@@ -15,10 +16,12 @@ from pathlib import Path
 
 from contract import schema
 from contract.csv_tail import CsvTail
+from contract.derived import TPOT_MS, derived_value
 from kit.judge import LiveJudge
 
 KEEP_POINTS = 3600  # per series: an hour at 1 Hz, as Locust's own chart history (kit.runtime)
-TTFT_BUCKET_S = 2.0  # TTFT percentiles per window of this many seconds (by send time)
+TTFT_BUCKET_S = 2.0  # TTFT and TPOT percentiles per window of this many seconds (by send time)
+GOODPUT_EVERY_S = 1.0  # a goodput point (the share so far) at most this often
 CAPACITY_EVENTS = ("baseline", "ready")
 
 
@@ -44,7 +47,8 @@ GAUGES = (
     Gauge("in_progress", "gateway in progress", 1, "", "max"),
     Gauge("loadgen_cpu_pct", "load generator CPU", 1, "% of a core", "max"),
 )
-_SCALE = {g.column: g.scale for g in GAUGES} | {"ttft_ms": 1.0, "latency_ms": 1.0}
+_SCALE = {g.column: g.scale for g in GAUGES} | {"ttft_ms": 1.0, "latency_ms": 1.0, TPOT_MS: 1.0}
+WINDOWED = ("ttft", "tpot")  # per-window p50/p95 series, from each request row
 
 
 @dataclass(frozen=True)
@@ -68,8 +72,10 @@ CHARTS = (
     ),
     Chart("queue", "gateway queue", "", (("queue", "queue_length"), ("in progress", "in_progress"))),
     Chart("ttft", "TTFT", "ms", (("p50", "ttft_p50_ms"), ("p95", "ttft_p95_ms"))),
+    Chart("tpot", "TPOT (time per output token)", "ms", (("p50", "tpot_p50_ms"), ("p95", "tpot_p95_ms"))),
+    Chart("goodput", "goodput (met every SLO)", "%", (("requests", "goodput_pct"),)),
 )
-_THRESHOLD_CHART = {"ttft_ms": "ttft"} | {col: c.key for c in CHARTS for _, col in c.series}
+_THRESHOLD_CHART = {"ttft_ms": "ttft", TPOT_MS: "tpot"} | {col: c.key for c in CHARTS for _, col in c.series}
 
 
 @dataclass
@@ -86,7 +92,7 @@ class LiveRun:
     aborted_expr: str | None = None
     series: dict[str, deque] = field(default_factory=dict)
     requests: int = 0
-    _ttft: dict[int, list[float]] = field(default_factory=dict)
+    _windows: dict[str, dict[int, list[float]]] = field(default_factory=lambda: {k: {} for k in WINDOWED})
     _samples: CsvTail = field(init=False)
     _capacity: CsvTail = field(init=False)
     _capacity_points: list[tuple[float, float]] = field(default_factory=list)
@@ -103,9 +109,10 @@ class LiveRun:
         if file_name != schema.REQUESTS_CSV:
             return
         self.requests += 1
-        ttft = _number(row.get("ttft_ms"))
-        if ttft is not None:
-            self._ttft.setdefault(int(float(row["ts"]) // TTFT_BUCKET_S), []).append(ttft)
+        bucket = int(float(row["ts"]) // TTFT_BUCKET_S)
+        for name, value in (("ttft", _number(row.get("ttft_ms"))), ("tpot", derived_value(TPOT_MS, row))):
+            if value is not None:
+                self._windows[name].setdefault(bucket, []).append(value)
 
     def on_users(self, ts: float, users: int, target_users: int) -> None:
         self._add("users", ts, users)
@@ -113,6 +120,7 @@ class LiveRun:
 
     # ---- what the web UI asks ------------------------------------------------------------------------
     def update(self) -> None:
+        self._note_goodput(time.time())
         for row in self._samples.new_rows():
             ts = _number(row.get("ts"))
             for gauge in GAUGES:
@@ -131,9 +139,10 @@ class LiveRun:
         """The newest value of every series, in file units (bytes, ms, %); TTFT of the newest window."""
         self.update()
         found = {name: points[-1][1] for name, points in self.series.items() if points}
-        windows = self._ttft_windows()
-        if windows:
-            found["ttft_p50_ms"], found["ttft_p95_ms"] = windows[-1][1], windows[-1][2]
+        for name in WINDOWED:
+            windows = self._percentile_windows(name)
+            if windows:
+                found[f"{name}_p50_ms"], found[f"{name}_p95_ms"] = windows[-1][1], windows[-1][2]
         found["requests_total"] = float(self.requests)
         return found
 
@@ -142,9 +151,10 @@ class LiveRun:
         now = time.time() if now is None else now
         latest = self.latest()
         series = {name: list(points) for name, points in self.series.items()}
-        windows = self._ttft_windows()
-        series["ttft_p50_ms"] = [(t, p50) for t, p50, _ in windows]
-        series["ttft_p95_ms"] = [(t, p95) for t, _, p95 in windows]
+        for name in WINDOWED:
+            windows = self._percentile_windows(name)
+            series[f"{name}_p50_ms"] = [(t, p50) for t, p50, _ in windows]
+            series[f"{name}_p95_ms"] = [(t, p95) for t, _, p95 in windows]
         thresholds = self.thresholds()
         return {
             "run": self.run_info(),
@@ -214,14 +224,23 @@ class LiveRun:
     def _add(self, name: str, ts: float, value: float) -> None:
         self.series.setdefault(name, deque(maxlen=KEEP_POINTS)).append((ts, value))
 
-    def _ttft_windows(self) -> list[tuple[float, float, float]]:
-        """(window start, p50, p95) of TTFT per window, oldest first, at most KEEP_POINTS windows."""
-        for key in sorted(self._ttft)[:-KEEP_POINTS]:
-            del self._ttft[key]
+    def _percentile_windows(self, name: str) -> list[tuple[float, float, float]]:
+        """(window start, p50, p95) of TTFT or TPOT per window, oldest first, at most KEEP_POINTS."""
+        windows = self._windows[name]
+        for key in sorted(windows)[:-KEEP_POINTS]:
+            del windows[key]
         return [
             (key * TTFT_BUCKET_S, _percentile(values, 0.50), _percentile(values, 0.95))
-            for key, values in sorted(self._ttft.items())
+            for key, values in sorted(windows.items())
         ]
+
+    def _note_goodput(self, now: float) -> None:
+        """The live judge's goodput so far (the run has --slo), as a point of the goodput series."""
+        evaluator = self.judge.evaluator if self.judge is not None else None
+        share = evaluator.goodput.share()[0] if evaluator is not None else None
+        last = self.series.get("goodput_pct")
+        if share is not None and (not last or now - last[-1][0] >= GOODPUT_EVERY_S):
+            self._add("goodput_pct", now, share * 100)
 
     def _chart(self, chart: Chart, series: dict[str, list], thresholds: list[dict]) -> dict:
         lines = [

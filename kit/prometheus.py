@@ -17,6 +17,9 @@ _HELP = {
     "requests_total": "requests.csv rows written so far in this run",
     "ttft_p50_ms": "time to first token, median of the newest window (ms)",
     "ttft_p95_ms": "time to first token, 95th percentile of the newest window (ms)",
+    "tpot_p50_ms": "time per output token, median of the newest window (ms)",
+    "tpot_p95_ms": "time per output token, 95th percentile of the newest window (ms)",
+    "goodput_pct": "requests that met every --slo so far (%)",
 }
 
 
