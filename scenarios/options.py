@@ -27,7 +27,7 @@ _TEXT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--base-users", "spike: users before and after the spike"),
     ("--spike-users", "spike: users at the top of the spike"),
     ("--ramp", "ramp time (average/stress/soak ramp up and down; spike: jump time), e.g. 30s"),
-    ("--hold", "time at the plateau (or at the top of a spike), e.g. 10m"),
+    ("--hold", "time at the plateau (or at the top of a spike; sweep: each pass, default 30s), e.g. 10m"),
     ("--settle", "spike: time at base load before and after the spike, e.g. 30s"),
     ("--step-users", "breakpoint: users added per step"),
     ("--step-every", "breakpoint: time between steps, e.g. 10s"),
@@ -37,7 +37,7 @@ _TEXT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--rounds", "rounds: concurrency levels, e.g. 6,8,10"),
     ("--round-hold", "rounds: longest a round waits for its tasks, e.g. 5m (default: until they finish)"),
     ("--arrival-rate", "open model: peak arrivals per second, following the profile's shape"),
-    ("--max-agents", "open model: simulated agents available to serve arrivals (default: profile peak)"),
+    ("--max-agents", "open model: agents serving arrivals (default: profile peak); sweep: its pool (32)"),
     (
         "--burstiness",
         "open model: gamma arrivals' shape, 1 = Poisson, < 1 burstier (implies --arrivals gamma)",
@@ -91,6 +91,10 @@ def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
         include_in_web_ui=True,
         help="load profile; default: smoke when headless without -u/-t, else manual (follows -u/-r/-t)",
     )
+    for flag, text in _TEXT_OPTIONS:
+        parser.add_argument(
+            flag, env_var=env_var(flag), type=str, default=None, include_in_web_ui=True, help=text
+        )
     parser.add_argument(
         "--arrivals",
         env_var=env_var("--arrivals"),
@@ -99,10 +103,6 @@ def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
         include_in_web_ui=True,
         help="open model: arrival process, constant (default), poisson or gamma (see --burstiness)",
     )
-    for flag, text in _TEXT_OPTIONS:
-        parser.add_argument(
-            flag, env_var=env_var(flag), type=str, default=None, include_in_web_ui=True, help=text
-        )
     parser.add_argument(
         "--threshold",
         env_var=env_var("--threshold"),

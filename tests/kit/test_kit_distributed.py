@@ -94,6 +94,11 @@ def test_open_model_on_two_workers_issues_the_profiles_arrivals_and_rows_match_l
     stats = pd.read_csv(run_dir / "locust_stats.csv")
     assert len(rows) == int(stats.loc[stats["Name"] == "Aggregated", "Request Count"].iloc[0])
     assert rows["agent_id"].str.split("-").str[0].nunique() == 2  # both workers served arrivals
+    # each worker takes every other arrival of one schedule: together 10/s evenly spaced (two workers
+    # pacing 5/s each from the same start would send pairs at once, 0.2 s apart)
+    due = (rows["ts"] - rows["start_lateness_ms"] / 1000).dropna().sort_values()
+    gaps = due.diff().dropna()
+    assert gaps.median() == pytest.approx(0.1, abs=0.01) and (gaps < 0.05).mean() < 0.05
 
 
 ROUNDS = (
