@@ -35,7 +35,10 @@ while time.monotonic() < end:
 q = statistics.quantiles(late, n=100)
 print(f"{q[49]:.2f} {q[94]:.2f}")
 """
-AGENTS = {"SessionAgent": "--agent-startup-ms 0 --agent-mib 0 --first-agent-mib 0", "ChatAgent": "--ttft-ms 5 --itl-ms 1 --output-tokens 4"}
+AGENTS = {
+    "SessionAgent": "--agent-startup-ms 0 --agent-mib 0 --first-agent-mib 0",
+    "ChatAgent": "--ttft-ms 5 --itl-ms 1 --output-tokens 4",
+}
 
 
 def run(agent: str, args: argparse.Namespace, run_dir: Path) -> dict:
