@@ -23,6 +23,15 @@ def summary_of(run_dir) -> dict:
     return json.loads((run_dir / schema.SUMMARY_JSON).read_text())
 
 
+def chat_run(tmp_path, profile: str, *args: str, sim: str = CAPPED):
+    """Chat agents on `profile` against the simulator; a run that ended as a run does (0, or 1 on
+    request errors). Returns its directory and the finished process."""
+    run_dir = tmp_path / "run"
+    done = run_locust(run_dir, "ChatAgent", "--load-profile", profile, "--sim-args", sim, *args)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    return run_dir, done
+
+
 def steps(rates: list[int], hold: str) -> str:
     """--stages that jump to each rate and hold it."""
     return ",".join(f"0s:{r},{hold}:{r}" for r in rates)
@@ -30,11 +39,8 @@ def steps(rates: list[int], hold: str) -> str:
 
 @pytest.mark.timing
 def test_an_open_model_breakpoint_breaks_within_15_percent_of_the_saturating_rate(tmp_path):
-    run_dir = tmp_path / "run"
-    done = run_locust(
-        run_dir,
-        "ChatAgent",
-        "--load-profile",
+    run_dir, done = chat_run(
+        tmp_path,
         "breakpoint",
         "--stages",
         steps([10, 12, 14, 16, 18, 20], "3s"),
@@ -42,10 +48,7 @@ def test_an_open_model_breakpoint_breaks_within_15_percent_of_the_saturating_rat
         "20",
         "--max-agents",
         "40",
-        "--sim-args",
-        CAPPED,
     )
-    assert done.returncode in (0, 1), done.stderr[-2000:]
     broke = summary_of(run_dir)["breaking_level"]
     assert broke["unit"] == "arrivals/s"
     assert broke["value"] == pytest.approx(SATURATION_PER_S, rel=0.15), broke
@@ -55,11 +58,8 @@ def test_an_open_model_breakpoint_breaks_within_15_percent_of_the_saturating_rat
 
 
 def test_a_closed_model_breakpoint_without_abort_names_the_first_level_with_errors_above_5_percent(tmp_path):
-    run_dir = tmp_path / "run"
-    done = run_locust(
-        run_dir,
-        "ChatAgent",
-        "--load-profile",
+    run_dir, done = chat_run(
+        tmp_path,
         "breakpoint",
         "--step-users",
         "6",
@@ -67,10 +67,7 @@ def test_a_closed_model_breakpoint_without_abort_names_the_first_level_with_erro
         "3s",
         "--peak-users",
         "24",
-        "--sim-args",
-        CAPPED,
     )
-    assert done.returncode in (0, 1), done.stderr[-2000:]
     requests = pd.read_csv(run_dir / schema.REQUESTS_CSV).sort_values("ts")
     requests = requests[requests["error_kind"] != schema.ERROR_INTERRUPTED]
     users = pd.read_csv(run_dir / schema.USERS_CSV).sort_values("ts")
@@ -87,26 +84,21 @@ def test_a_closed_model_breakpoint_without_abort_names_the_first_level_with_erro
 
 @pytest.mark.timing
 def test_tpot_reads_the_itl_knob_and_goodput_is_the_share_counted_by_hand(tmp_path):
-    run_dir = tmp_path / "run"
-    done = run_locust(
-        run_dir,
-        "ChatAgent",
-        "--load-profile",
+    run_dir, done = chat_run(
+        tmp_path,
         "smoke",
         "--peak-users",
         "4",
         "--duration",
         "6s",
-        "--sim-args",
-        "--ttft-ms 200 --itl-ms 20 --output-tokens 16 --error-rate 0.1",
         "--slo",
         "ttft_ms <= 205",
         "--slo",
         "tpot_ms p90 <= 20.3",
         "--threshold",
         "goodput >= 0",
+        sim="--ttft-ms 200 --itl-ms 20 --output-tokens 16 --error-rate 0.1",
     )
-    assert done.returncode in (0, 1), done.stderr[-2000:]
     requests = pd.read_csv(run_dir / schema.REQUESTS_CSV)
     requests = requests[requests["error_kind"] != schema.ERROR_INTERRUPTED]
     ok = requests["ok"] == 1
@@ -134,11 +126,8 @@ def erlang_b(servers: int, load: float) -> float:
 def test_a_sweep_finds_the_highest_rate_meeting_a_ttft_slo_within_one_step_of_the_truth(tmp_path):
     """Poisson arrivals at a cap of 8 streams: a refused request misses the SLO, so a rate meets
     `ttft_ms p95 <= 400` while the Erlang-B loss at it (load = rate x the measured stream time) is <= 5 %."""
-    run_dir = tmp_path / "run"
-    done = run_locust(
-        run_dir,
-        "ChatAgent",
-        "--load-profile",
+    run_dir, done = chat_run(
+        tmp_path,
         "sweep",
         "--sweep-rates",
         "4",
@@ -148,12 +137,9 @@ def test_a_sweep_finds_the_highest_rate_meeting_a_ttft_slo_within_one_step_of_th
         "40",
         "--arrivals",
         "poisson",
-        "--sim-args",
-        CAPPED,
         "--slo",
         "ttft_ms p95 <= 400",
     )
-    assert done.returncode in (0, 1), done.stderr[-2000:]
     passes = json.loads((run_dir / schema.RUN_JSON).read_text())["sweep"]
     rates = [p["rate"] for p in passes if p["kind"] == "rate"]
     assert passes[1]["measured_rate"] == pytest.approx(SATURATION_PER_S, rel=0.15)
