@@ -50,7 +50,8 @@ def test_saturation_is_judged_on_the_worst_process_with_enough_readings():
     assert set(saturation_p90s([50.0] * 4, {})) == set()  # four readings of one process: not judged
 
 
-def test_capacity_is_refused_on_a_master_in_one_line(tmp_path):
+@pytest.mark.parametrize(("profile", "why"), [("capacity", "serial driver"), ("sweep", "its own rates")])
+def test_one_process_profiles_are_refused_on_a_master_in_one_line(tmp_path, profile, why):
     done = run_locust(
         tmp_path / "run",
         "--master",
@@ -59,12 +60,12 @@ def test_capacity_is_refused_on_a_master_in_one_line(tmp_path):
         "--expect-workers",
         "1",
         "--load-profile",
-        "capacity",
+        profile,
         timeout=60,
     )
     assert done.returncode == BAD_INPUT
     errors = [line for line in done.stderr.splitlines() if line.startswith("loadkit: error:")]
-    assert len(errors) == 1 and "serial driver" in errors[0] and "Traceback" not in done.stderr
+    assert len(errors) == 1 and why in errors[0] and "Traceback" not in done.stderr
 
 
 def test_every_worker_reports_its_cpu_to_the_masters_saturation_check(tmp_path):
