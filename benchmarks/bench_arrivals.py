@@ -4,9 +4,10 @@ The kit as a user runs it (`locust -f locustfile.py --headless`, no workers) pac
 DURATION against the simulator; every arrival's first request records its start lateness (sent minus
 due). Goal (issue 20): p95 start lateness <= 10 ms. Two agents: SessionAgent (one small JSON request per
 arrival: the pacing's own cost) and ChatAgent (a short stream per arrival). The simulator and Locust share
-this machine's cores, and so do other users: beside the figures, the load average before and after, and
-the machine's own wake-up delay over the same seconds (a bare process sleeping 5 ms at a time: how late
-it wakes), the floor no pacer on this machine gets under.
+this machine's cores, and so do other users: beside the figures, the load average before and after, the
+Locust process's own loop lag over the arrivals' seconds (benchmarks/loop_lag.py: a greenlet sleeping
+5 ms at a time, how late it wakes: what no pacer inside that process gets under), and the machine's
+wake-up delay (a bare process doing the same).
 Run: python benchmarks/bench_arrivals.py [--rate 200] [--duration 30s] [--agents 200] [--arrivals constant]
 """
 
@@ -42,8 +43,9 @@ AGENTS = {
 
 
 def run(agent: str, args: argparse.Namespace, run_dir: Path) -> dict:
+    files = f"{REPO / 'locustfile.py'},{REPO / 'benchmarks' / 'loop_lag.py'}"
     command = [
-        *(sys.executable, "-m", "locust", "-f", str(REPO / "locustfile.py"), "--headless"),
+        *(sys.executable, "-m", "locust", "-f", files, "--headless"),
         *("--run-dir", str(run_dir), agent, "--load-profile", "smoke", "--duration", args.duration),
         *("--arrival-rate", str(args.rate), "--max-agents", str(args.agents), "--arrivals", args.arrivals),
         *("--sim-args", AGENTS[agent], "--stop-timeout", "5"),
@@ -54,12 +56,17 @@ def run(agent: str, args: argparse.Namespace, run_dir: Path) -> dict:
         stdout=subprocess.PIPE,
         text=True,
     )
-    subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    lag_file = run_dir.parent / f"{agent}-loop-lag.json"
+    env = os.environ | {"LOOP_LAG_OUT": str(lag_file)}
+    subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
     after = os.getloadavg()[0]
     wake_p50, wake_p95 = probe.communicate(timeout=120)[0].split()
     meta = json.loads((run_dir / "run.json").read_text())
     lateness = pd.read_csv(run_dir / "requests.csv")["start_lateness_ms"].dropna()
     arrivals = meta.get("open_model", {})
+    start = arrivals["start_ts"]
+    lag = pd.DataFrame(json.loads(lag_file.read_text()), columns=["ts", "ms"])
+    lag = lag.loc[(lag["ts"] >= start) & (lag["ts"] < start + parse_duration(args.duration)), "ms"]
     return {
         "agent": agent,
         "arrivals": int(lateness.size),
@@ -68,6 +75,7 @@ def run(agent: str, args: argparse.Namespace, run_dir: Path) -> dict:
         "p95 (ms)": round(lateness.quantile(0.95), 2),
         "p99 (ms)": round(lateness.quantile(0.99), 2),
         "late > 100 ms": int((lateness > 100).sum()),
+        "loop lag p50/p95 (ms)": f"{lag.quantile(0.5):.2f} / {lag.quantile(0.95):.2f}",
         "loadgen CPU p90 (%)": (meta.get("validity") or {}).get("loadgen_cpu_p90"),
         "machine wake-up p50/p95 (ms)": f"{wake_p50} / {wake_p95}",
         "load avg before/after": f"{before:.1f} / {after:.1f}",
