@@ -29,7 +29,13 @@ class SweepParams:
     hold_s: float = 30.0  # --hold: how long each pass is held
     max_agents: int = 32  # --max-agents: the throughput pass's concurrency, and the rate passes' pool
     baseline_s: float = 0.0
-    process: ArrivalProcess = ArrivalProcess()  # --arrivals, --burstiness, --arrival-seed
+    arrivals: str = "constant"  # --arrivals, --burstiness, --arrival-seed: the rate passes' process
+    burstiness: float = 1.0
+    arrival_seed: int = 0
+
+    @property
+    def process(self) -> ArrivalProcess:
+        return ArrivalProcess(self.arrivals, self.burstiness, self.arrival_seed)
 
 
 @dataclass
@@ -181,6 +187,8 @@ def build(opts: ProfileOptions) -> SweepProfile:
             hold_s=opts.hold_s or d.hold_s,
             max_agents=opts.max_agents or d.max_agents,
             baseline_s=opts.baseline_s or 0.0,
-            process=opts.arrival_process,
+            arrivals=opts.arrival_process.kind,
+            burstiness=opts.arrival_process.burstiness,
+            arrival_seed=opts.arrival_process.seed,
         )
     )

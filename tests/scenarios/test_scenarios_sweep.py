@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from scenarios.arrival_process import ArrivalProcess
 from scenarios.errors import ProfileConfigError
 from scenarios.options import ProfileOptions
 from scenarios.registry import build_profile
@@ -56,9 +55,7 @@ def test_rates_are_spaced_between_the_measured_synchronous_and_throughput_rates(
 
 
 def test_a_rate_pass_paces_its_rate_and_counts_what_nobody_took():
-    plan = SweepProfile(SweepParams(rates=1, hold_s=10, process=ArrivalProcess("poisson", seed=2))).paced_by(
-        T0
-    )
+    plan = SweepProfile(SweepParams(rates=1, hold_s=10, arrivals="poisson", arrival_seed=2)).paced_by(T0)
     completed(plan, 0, 10, per_s=2)
     completed(plan, 10, 20, per_s=38)  # the one rate: 20/s
     due = []
