@@ -3,8 +3,9 @@ throughput (the whole agent pool, back to back), then K arrival rates spaced eve
 measured rates, each held for the same time.
 
 SweepPlan is the sweep's clock and its one measurement (successful requests completed per second in
-the two closed passes, fed row by row); every method takes `now`, so it is tested without a clock. The
-verdict per rate is the analysis's (analysis/sweep.py), from the rows.
+the second half of each closed pass, fed row by row: the tick that spawns the throughput pass's pool
+comes up to a second late, and a pool takes a moment to fill the gateway); every method takes `now`,
+so it is tested without a clock. The verdict per rate is the analysis's (analysis/sweep.py).
 """
 
 from __future__ import annotations
@@ -47,7 +48,12 @@ class SweepPass:
     start_s: float
     end_s: float
     rate: float | None = None  # asked arrivals/s (rate passes; known once the throughput pass ended)
-    completed: int = 0  # successful requests that finished inside the pass (closed passes)
+    completed: int = 0  # successful requests that finished in the pass's second half (closed passes)
+
+    @property
+    def measured_s(self) -> float:
+        """The part of a closed pass its rate is measured over: the second half."""
+        return (self.end_s - self.start_s) / 2
 
     @property
     def phase(self) -> str:
@@ -69,12 +75,13 @@ class SweepPlan:
         return next((p for p in self.passes if p.start_s <= t < p.end_s), None)
 
     def observe_request(self, row: Mapping[str, Any]) -> None:
-        """A requests.csv row: a success that finished inside a closed pass counts toward its rate."""
+        """A requests.csv row: a success that finished in a closed pass's second half counts toward its
+        rate."""
         if str(row.get("ok")) not in ("1", "True"):
             return
         end = float(row["ts"]) + float(row.get("latency_ms") or 0.0) / 1000.0 - self.start_ts
         for p in self.passes:
-            if p.kind in CLOSED_PASSES and p.start_s <= end < p.end_s:
+            if p.kind in CLOSED_PASSES and p.end_s - p.measured_s <= end < p.end_s:
                 p.completed += 1
 
     def claim(self, now: float) -> Arrival | None:
@@ -106,11 +113,12 @@ class SweepPlan:
         return [[t, p.rate] for p in self.passes if p.rate is not None for t in (p.start_s, p.end_s)]
 
     def boundaries(self) -> list[dict]:
-        """[{"n", "kind", "start_ts", "end_ts", "rate", "completed", "measured_rate"}] for run.json."""
+        """[{"n", "kind", "start_ts", "end_ts", "rate", "completed", "measured_rate"}] for run.json
+        (measured_rate: successes per second over the closed pass's second half)."""
         out = []
         for p in self.passes:
             row = asdict(p) | {"start_ts": self.start_ts + p.start_s, "end_ts": self.start_ts + p.end_s}
-            row["measured_rate"] = p.completed / self.params.hold_s if p.kind in CLOSED_PASSES else None
+            row["measured_rate"] = p.completed / p.measured_s if p.kind in CLOSED_PASSES else None
             out.append(row)
         return out
 
@@ -125,7 +133,7 @@ class SweepPlan:
 
     def _set_rates(self) -> None:
         """K rates evenly spaced strictly between the synchronous and the throughput pass's rates."""
-        sync, peak = (p.completed / self.params.hold_s for p in self.passes[:2])
+        sync, peak = (p.completed / p.measured_s for p in self.passes[:2])
         k = self.params.rates
         for i, p in enumerate(self.passes[2:], start=1):
             p.rate = sync + (peak - sync) * i / (k + 1)
