@@ -1,7 +1,8 @@
 """The sweep's table and its answer: per pass (synchronous, throughput, each rate) the asked rate, the
 rate the closed passes measured (successes finished in their second half: what the rates are spaced
-by), the achieved rates, TTFT/TPOT/latency percentiles with n, error rate and goodput; on top, the highest rate
-that met every SLO and the rate where errors or an SLO broke. Pure: RunData in, a record out.
+by), the achieved rates, TTFT/TPOT/latency percentiles with n, error rate and goodput; on top, the
+highest rate that met every SLO and the rate where errors or an SLO broke. Pure: RunData in, a record
+out.
 """
 
 from __future__ import annotations
