@@ -20,6 +20,7 @@ from locust import constant, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, one_line, paced
 from agents.pacing import pacing_of
+from contract.cli import positive_duration
 from contract.records import RequestRecord, TaskRecord
 
 log = logging.getLogger(__name__)
@@ -387,7 +388,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hermes-command", default="hermes", help="the Hermes CLI (default: hermes)")
     parser.add_argument("--kanban-board", default=None, help="board slug (default: Hermes's current)")
     parser.add_argument("--run-id", default=None, help="also this run's tasks and workers")
-    parser.add_argument("--refresh", type=float, default=1.0, help="seconds between stats reads (default 1)")
+    parser.add_argument(
+        "--refresh", type=positive_duration, default=1.0, help="time between stats reads (default 1s)"
+    )
     args = parser.parse_args(argv)
     cli = KanbanCli.of(args.hermes_command, args.kanban_board)
     try:

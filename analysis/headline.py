@@ -18,6 +18,7 @@ from analysis.latency import latency_table
 from analysis.model import RunData
 from analysis.rounds import rounds_table
 from analysis.soak import Trend, soak_trends
+from contract.exit_codes import DISK_ERROR, LOAD_NOT_DELIVERED
 
 # Titles of the report sections the figures come from (analysis/report.py uses the same names).
 CAPACITY, CHURN, ROUNDS, SOAK = "Capacity", "Churn (open, prompt, close)", "Rounds", "Soak verdict"
@@ -82,12 +83,24 @@ def headline(run: RunData) -> Headline:
     build = BUILDERS.get(profile, _load_headline)
     head = build(run, profile)
     head.figures += _threshold_figures(run) + cost_figures(run)
-    stop = run.meta.get("stop_reason")
-    if isinstance(stop, str) and stop != "profile complete":
-        head.verdict += f" The run ended early: {stop}."
-    elif stop is None and run.meta:
-        head.verdict += " run.json records no end: the run did not finish (killed?)."
+    head.verdict += _ending(run.meta)
     return head
+
+
+def _ending(meta: dict) -> str:
+    """What the verdict adds about how the run ended: nothing for the profile's own end (a capacity
+    budget reached is one); an early stop or a load that fell short, named."""
+    stop = meta.get("stop_reason")
+    if not isinstance(stop, str):
+        return " run.json records no end: the run did not finish (killed?)." if meta else ""
+    early = meta.get("ended_early")
+    if early is None:  # a run recorded before `ended_early`
+        early = stop != "profile complete"
+    if early:
+        return f" The run ended early: {stop}."
+    if meta.get("exit_code") in (LOAD_NOT_DELIVERED, DISK_ERROR):  # after the load: its record fell short
+        return f" {stop[:1].upper()}{stop[1:]}."
+    return ""
 
 
 def _capacity_headline(run: RunData, profile: str) -> Headline:

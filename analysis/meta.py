@@ -24,6 +24,10 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "breakpoint": (dict,),
     "open_model": (dict,),
     "sampler": (dict,),
+    "ended_early": (bool,),
+    "workers_lost": (list,),
+    "rows_written": (dict,),
+    "allow_unjudged": (bool,),
 }
 THRESHOLD_TYPES: dict[str, tuple[type, ...]] = {
     "expr": (str,),

@@ -17,6 +17,7 @@ from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.stats import describe
 from analysis.tasks import task_counts
 from contract import schema
+from contract.records import WorkerLoss
 from contract.schema import MIB
 
 NOT_RECORDED = "not recorded"
@@ -38,8 +39,14 @@ def run_summary_table(run: RunData) -> pd.DataFrame:
         ("stop reason", meta.get("stop_reason", NOT_RECORDED)),
         ("exit code", meta.get("exit_code", NOT_RECORDED)),
     ]
+    rows += [("worker lost", text) for text in worker_losses(meta)]
     rows += _count_rows(run) + _threshold_rows(meta)
     return pd.DataFrame(rows, columns=["item", "value"]).set_index("item").astype(str)
+
+
+def worker_losses(meta: dict) -> list[str]:
+    """Workers a distributed run lost (run.json `workers_lost`): which, when, with how many agents."""
+    return [WorkerLoss.from_json(d).text() for d in meta.get("workers_lost") or [] if isinstance(d, dict)]
 
 
 def _count_rows(run: RunData) -> list[tuple[str, object]]:
@@ -176,14 +183,19 @@ def _capacity_lines(run: RunData) -> list[str]:
 
 
 def _verdict_lines(meta: dict) -> list[str]:
-    """Failed thresholds with the value that broke them, and a load generator that was the bottleneck."""
-    lines = []
+    """Workers lost, failed thresholds with the value that broke them, thresholds left without a verdict
+    (they fail the run unless --allow-unjudged), and a load generator that was the bottleneck."""
+    lines = [f"WORKER LOST: {text}" for text in worker_losses(meta)]
     for t in meta.get("thresholds") or []:
         if t.get("passed") is False:
             value, n = t.get("value"), t.get("samples")
             lines.append(f"THRESHOLD FAILED: {t.get('expr')} (value {value:.4g}, n={n})")
         elif t.get("passed") is None:
-            lines.append(f"threshold not judged ({t.get('note') or 'no data'}): {t.get('expr')}")
+            why = t.get("note") or "no data"
+            if meta.get("allow_unjudged"):
+                lines.append(f"threshold not judged ({why}), accepted by --allow-unjudged: {t.get('expr')}")
+            else:
+                lines.append(f"THRESHOLD NOT JUDGED ({why}): {t.get('expr')} (fails the run, exit code 7)")
     validity = meta.get("validity") or {}
     if validity.get("valid") is False:
         lines.append(f"RUN INVALID: {validity.get('rule')} (p90 {validity.get('loadgen_cpu_p90')} %)")

@@ -36,10 +36,15 @@ def create_run_dir(path: Path) -> Path:
 
 def write_run_json(run_dir: Path, meta: dict) -> None:
     """Replace run.json whole; on a write error (disk full) the previous one stays, RunFileError says why."""
-    path = run_dir / schema.RUN_JSON
-    tmp = path.with_suffix(".json.tmp")
+    write_whole(run_dir / schema.RUN_JSON, json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Replace a file whole (a temporary file, then a rename); on a write error the previous one (or
+    none) stays and RunFileError says why: never half a file."""
+    tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)

@@ -19,9 +19,9 @@ import gevent
 from locust.env import Environment
 
 from agents import presets as gateways
-from contract import schema
+from contract import exit_codes, schema
 from contract.child_env import kit_module_env
-from contract.errors import InputError, KitError, one_line
+from contract.errors import DiskError, InputError, KitError, one_line
 from contract.redact import redact, redact_args
 from kit import input_checks, rundir
 from kit.settings import KitSettings, options_of
@@ -179,7 +179,8 @@ def start_side_sampler(settings: KitSettings, target: Target) -> subprocess.Pope
     if popen.poll() is not None and popen.returncode != 0:
         said = popen.stderr.read() if popen.stderr else b""  # started with stderr=PIPE
         lines = said.decode(errors="replace").strip().splitlines() or ["exited"]
-        raise InputError(f"sampler: {lines[-1]}")
+        refused = DiskError if popen.returncode == exit_codes.DISK_ERROR else InputError
+        raise refused(f"sampler: {lines[-1]}")
     gevent.spawn(_relay_stderr, popen)
     return popen
 

@@ -63,6 +63,7 @@ class ProfileOptions:
     max_agents: int | None = None
     thresholds_file: str | None = None
     threshold_exprs: tuple[str, ...] = field(default_factory=tuple)
+    allow_unjudged: bool = False  # a threshold left without a verdict does not fail the run (exit 7)
     num_users: int | None = None  # Locust's -u, -r, -t: read by the manual profile
     spawn_rate: float | None = None
     run_time_s: float | None = None
@@ -92,6 +93,14 @@ def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
         include_in_web_ui=True,
         help='a threshold, repeatable, e.g. "ttft_ms p95 < 500 abort grace=10s" (";" separates in the UI)',
     )
+    parser.add_argument(
+        "--allow-unjudged",
+        env_var=env_var("--allow-unjudged"),
+        action="store_true",
+        default=False,
+        include_in_web_ui=True,
+        help="a threshold with no data to judge it does not fail the run (default: exit code 7)",
+    )
 
 
 def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
@@ -118,6 +127,7 @@ def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
         max_agents=max_agents,
         thresholds_file=get("thresholds") or None,
         threshold_exprs=_threshold_list(get("threshold")),
+        allow_unjudged=get("allow_unjudged") in (True, "true", "on", "1"),
         num_users=_convert(get, "num_users", _positive_int, "-u/--users"),
         spawn_rate=_convert(get, "spawn_rate", _positive_float, "-r/--spawn-rate"),
         run_time_s=get("run_time"),
