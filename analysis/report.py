@@ -25,7 +25,7 @@ from analysis.remote_samplers import remote_samplers_section
 from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, unmeasured_series
 from analysis.rounds import rounds_table
 from analysis.rss_by_n import rss_by_agent_count
-from analysis.soak import soak_table, soak_trends
+from analysis.soak import data_rule, soak_table, soak_trends
 from analysis.stats import MIN_SAMPLES
 from analysis.summary import record_gaps, run_summary_table, thresholds_table
 from analysis.tasks import task_outcome_table, task_timing_table
@@ -174,7 +174,7 @@ def soak_section(run: RunData) -> Section | None:
     return Section(
         headline_mod.SOAK,
         [("trends (slopes per hour)", soak_table(trends))],
-        [f"{t.measure}: {t.verdict} — rule: {t.rule}" for t in trends],
+        [data_rule(run.meta), *(f"{t.measure}: {t.verdict} — rule: {t.rule}" for t in trends)],
     )
 
 

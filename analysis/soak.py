@@ -160,6 +160,15 @@ def rule_of(meta: dict) -> SoakRule:
     return SoakRule()
 
 
+def data_rule(meta: dict) -> str:
+    """The verdicts' data rule in samples and seconds, at the run's --trend-min-duration and interval."""
+    sampler = meta.get("sampler")
+    interval = sampler.get("interval_s") if isinstance(sampler, dict) else None
+    interval = float(interval) if isinstance(interval, int | float) and interval > 0 else 1.0
+    data = trend_rule.TrendData(rule_of(meta).min_duration_s, interval)
+    return f"Data rule: a verdict needs {data.rule_text()}; shorter soaks are refused before load."
+
+
 def soak_trends(run: RunData) -> tuple[Trend, Trend]:
     """Memory and error-rate trends under the run's rule: what the report shows and thresholds judge."""
     rule = rule_of(run.meta)

@@ -6,6 +6,7 @@ which file and why, keeps whole rows only, and still writes run.json and the rep
 from __future__ import annotations
 
 import errno
+import os
 import subprocess
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from kit.disk import RESERVE_NAME
 from tests.fault_runs import KitProcess, assert_nothing_left, assert_whole_rows
 from tests.locust_runs import chat_smoke_args
 
-pytestmark = pytest.mark.faults
+pytestmark = [pytest.mark.faults, pytest.mark.e2e]
 
 
 @pytest.fixture
@@ -75,4 +76,60 @@ def test_a_full_disk_stops_the_run_with_exit_5_whole_rows_and_a_record(small_dis
     assert 10 <= answered <= sent  # rows lost to the full disk, never half a row
     assert "disk error" in (run_dir / schema.REPORT_MD).read_text()
     assert "disk error" in kit.stdout and not (run_dir / RESERVE_NAME).exists()
+    assert_nothing_left(meta)
+
+
+def leave_free(path: Path, free_bytes: int) -> None:
+    """Fill the filesystem, then give back `free_bytes` (the filler shrinks by that much)."""
+    fill(path)
+    os.truncate(path, max(0, path.stat().st_size - free_bytes))
+
+
+def test_a_disk_too_full_at_the_start_refuses_the_run_with_exit_5_and_one_line(small_disk, tmp_path):
+    """4 KiB free: not even the run record's 512 KiB reserve fits. It used to be a sampler traceback and
+    exit 1 (or exit 2, "bad input"); now nothing starts, one line says why, and run.json says so."""
+    leave_free(small_disk / "filler", 4096)
+    run_dir = small_disk / "run"
+    kit = KitProcess.start(run_dir, *chat_smoke_args("5s", "--ttft-ms 20"), logs=tmp_path)
+    try:
+        code = kit.wait(60)
+    finally:
+        kit.kill()
+    stderr = kit.stderr
+    assert code == exit_codes.DISK_ERROR, stderr[-2000:]
+    assert "Traceback" not in stderr
+    ours = [line for line in stderr.splitlines() if line.startswith("loadkit: error:")]
+    assert len(ours) == 1 and "(ENOSPC)" in ours[0] and "no room" in ours[0], stderr[-2000:]
+    meta = kit.meta()
+    assert meta["exit_code"] == exit_codes.DISK_ERROR and meta["stop_reason"].startswith("disk error: ")
+    assert not (run_dir / schema.SAMPLES_CSV).exists()  # nothing started
+    assert_nothing_left({"target": {"started_by_kit": False}, "sampler": {}})
+
+
+def test_a_disk_that_fills_up_by_the_end_is_exit_5_with_an_honest_record(small_disk, tmp_path):
+    """150 KiB left once rows flow: the rows still fit, Locust's own HTML report (about 1 MB) does not. It
+    used to raise ENOSPC after run.json said exit 0 "profile complete" (rc 1, no report); now the kit writes
+    that HTML itself, whole or not at all, before the record, and the run ends with exit code 5."""
+    run_dir = small_disk / "run"
+    kit = KitProcess.start(run_dir, *chat_smoke_args("8s", "--ttft-ms 20"), logs=tmp_path)
+    try:
+        kit.wait_rows(schema.REQUESTS_CSV, 1)
+        leave_free(small_disk / "filler", 150 * 1024)
+        code = kit.wait()
+    finally:
+        kit.kill()
+    stderr = kit.stderr
+    assert code == exit_codes.DISK_ERROR, stderr[-2000:]
+    assert "Traceback" not in stderr
+    ours = [line for line in stderr.splitlines() if line.startswith("loadkit: error:")]
+    assert len(ours) == 1 and f"cannot write {run_dir}/{schema.LOCUST_HTML}" in ours[0], stderr[-2000:]
+    meta = kit.meta()
+    assert meta["exit_code"] == exit_codes.DISK_ERROR, meta
+    assert meta["stop_reason"].startswith(f"disk error: cannot write {run_dir}/{schema.LOCUST_HTML}")
+    assert meta["locust_html"].startswith("not written")
+    assert not (run_dir / schema.LOCUST_HTML).exists()
+    assert not list(run_dir.glob("*.tmp"))  # never half a file
+    assert_whole_rows(run_dir)
+    assert "disk error" in (run_dir / schema.REPORT_MD).read_text()
+    assert f"exit code: {exit_codes.DISK_ERROR}" in kit.stdout and not (run_dir / RESERVE_NAME).exists()
     assert_nothing_left(meta)
