@@ -59,6 +59,7 @@ LABELS: dict[str, str] = {
     "worker_mib_mean": "per worker, mean (MiB)",
     "worker_mib_min": "per worker, min (MiB)",
     "worker_mib_max": "per worker, max (MiB)",
+    "worker_mib_from": "per worker, from",
     "items": "items",
     "succeeded": "succeeded",
     "success_pct": "success (%)",

@@ -23,7 +23,7 @@ from analysis.model import RunData, Section
 from analysis.queue import queue_table
 from analysis.remote_samplers import remote_samplers_section
 from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, unmeasured_series
-from analysis.rounds import rounds_table
+from analysis.rounds import WORKER_RULE, rounds_table
 from analysis.rss_by_n import rss_by_agent_count
 from analysis.soak import data_rule, soak_table, soak_trends
 from analysis.stats import MIN_SAMPLES
@@ -112,7 +112,9 @@ def build_sections(
             [("resources", resource_table(run, warning_bytes))],
             [f"warning line: {warning_bytes / MIB:.0f} MiB available", *filter(None, [hosts_note(run)])],
         ),
-        headline_mod.ROUNDS: _section(headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))]),
+        headline_mod.ROUNDS: _section(
+            headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))], [WORKER_RULE]
+        ),
         headline_mod.SOAK: soak_section(run),
         "Load levels and knee": load_section(run, levels),
     }
