@@ -333,12 +333,20 @@ class StatsCache:
         self.error: str | None = None
 
     def refresh(self) -> None:
+        started = time.time()  # the board as of the read's start: its age counts the CLI calls' time
         try:
             doc = board_stats(self.cli, self.run_id)
-            doc["read_ts"] = time.time()
+            doc["read_ts"] = started
             self.doc, self.error = doc, None
         except KanbanError as exc:
             self.error = one_line(exc)
+
+    def served(self) -> dict:
+        """The latest stats with their age now (the sampler records it; the report marks a reading older
+        than two sampler intervals stale: the board has moved on since) and the refresh interval."""
+        assert self.doc is not None  # the handler answers 503 until the first read
+        age = round(time.time() - self.doc["read_ts"], 3)
+        return {**self.doc, "age_s": age, "refresh_s": self.refresh_s, "error": self.error}
 
     def loop(self) -> None:
         while True:
@@ -354,7 +362,7 @@ def stats_handler(cache: StatsCache) -> type[BaseHTTPRequestHandler]:
             elif cache.doc is None:
                 self.answer(503, {"error": cache.error or "no stats read yet"})
             else:
-                self.answer(200, {**cache.doc, "error": cache.error})
+                self.answer(200, cache.served())
 
         def answer(self, status: int, doc: dict) -> None:
             body = json.dumps(doc).encode()

@@ -432,6 +432,8 @@ class ChurnResult:
     returned_mib_per_session: float | None
     grown_mib_per_session: float | None
     verdict: str
+    kept_mib: list[float] = field(default_factory=list)  # memory above the baseline after each cycle
+    suggestion: str | None = None  # what would reach a verdict, when there is none
 
 
 def churn_result(
@@ -451,8 +453,11 @@ def churn_result(
     batch = pd.to_numeric(opened["n"]).to_numpy()
     pairs = min(len(open_mib), len(close_mib))
     returned = _mean_per_session(open_mib[:pairs] - close_mib[:pairs], batch[:pairs])
-    before = np.concatenate([mib[frame["event"] == "baseline"].to_numpy()[:1], close_mib])[: len(open_mib)]
+    base_mib = mib[frame["event"] == "baseline"].to_numpy()[:1]
+    before = np.concatenate([base_mib, close_mib])[: len(open_mib)]
     grown = _mean_per_session(open_mib[1 : len(before)] - before[1:], batch[1 : len(before)])
+    kept = [float(m - base_mib[0]) for m in after["mib"]] if len(base_mib) else []
+    verdict = _churn_verdict(fit, min_retained_mib, min_r2)
     return ChurnResult(
         metric,
         len(closed),
@@ -461,8 +466,28 @@ def churn_result(
         fit.slope if fit else None,
         returned,
         grown,
-        _churn_verdict(fit, min_retained_mib, min_r2),
+        verdict,
+        kept,
+        _churn_suggestion(verdict, len(closed), batch),
     )
+
+
+def _churn_suggestion(verdict: str, cycles: int, batch: np.ndarray) -> str | None:
+    """An inconclusive churn says what would settle it: more cycles (more points for the fit), or larger
+    batches (more memory per point above the allocator's noise)."""
+    if not verdict.startswith(("inconclusive", "not enough cycles")):
+        return None
+    size = int(batch[0]) if len(batch) else 0
+    return (
+        f"for a verdict run more cycles (--churn-cycles {max(2 * cycles, 10)}) or larger batches "
+        f"(--churn-batch {max(2 * size, 10)}): {cycles} cycle(s) leave few points after the warm-up, and "
+        "memory an allocator keeps grows unevenly cycle to cycle"
+    )
+
+
+def kept_text(kept_mib: list[float]) -> str:
+    """Memory above the baseline after each cycle: "0.0 -> 4.1 -> 12.0 MiB"."""
+    return " -> ".join(f"{m:,.1f}" for m in kept_mib) + " MiB" if kept_mib else "not measured"
 
 
 def _mean_per_session(deltas: np.ndarray, batch: np.ndarray) -> float | None:
@@ -490,6 +515,7 @@ def churn_measures(result: ChurnResult) -> dict[str, object]:
         "R²": fit.r2 if fit else None,
         "grown per session opened (MiB)": result.grown_mib_per_session,
         "returned per session closed (MiB)": result.returned_mib_per_session,
+        "kept above the baseline after each cycle": kept_text(result.kept_mib),
         "verdict": result.verdict,
     }
 
@@ -503,5 +529,6 @@ def churn_section(frame: pd.DataFrame) -> Section:
         "sessions closed so far, first cycle skipped as warm-up.",
         f"Verdict rule: retention when the slope is >= {CHURN_MIN_RETAINED_MIB} MiB/session with R² >= "
         f"{CHURN_MIN_R2}.",
+        *([result.suggestion[:1].upper() + result.suggestion[1:] + "."] if result.suggestion else []),
     ]
     return Section(title="Churn (open, prompt, close)", tables=[("Churn", table)], notes=notes)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from analysis import cost, prices
-from analysis.capacity import capacity_result, churn_result
+from analysis.capacity import capacity_result, churn_result, kept_text
 from analysis.knee import load_levels, time_bins
 from analysis.latency import latency_table
 from analysis.model import RunData
@@ -136,8 +136,10 @@ def _churn_headline(run: RunData, profile: str) -> Headline:
         Figure("retained per closed session", c.retained_mib_per_session, "MiB", CHURN),
         Figure("fit R²", c.fit.r2 if c.fit else None, "", CHURN),
         Figure("sessions closed", c.sessions_closed, "sessions", CHURN),
+        Figure("kept above the baseline, cycle by cycle", kept_text(c.kept_mib), "", CHURN),
     ]
-    return Headline(profile, question, c.verdict[:1].upper() + c.verdict[1:] + ".", figures)
+    verdict = c.verdict + (f"; {c.suggestion}" if c.suggestion else "")
+    return Headline(profile, question, verdict[:1].upper() + verdict[1:] + ".", figures)
 
 
 def _rounds_headline(run: RunData, profile: str) -> Headline:

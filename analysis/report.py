@@ -20,7 +20,7 @@ from analysis.knee import knees, little_check, load_levels, time_bins
 from analysis.latency import latency_table
 from analysis.load import load_run
 from analysis.model import RunData, Section
-from analysis.queue import queue_table
+from analysis.queue import queue_notes, queue_table
 from analysis.remote_samplers import remote_samplers_section
 from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, unmeasured_series
 from analysis.rounds import WORKER_RULE, rounds_table
@@ -106,7 +106,7 @@ def build_sections(
             [PERCENTILE_RULE],
         ),
         "Errors": _section("Errors", [("failed requests by kind", error_table(run))]),
-        "Queue": _section("Queue", [("queue", queue_table(run))]),
+        "Queue": _section("Queue", [("queue", queue_table(run))], queue_notes(run)),
         "Resources": _section(
             "Resources",
             [("resources", resource_table(run, warning_bytes))],

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.capacity import capacity_points, capacity_result, churn_result, shared_pages_warning
+from analysis.capacity import (
+    capacity_points,
+    capacity_result,
+    churn_result,
+    kept_text,
+    shared_pages_warning,
+)
 from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
 from analysis.headline import headline
 from analysis.hosts import judged_samples
@@ -157,7 +163,9 @@ def _capacity_lines(run: RunData) -> list[str]:
         detail = f" (R² {fit.r2:.3f}, {fit.points} points)" if fit else ""
         retained = churn.retained_mib_per_session
         figure = f"retained {retained:,.3f} MiB per closed session{detail}, " if retained is not None else ""
-        return [f"churn: {churn.verdict}; {figure}{churn.sessions_closed} sessions closed"]
+        lines = [f"churn: {churn.verdict}; {figure}{churn.sessions_closed} sessions closed"]
+        lines.append(f"churn: kept above the baseline after each cycle: {kept_text(churn.kept_mib)}")
+        return lines + ([f"churn: {churn.suggestion}"] if churn.suggestion else [])
     r = capacity_result(frame)
     marginal = (
         f"{r.fit.slope:.3f} MiB/agent (R² {r.fit.r2:.4f}, last {r.fit.points} points)" if r.fit else "no fit"

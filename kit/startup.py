@@ -106,7 +106,7 @@ def sampler_options(settings: KitSettings, target: Target) -> SamplerOptions | N
     --sampler-url the service watches the target: local target rows would mix two hosts' readings."""
     agent, stdio = settings.agent, settings.preset.stdio_agents
     pids, matches, cgroups = local_target(settings, target)
-    queue_url, queue_field, inflight_field = queue_probe(settings, target)
+    queue_url, queue_field, inflight_field, age_field = queue_probe(settings, target)
     if not (pids or matches or cgroups or (queue_url and queue_field) or agent.sampler_url):
         return None
     interval = settings.target.sample_interval
@@ -121,6 +121,7 @@ def sampler_options(settings: KitSettings, target: Target) -> SamplerOptions | N
         queue_url=queue_url if queue_field else None,
         queue_field=queue_field if queue_url else None,
         inflight_field=inflight_field if queue_url else None,
+        queue_age_field=age_field if queue_url else None,
         sidecar_pids=list(agent.sidecar_pid),
         sidecar_matches=list(agent.sidecar_match),
         wait_for_target=not pids and stdio,
@@ -144,15 +145,16 @@ def local_target(settings: KitSettings, target: Target) -> tuple[list[int], list
     return pids, matches, list(agent.target_cgroup)
 
 
-def queue_probe(settings: KitSettings, target: Target) -> tuple[str | None, str | None, str | None]:
-    """--queue-url and fields as given, else the preset's probe on the target."""
+def queue_probe(settings: KitSettings, target: Target) -> tuple[str | None, ...]:
+    """--queue-url and fields as given, else the preset's probe on the target: URL, queue, in-progress
+    and reading-age fields."""
     given = settings.target
     if given.queue_url:
-        return given.queue_url, given.queue_field, given.inflight_field
+        return given.queue_url, given.queue_field, given.inflight_field, None
     probe = settings.preset.queue
     if probe is None or not target.url:
-        return None, None, None
-    return f"{target.url}{probe.path}", probe.queue_field, probe.in_progress_field
+        return None, None, None, None
+    return f"{target.url}{probe.path}", probe.queue_field, probe.in_progress_field, probe.age_field
 
 
 def acp_pattern(command: str) -> str:
