@@ -29,6 +29,12 @@ CHURN_MIN_R2 = 0.9
 METRIC_COLUMNS = {"rss": "rss_bytes", "pss": "pss_bytes"}
 # No stop row (crash, SIGKILL) reads as STOP_INTERRUPTED too: the run was cut short.
 SHARED_PAGES = "counts shared pages once per process"
+# the driver's reading at each step; the resources table's peak is the side sampler's, read between steps
+PEAK_AT_STEPS = "peak at the capacity steps (MiB)"
+SAMPLER_BETWEEN_STEPS = (
+    "peak target RSS here is the side sampler's, read every {interval:g} s between the capacity steps; "
+    f"the Capacity table's '{PEAK_AT_STEPS}' is the driver's reading at each step"
+)
 
 
 @dataclass
@@ -296,7 +302,7 @@ def result_measures(result: CapacityResult) -> dict[str, object]:
         "start-up p50 (ms)": result.startup.get("p50"),
         "start-up p95 (ms)": result.startup.get("p95"),
         "PSS at the last agent (MiB)": result.pss_at_peak_mib,
-        "peak (MiB)": result.peak_mib,
+        PEAK_AT_STEPS: result.peak_mib,
         f"at N={result.at_n} (MiB)": result.mib_at_n,
         "headroom at N_max (MiB)": result.headroom_mib,
         "sidecar RSS at end (MiB)": result.sidecar_mib,
@@ -343,7 +349,7 @@ BEFORE_AFTER_MEASURES = (
     "marginal PSS (MiB/agent)",
     "first-agent increment (MiB)",
     "start-up p50 (ms)",
-    "peak (MiB)",
+    PEAK_AT_STEPS,
 )
 
 
@@ -407,11 +413,27 @@ def connection_text(connection: str | None) -> str:
     return "connection mode not recorded (a run older than the column)"
 
 
+def sampler_peak_note(run: RunData) -> str | None:
+    """In a capacity or churn run, which peak the resources table shows (the capacity table has another)."""
+    frame = run.capacity
+    if frame is None or frame.empty:
+        return None
+    sampler = run.meta.get("sampler")
+    interval = sampler.get("interval_s") if isinstance(sampler, dict) else None
+    return SAMPLER_BETWEEN_STEPS.format(interval=interval if isinstance(interval, int | float) else 1.0)
+
+
+def _readings_text(metric: str) -> str:
+    """How each step's figure is read (sampler/memory_probe.py): RSS thrice (the median), PSS once (it is
+    costly: smaps_rollup per process)."""
+    return "one PSS reading" if metric == "pss" else "median of 3 RSS readings"
+
+
 def _method_notes(result: CapacityResult) -> list[str]:
     budget = f"{result.budget_mib:,.0f} MiB" if result.budget_mib is not None else "unknown"
     return [
-        f"Capacity judged on target {result.metric.upper()} (summed over its processes, median of 3 "
-        f"readings after each agent was ready); budget {budget}.",
+        f"Capacity judged on target {result.metric.upper()} (summed over its processes, "
+        f"{_readings_text(result.metric)} after each agent was ready); budget {budget}.",
         f"Marginal = OLS slope over the last {TAIL_POINTS} readings; R² < {MIN_R2} publishes no capacity.",
         "N_max = largest N still under the budget; N_stop = first N at or over it.",
         f"Start-up = first create request to ready, {connection_text(result.connection)}; percentiles over "

@@ -11,7 +11,7 @@ import pandas as pd
 
 from analysis import cost, labels, plots, render
 from analysis import headline as headline_mod
-from analysis.capacity import capacity_result, capacity_section, churn_result
+from analysis.capacity import capacity_result, capacity_section, churn_result, sampler_peak_note
 from analysis.capacity_plot import capacity_plot, churn_plot
 from analysis.drift import drift_section
 from analysis.errors import error_table
@@ -110,7 +110,10 @@ def build_sections(
         "Resources": _section(
             "Resources",
             [("resources", resource_table(run, warning_bytes))],
-            [f"warning line: {warning_bytes / MIB:.0f} MiB available", *filter(None, [hosts_note(run)])],
+            [
+                f"warning line: {warning_bytes / MIB:.0f} MiB available",
+                *filter(None, [hosts_note(run), sampler_peak_note(run)]),
+            ],
         ),
         headline_mod.ROUNDS: _section(
             headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))], [WORKER_RULE]

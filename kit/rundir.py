@@ -13,14 +13,18 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psutil
 
+from agents.settings import AgentSettings
 from contract import schema
 from contract.csv_append import RunFileError
 from contract.redact import redact_args, redact_command
+from lifecycle.target import Target
 
 KIT_VERSION = "0.1.0"
+COMMAND_CHARS = 200
 COMMAND_FLAGS = frozenset({"--target-cmd", "--sim-args", "--acp-command", "--hermes-command"})
 
 
@@ -75,6 +79,30 @@ def host_facts() -> dict:
         "swap_total_bytes": psutil.swap_memory().total,
         "platform": platform.platform(),
     }
+
+
+def sampled_target(settings_agent: AgentSettings, target: Target) -> list[str]:
+    """What the sampler watches, in words that stay the same from run to run (no pid, no free port): a
+    history groups runs by it, so one trend never joins two different targets behind the same URL."""
+    described = []
+    if target.started_by_kit and target.command:
+        port = str(urlsplit(target.url or "").port or "")
+        words = [Path(target.command[0]).name, *target.command[1:]]
+        described.append("started: " + " ".join("{port}" if w == port else w for w in redact_args(words)))
+    for pid in settings_agent.target_pid:
+        described.append(f"pid running: {_command_of(pid)}")
+    described += [f"match: {m}" for m in settings_agent.target_match]
+    described += [f"cgroup: {c}" for c in settings_agent.target_cgroup]
+    described += [f"sampler service: {u}" for u in settings_agent.sampler_url]
+    return described
+
+
+def _command_of(pid: int) -> str:
+    try:
+        words = psutil.Process(pid).cmdline()
+    except psutil.Error:
+        return "(gone)"
+    return redact_command(" ".join([Path(words[0]).name, *words[1:]]) if words else "?")[:COMMAND_CHARS]
 
 
 def command_line() -> list[str]:

@@ -207,6 +207,7 @@ def initial_meta(settings: KitSettings, target: Target) -> dict:
             "started_by_kit": target.started_by_kit,
             "command": redact_args(target.command) if target.command else None,
             "pid": target.pid,
+            "sampled": rundir.sampled_target(settings.agent, target),
         },
         "profile": {},
         "thresholds": [],
