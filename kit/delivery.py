@@ -11,6 +11,7 @@ from locust.runners import STATE_MISSING, MasterRunner
 
 from contract import schema
 from contract.records import WorkerLoss
+from scenarios.rounds import RoundsPlan
 
 SHORTFALL = "load not delivered"
 
@@ -73,6 +74,17 @@ class AnsweredRows:
             self.cut_short += 1
         elif file_name in (schema.REQUESTS_CSV, schema.TASKS_CSV, schema.AGENTS_CSV):
             self.answered += 1
+
+
+def loss_ends_run(loss: WorkerLoss, rounds: RoundsPlan | None, none_left: bool) -> str | None:
+    """Why a lost worker ends the run at once, or None (the run goes on with the workers left): a round
+    cannot finish without the tasks the worker held, and with no worker left nothing runs."""
+    if rounds is not None and not rounds.done:
+        due = rounds.current.round if rounds.current else len(rounds.rounds) + 1
+        return f"{SHORTFALL}: round {due} cannot finish: {loss.text()} and their tasks"
+    if none_left:
+        return f"{SHORTFALL}: every worker was lost (the last: {loss.text()})"
+    return None
 
 
 def shortfall(losses: list[WorkerLoss], rows: AnsweredRows, workers_left: bool) -> str | None:

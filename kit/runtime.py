@@ -50,7 +50,7 @@ from contract.errors import DiskError, KitError, one_line
 from contract.records import WorkerLoss
 from contract.redact import add_secret
 from kit import fleet, input_checks, rundir, signals, webui
-from kit.delivery import SHORTFALL, AnsweredRows, FleetWatch, shortfall
+from kit.delivery import AnsweredRows, FleetWatch, loss_ends_run, shortfall
 from kit.disk import DiskGuard
 from kit.finish import print_summary, start_report, write_locust_csvs, write_locust_html
 from kit.judge import LiveJudge, refuse_short_trends
@@ -436,15 +436,9 @@ class KitRun:
             )
             self.meta.setdefault("workers_lost", []).append(dataclasses.asdict(loss))
             self.save()
-            if self.closing:  # the run is ending already: its record says what was lost
-                continue
-            plan = self.pacing.plan if isinstance(self.pacing, FleetRounds) else None
-            if plan is not None and not plan.done:
-                due = plan.current.round if plan.current else len(plan.rounds) + 1
-                reason = f"{SHORTFALL}: round {due} cannot finish: {loss.text()} and their tasks"
-                self.request_stop(reason, exit_codes.LOAD_NOT_DELIVERED, now=True)
-            elif self.fleet is not None and self.fleet.none_left:
-                reason = f"{SHORTFALL}: every worker was lost (the last: {loss.text()})"
+            rounds = self.pacing.plan if isinstance(self.pacing, FleetRounds) else None
+            reason = loss_ends_run(loss, rounds, none_left=self.fleet is not None and self.fleet.none_left)
+            if reason and not self.closing:  # once closing, the record says what was lost
                 self.request_stop(reason, exit_codes.LOAD_NOT_DELIVERED, now=True)
 
     def note_breakpoint(self, result, now: float) -> None:
@@ -671,8 +665,12 @@ def begin_run(environment: Environment, settings: KitSettings, session: Session)
     disk = reserve_disk(run_dir, meta)
     samples = run_dir / schema.SAMPLES_CSV  # the remote rows' writer first: it writes the header
     urls, token_env = list(settings.agent.sampler_url), settings.agent.sampler_token_env
-    remote = start_remote_samplers(urls, token_env, samples, meta, lambda: _RUNS[environment].save())
-    sampler = start_side_sampler(settings, target)
+    try:
+        remote = start_remote_samplers(urls, token_env, samples, meta, lambda: _RUNS[environment].save())
+        sampler = start_side_sampler(settings, target)
+    except KitError:
+        disk.release()  # refused: the run leaves no reserve behind
+        raise
     run = KitRun(environment, settings, run_dir, meta, target, Recorder(environment, run_dir))
     run.sampler, run.session, run.remote = sampler, session, remote
     run.disk, disk.stop = disk, run.on_disk_error
