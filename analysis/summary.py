@@ -23,6 +23,7 @@ from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.stats import describe
 from analysis.tasks import task_counts
 from contract import schema
+from contract.exit_codes import THRESHOLDS_UNJUDGED
 from contract.records import WorkerLoss
 from contract.schema import MIB
 
@@ -203,7 +204,8 @@ def _verdict_lines(meta: dict) -> list[str]:
             if meta.get("allow_unjudged"):
                 lines.append(f"threshold not judged ({why}), accepted by --allow-unjudged: {t.get('expr')}")
             else:
-                lines.append(f"THRESHOLD NOT JUDGED ({why}): {t.get('expr')} (fails the run, exit code 7)")
+                fails = f"fails the run, exit code {THRESHOLDS_UNJUDGED}"
+                lines.append(f"THRESHOLD NOT JUDGED ({why}): {t.get('expr')} ({fails})")
     validity = meta.get("validity") or {}
     if validity.get("valid") is False:
         lines.append(f"RUN INVALID: {validity.get('rule')} (p90 {validity.get('loadgen_cpu_p90')} %)")

@@ -1,5 +1,5 @@
 """Did the run's load happen? The workers a distributed run lost (which, when, with how many agents) and
-whether the gateway answered anything at all: what keeps a run from ending "complete" (exit code 6).
+whether the gateway answered anything at all: what keeps a run from ending "complete" (exit code 7).
 
 Watches Locust's master runner and the rows written, and describes what fell short; stopping the run and
 choosing its exit code is the caller's (kit/runtime.py).

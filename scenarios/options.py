@@ -63,7 +63,7 @@ class ProfileOptions:
     max_agents: int | None = None
     thresholds_file: str | None = None
     threshold_exprs: tuple[str, ...] = field(default_factory=tuple)
-    allow_unjudged: bool = False  # a threshold left without a verdict does not fail the run (exit 7)
+    allow_unjudged: bool = False  # a threshold left without a verdict does not fail the run (exit 8)
     num_users: int | None = None  # Locust's -u, -r, -t: read by the manual profile
     spawn_rate: float | None = None
     run_time_s: float | None = None
@@ -99,7 +99,7 @@ def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
         action="store_true",
         default=False,
         include_in_web_ui=True,
-        help="a threshold with no data to judge it does not fail the run (default: exit code 7)",
+        help="a threshold with no data to judge it does not fail the run (default: exit code 8)",
     )
 
 

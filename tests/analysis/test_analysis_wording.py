@@ -94,10 +94,10 @@ def test_the_run_index_shows_exit_codes_and_trends_one_target_at_a_time(tmp_path
     different gateway put behind the URL): two trends of two runs, never one of four."""
     root = tmp_path / "runs"
     ours, theirs = ["pid running: hermes gateway run"], ["pid running: other-gateway serve"]
-    for night, (sampled, code) in enumerate([(ours, 0), (theirs, 99), (ours, 6), (theirs, 0)]):
+    for night, (sampled, code) in enumerate([(ours, 0), (theirs, 99), (ours, 7), (theirs, 0)]):
         nightly(root, f"night-{night}", night, sampled, code)
     rows = index_rows(root)
-    assert [r.exit_code for r in rows] == ["0", "6", "99", "0"]  # newest first
+    assert [r.exit_code for r in rows] == ["0", "7", "99", "0"]  # newest first
     assert len({r.target for r in rows}) == 2
     assert all("http://127.0.0.1:9000" in r.target for r in rows)
     plots = trend_plots(rows, tmp_path)

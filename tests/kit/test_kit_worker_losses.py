@@ -1,5 +1,5 @@
 """A distributed run that loses workers never ends "complete": a master with two workers, one SIGKILLed
-mid-run (the run goes on with the other and ends with exit code 6, the loss in run.json, report, console);
+mid-run (the run goes on with the other and ends with exit code 7, the loss in run.json, report, console);
 both frozen by SIGSTOP (Locust marks them missing after 3 s without a heartbeat: the run stops at once, exit
 6); a rounds run that loses a worker stops at once with the round that cannot finish named.
 

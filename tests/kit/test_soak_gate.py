@@ -1,6 +1,6 @@
 """End to end: a soak against the simulator whose task board keeps a known MiB per finished task fails
 a memory-slope threshold with exit 99 naming the rule; the same soak without the leak passes; a soak too
-short for its verdict is refused before load (exit 2); a threshold with no data fails the run (exit 7)
+short for its verdict is refused before load (exit 2); a threshold with no data fails the run (exit 8)
 unless --allow-unjudged. Real Locust, real simulator, real sampler; the soaks ~1 minute each.
 """
 
@@ -94,13 +94,13 @@ def test_a_soak_too_short_for_its_trend_rule_is_refused_before_load_naming_the_m
 
 
 def test_a_threshold_with_no_data_fails_the_run_with_exit_7_unless_allowed(tmp_path):
-    """Chat agents run no tasks: a task threshold has nothing to judge. It fails the run (exit 7) and the
+    """Chat agents run no tasks: a task threshold has nothing to judge. It fails the run (exit 8) and the
     console says so; with --allow-unjudged the same run passes, the threshold still "not judged"."""
     gate = ("--threshold", "task_total_ms p95 < 5s")
     failed = chat_smoke(tmp_path / "strict", "3s", "--ttft-ms 10", *gate)
     assert failed.returncode == THRESHOLDS_UNJUDGED, failed.stderr[-3000:]
     assert (
-        "THRESHOLD NOT JUDGED (no data): task_total_ms p95 < 5s (fails the run, exit code 7)" in failed.stdout
+        "THRESHOLD NOT JUDGED (no data): task_total_ms p95 < 5s (fails the run, exit code 8)" in failed.stdout
     )
     allowed = chat_smoke(tmp_path / "allowed", "3s", "--ttft-ms 10", *gate, "--allow-unjudged")
     assert allowed.returncode == OK, allowed.stderr[-3000:]
