@@ -44,6 +44,11 @@ class LiveJudge:
         self.results: list[ThresholdResult] = []
         self.samples_note: str | None = None  # why sample-based thresholds cannot be judged
 
+    @property
+    def rules(self) -> tuple[Threshold, ...]:
+        """The thresholds judged, in the order of judge()'s results."""
+        return self.evaluator.thresholds if self.evaluator is not None else ()
+
     def samples_stopped(self, note: str) -> None:
         """The sampler died: thresholds on samples are "not judged" from now on, with this reason."""
         self.samples_note = note

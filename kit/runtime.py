@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import gevent
-from gevent.event import AsyncResult, Event
+from gevent.event import Event
 from locust.env import Environment
 from locust.runners import STATE_RUNNING, MasterRunner, WorkerRunner
 
@@ -49,12 +49,13 @@ from contract.csv_tail import last_sample_event
 from contract.errors import DiskError, KitError, one_line
 from contract.records import WorkerLoss
 from contract.redact import add_secret
+from contract.units import show
 from kit import fleet, input_checks, rundir, signals, webui
 from kit.delivery import AnsweredRows, FleetWatch, loss_ends_run, shortfall
 from kit.disk import DiskGuard
-from kit.finish import print_summary, start_report, write_locust_csvs, write_locust_html
+from kit.finish import ReportOutcome, print_outcome, start_report, write_locust_csvs, write_locust_html
 from kit.judge import LiveJudge, refuse_short_trends
-from kit.live import LiveRun
+from kit.live import FINISHED, RUNNING, WRITING_REPORT, LiveRun
 from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
 from kit.remote_sampler import RemoteSamplers, start_remote_samplers
 from kit.session import Session
@@ -76,7 +77,7 @@ from scenarios.breakpoint import stop_point as breakpoint_stop_point
 from scenarios.evaluator import exit_code as exit_code_of
 from scenarios.manual import ManualProfile
 from scenarios.open_model import OpenModelProfile
-from scenarios.profile import Profile
+from scenarios.profile import Profile, params_of
 from scenarios.rounds import RoundsPlan
 
 log = logging.getLogger("loadkit")
@@ -123,7 +124,7 @@ class KitRun:
     finished: bool = False
     fleet: FleetWatch | None = None  # on a master: the workers it loses
     answered: AnsweredRows = field(default_factory=AnsweredRows)
-    report: AsyncResult | None = None  # the report being written, once finished
+    report: gevent.Greenlet | None = None  # the report's child process, once finished: its ReportOutcome
     finishing: gevent.Greenlet | None = None
 
     # ---- life cycle -------------------------------------------------------------------------------
@@ -141,7 +142,7 @@ class KitRun:
 
     def on_test_start(self) -> None:
         self.meta.setdefault("start_ts", time.time())
-        self.live.state = "running"
+        self.live.state = RUNNING
         self.save()
 
     def on_test_stop(self) -> None:
@@ -170,7 +171,7 @@ class KitRun:
 
     def _finish(self, default_reason: str) -> None:
         """Stop the sampler, flush every row, write Locust's CSVs, judge, settle the exit code, write
-        run.json, then start the report (in a thread)."""
+        run.json, then start the report (in a child process)."""
         now = time.time()
         self.meta["end_ts"] = now
         self.close_phase(now)
@@ -191,9 +192,22 @@ class KitRun:
         if self.disk.failure != failure:  # run.json itself hit the disk's limit: again, the reserve freed
             self.settle(default_reason)
         self.disk.release()  # the report may use the reserved space; the run needs it no more
-        self.live.state = "writing the report"
+        self.live.state = WRITING_REPORT
         self.report = start_report(self.run_dir)
-        self.report.rawlink(lambda _result: setattr(self.live, "state", "finished"))
+        self.report.link_value(self.on_report)
+
+    def on_report(self, report: gevent.Greenlet) -> None:
+        """The report's child ended: run.json says whether the report was written and how to rebuild it;
+        a run whose report could not be written does not end 0 (its rows are whole; the rebuild command
+        is printed at the end). Settled here, once, so that quitting later touches no finished run."""
+        outcome: ReportOutcome = report.value
+        self.meta["report"] = outcome.as_json(self.run_dir)
+        if not outcome.written and self.meta["exit_code"] == exit_codes.OK:
+            self.meta["exit_code"] = exit_codes.REPORT_FAILED
+            if run_of(self.environment) is self:  # a later run of the web UI settles its own
+                self.environment.process_exit_code = exit_codes.REPORT_FAILED
+        self.save()
+        self.live.state = FINISHED
 
     def settle(self, default_reason: str) -> None:
         """The exit code and the ending, into run.json."""
@@ -216,17 +230,23 @@ class KitRun:
         return self.profile is not None and not self.finished
 
     def on_quitting(self) -> None:
-        """The process exits: finish the run if it is still going, then stop the target we started."""
+        """The process exits: finish the run if it is still going, then stop the target we started.
+        The target's exit code goes into the run it ended with: a web UI run that had finished before
+        (an idle quit) keeps its files as they were."""
         if self.session.quitting:  # a second shutdown (Locust's SIGTERM handler, again): the first exits
             Event().wait()
         self.session.quitting = True
-        if self.environment.web_ui is not None and self.going():
+        web_ui = self.environment.web_ui is not None
+        finished_before = web_ui and self.finished
+        if web_ui and self.going():
             self.end_in_web_ui()
-        self.finish("the Locust process quit" if self.environment.web_ui else "profile complete")
+        self.finish("the Locust process quit" if web_ui else "profile complete")
         code = stop_target(self.target)
-        if code is not None:
+        if code is not None and not finished_before:
             self.meta["target"]["exit_code"] = code
             self.save()
+        if self.report is not None:  # None when finishing failed (its traceback is in the log)
+            self.report.join()  # Locust settles the process's exit code next: on_report's, once written
 
     def end_in_web_ui(self) -> None:
         """The web UI process quits mid-run: end the run as its profile's end does (in-flight work gets
@@ -267,8 +287,7 @@ class KitRun:
     def on_quit(self, exit_code: int) -> None:
         """The console summary of the last run, after Locust's own tables and its report."""
         if self.report is not None:  # None when finishing failed (its traceback is in the log)
-            self.report.get()
-        print_summary(self.run_dir)
+            print_outcome(self.report.get(), self.run_dir)
 
     # ---- the load shape --------------------------------------------------------------------------
     def shape_tick(self, elapsed_s: float):
@@ -340,7 +359,7 @@ class KitRun:
             gevent.spawn(self.watch_fleet, self.fleet)
         self.meta["profile"] = {
             "name": profile.name,
-            "params": _params(profile.params),
+            "params": params_of(profile),
             "phases": self.phases,
         }
         self.save()
@@ -366,6 +385,7 @@ class KitRun:
         self.meta["profile"].setdefault("edits", []).append(
             {"ts": now, "users": users, "spawn_rate": spawn_rate}
         )
+        self.live.params = params_of(self.profile)  # run.json keeps the start's, and the edits
         self.save()
         return None
 
@@ -413,12 +433,14 @@ class KitRun:
             gevent.sleep(JUDGE_EVERY_S)
             bound_locust_history(self.environment)
             now = time.time()
-            due = [r for r in judge.judge(now) if r.abort_due]
+            due = [(th, r) for th, r in zip(judge.rules, judge.judge(now), strict=True) if r.abort_due]
             if due and self.stop is None:
-                self.note_breakpoint(due[0], now)
-                self.live.aborted_expr = due[0].expr
+                rule, result = due[0]
+                self.note_breakpoint(result, now)
+                self.live.aborted_expr = result.expr
+                value = show(result.value, rule.value_unit)
                 self.request_stop(
-                    f"threshold failed: {due[0].expr} (value {due[0].value})", exit_codes.THRESHOLD_FAILED
+                    f"threshold failed: {result.expr} (value {value})", exit_codes.THRESHOLD_FAILED
                 )
 
     def watch_fleet(self, watch: FleetWatch) -> None:
@@ -589,12 +611,6 @@ def edit_note(profile: Profile) -> str:
     )
 
 
-def _params(params) -> dict:
-    if dataclasses.is_dataclass(params) and not isinstance(params, type):
-        return dataclasses.asdict(params)
-    return dict(params or {})
-
-
 def setup(environment: Environment) -> KitRun | None:
     """Locust `init`: settings converted once; on a worker only those and a row buffer; on master/local
     the target and the first run. Any KitError before load exits with its code and one line, leaving
@@ -638,7 +654,13 @@ def setup(environment: Environment) -> KitRun | None:
         stop_target(session.target)
         fail(exc)
     if environment.web_ui is not None:
-        webui.install(environment.web_ui, session, lambda: _RUNS[environment].live, run_edit(environment))
+        webui.install(
+            environment.web_ui,
+            session,
+            lambda: _RUNS[environment].live,
+            run_edit(environment),
+            lambda options: refresh(_RUNS[environment].settings, options),
+        )
         webui.warn_if_exposed(options.web_host)
     # in the web UI a signal ends the process as --autoquit does: the web server stops, then Locust's
     # shutdown runs (quitting, its HTML report, quit)

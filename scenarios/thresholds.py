@@ -42,6 +42,11 @@ class Threshold:
         m = _PERCENTILE.fullmatch(self.agg)
         return float(m.group(1)) / 100 if m else None
 
+    @property
+    def value_unit(self) -> str:
+        """The unit of the aggregate it compares: a count of rows is a count whatever its metric."""
+        return "count" if self.agg == "count" else self.metric.unit
+
 
 def parse_threshold(text: str, where: str) -> Threshold:
     """One threshold from a string, flags included."""
