@@ -21,6 +21,7 @@ from kit.settings import KitSettings
 from scenarios import registry
 from scenarios.evaluator import ThresholdEvaluator, ThresholdResult
 from scenarios.metrics import TREND_METRICS
+from scenarios.slo import Slo
 from scenarios.thresholds import Threshold
 
 SATURATED_CPU_PCT = 90.0
@@ -31,9 +32,16 @@ MIN_WORKER_READINGS = 3
 
 class LiveJudge:
     def __init__(
-        self, thresholds: list[Threshold], start_ts: float, samples_csv: Path, dropped: Callable[[float], int]
+        self,
+        thresholds: list[Threshold],
+        start_ts: float,
+        samples_csv: Path,
+        dropped: Callable[[float], int],
+        slos: tuple[Slo, ...] = (),
     ):
-        self.evaluator = ThresholdEvaluator(thresholds, start_ts) if thresholds else None
+        """Without thresholds and SLOs there is nothing to judge (no evaluator); SLOs alone keep the
+        goodput counted live, for the web UI."""
+        self.evaluator = ThresholdEvaluator(thresholds, start_ts, slos) if thresholds or slos else None
         self.samples = CsvTail(samples_csv)
         self.run_dir = samples_csv.parent
         self.trends = {th.metric.name for th in thresholds} & TREND_METRICS

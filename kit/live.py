@@ -1,5 +1,6 @@
-"""One run's live picture for the web UI cockpit: time series of users, resources and TTFT, threshold
-states and the capacity fit so far, as one JSON-ready snapshot (also the source of the /metrics text).
+"""One run's live picture for the web UI cockpit: time series of users, resources, TTFT, TPOT, latency
+and goodput, threshold states and the capacity fit so far, as one JSON-ready snapshot (also the source
+of the /metrics text).
 
 Reads only what the run writes (samples.csv, capacity.csv, rows as the recorder writes them) and the live
 judge's results; it never touches the target and never decides anything about the run.
@@ -15,12 +16,16 @@ from pathlib import Path
 
 from contract import schema
 from contract.csv_tail import CsvTail
+from contract.derived import DERIVED_METRICS, TPOT_MS, derived_value
 from contract.units import show, show_field
 from kit.judge import LiveJudge
 
 KEEP_POINTS = 3600  # per series: an hour at 1 Hz, as Locust's own chart history (kit.runtime)
-WINDOW_S = 2.0  # TTFT and latency percentiles per window of this many seconds (by send time)
-WINDOWED = ("ttft_ms", "latency_ms")  # requests.csv columns with percentiles per window
+WINDOW_S = 2.0  # TTFT, TPOT and latency percentiles per window of this many seconds (by send time)
+# requests.csv columns (and TPOT, derived from a row: contract/derived.py) with percentiles per window
+WINDOWED = ("ttft_ms", TPOT_MS, "latency_ms")
+GOODPUT = "goodput"  # the share of scored requests that met every --slo so far, as the live judge counts
+GOODPUT_EVERY_S = 1.0  # a goodput point at most this often
 QUANTILES = ((50, 0.50), (95, 0.95), (99, 0.99))
 CAPACITY_EVENTS = ("baseline", "ready")
 # the run's states, as the cockpit shows them; "running" is the only one with load going
@@ -49,7 +54,7 @@ GAUGES = (
     Gauge("in_progress", "gateway in progress", 1, "", "max"),
     Gauge("loadgen_cpu_pct", "load generator CPU", 1, "% of a core", "max"),
 )
-_SCALE = {g.column: g.scale for g in GAUGES}
+_SCALE = {g.column: g.scale for g in GAUGES} | {GOODPUT: 0.01}  # goodput: a share, charted in %
 
 
 @dataclass(frozen=True)
@@ -73,11 +78,13 @@ CHARTS = (
     ),
     Chart("queue", "gateway queue", "", (("queue", "queue_length"), ("in progress", "in_progress"))),
     Chart("ttft", "TTFT", "ms", (("p50", "ttft_p50_ms"), ("p95", "ttft_p95_ms"))),
+    Chart("tpot", "TPOT (time per output token)", "ms", (("p50", "tpot_p50_ms"), ("p95", "tpot_p95_ms"))),
     Chart("latency", "request latency", "ms", (("p50", "latency_p50_ms"), ("p95", "latency_p95_ms"))),
+    Chart(GOODPUT, "goodput (met every SLO)", "%", (("requests", GOODPUT),)),
 )
 # capacity and churn: one Locust user (the driver) opens the agents, so the users chart counts those
 AGENTS_CHART = Chart("users", "agents (sessions open)", "", (("agents", "agents_open"),))
-_THRESHOLD_CHART = {"ttft_ms": "ttft", "latency_ms": "latency"} | {
+_THRESHOLD_CHART = {"ttft_ms": "ttft", TPOT_MS: "tpot", "latency_ms": "latency"} | {
     col: c.key for c in CHARTS for _, col in c.series
 }
 
@@ -121,7 +128,7 @@ class LiveRun:
             self.errors += 1
         window = int(float(row["ts"]) // WINDOW_S)
         for column in WINDOWED:
-            value = _number(row.get(column))
+            value = derived_value(column, row) if column in DERIVED_METRICS else _number(row.get(column))
             if value is not None:
                 self._windows.setdefault(column, {}).setdefault(window, []).append(value)
 
@@ -131,6 +138,7 @@ class LiveRun:
 
     # ---- what the web UI asks ------------------------------------------------------------------------
     def update(self) -> None:
+        self._note_goodput(time.time())
         for row in self._samples.new_rows():
             ts = _number(row.get("ts"))
             for gauge in GAUGES:
@@ -250,6 +258,14 @@ class LiveRun:
     # ---- inside --------------------------------------------------------------------------------------
     def _add(self, name: str, ts: float, value: float) -> None:
         self.series.setdefault(name, deque(maxlen=KEEP_POINTS)).append((ts, value))
+
+    def _note_goodput(self, now: float) -> None:
+        """The live judge's goodput so far (the run has --slo), as a point of the goodput series."""
+        evaluator = self.judge.evaluator if self.judge is not None else None
+        share = evaluator.goodput.share()[0] if evaluator is not None else None
+        last = self.series.get(GOODPUT)
+        if share is not None and (not last or now - last[-1][0] >= GOODPUT_EVERY_S):
+            self._add(GOODPUT, now, share)
 
     def _window_series(self, newest_only: bool = False) -> dict[str, list[tuple[float, float]]]:
         """Per windowed column (ttft_ms...): `ttft_p50_ms`, `ttft_p95_ms`, `ttft_p99_ms` and

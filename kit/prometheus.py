@@ -15,7 +15,11 @@ from kit.live import GAUGES, QUANTILES, WINDOW_S, Gauge
 PREFIX = "loadkit_"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 STATE_CODES = {"no data": -1, "ok": 0, "failing": 1, "aborted": 2}
-_WINDOW_OF = {"ttft_ms": "time to first token", "latency_ms": "request latency"}
+_WINDOW_OF = {
+    "ttft_ms": "time to first token",
+    "tpot_ms": "time per output token after the first",
+    "latency_ms": "request latency",
+}
 _WINDOW = f"the newest {WINDOW_S:g}-second window of requests by send time"
 
 
@@ -48,6 +52,7 @@ FAMILIES: dict[str, tuple[str, str]] = {
         )
         for column, what in _WINDOW_OF.items()
     },
+    "goodput": ("gauge", "with --slo: the share (0-1) of scored requests that met every SLO so far"),
     "threshold_state": ("gauge", "threshold state: -1 no data, 0 ok, 1 failing, 2 aborted the run"),
     "threshold_value": ("gauge", "the value the threshold compared (its metric's file unit: ms, bytes...)"),
 }

@@ -40,7 +40,7 @@ STATIC = Path(__file__).parent / "static"
 SHAPE = "KitShape"  # locustfile.py's one shape: the kit's profiles run through it
 _TEMPLATE_ARGS = "window.templateArgs = "
 FORM_GROUPS = ("profile", "thresholds", "agents")  # the start form's order; load-profile parameters first
-_GROUP_OF = {"threshold": "thresholds", "thresholds": "thresholds"} | {
+_GROUP_OF = {"threshold": "thresholds", "thresholds": "thresholds", "slo": "thresholds"} | {
     dest: "agents"
     for dest in ("request_timeout", "model", "prompt", "max_tokens", "poll_interval", "task_timeout")
 }

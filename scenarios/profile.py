@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from scenarios.arrivals import Pacer
 from scenarios.rounds import RoundsPlan
 from scenarios.shape import Phase, Tick
+from scenarios.sweep import SweepPlan
 
 
 class Profile(Protocol):
@@ -38,8 +39,9 @@ class Profile(Protocol):
         """The phases known so far (all of them for a timed profile)."""
         ...
 
-    def paced_by(self, start_ts: float) -> Pacer | RoundsPlan | None:
-        """What paces the agents' work from start_ts: arrivals (open model), rounds, or nothing."""
+    def paced_by(self, start_ts: float) -> Pacer | RoundsPlan | SweepPlan | None:
+        """What paces the agents' work from start_ts: arrivals (open model), rounds, a sweep's passes,
+        or nothing."""
         ...
 
 

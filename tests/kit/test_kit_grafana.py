@@ -169,6 +169,7 @@ def test_every_panel_returns_data_over_a_real_run_and_run_active_goes_1_then_0(t
             "peak_users": "3",
             "duration": "6s",
             "threshold": "ttft_ms p95 < 10s",
+            "slo": "ttft_ms <= 10s",  # the goodput panel's series
         }
         assert httpx.post(
             f"{url}/swarm", data=form | {"user_count": "1", "spawn_rate": "1"}, timeout=30

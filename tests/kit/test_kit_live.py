@@ -15,6 +15,7 @@ from kit.prometheus import FAMILIES, exposition
 from kit.session import Session
 from lifecycle.target import Target
 from scenarios.manual import ManualParams, ManualProfile
+from scenarios.slo import parse_slo
 from scenarios.thresholds import parse_threshold
 
 
@@ -157,3 +158,20 @@ def test_later_runs_of_a_session_are_named_after_the_first_and_skip_used_directo
     (tmp_path / "run-2" / "run.json").write_text("{}")  # left by an earlier session
     assert session.next_run("nightly", tmp_path / "run") == ("nightly-3", tmp_path / "run-3")
     assert (tmp_path / "run-3").is_dir() and list(session.dirs) == ["nightly", "nightly-3"]
+
+
+def test_tpot_windows_and_goodput_follow_the_rows(tmp_path):
+    slo = parse_slo("ttft_ms <= 250", "--slo #1")
+    judge = LiveJudge([], 1000.0, tmp_path / schema.SAMPLES_CSV, lambda _now: 0, (slo,))
+    live = LiveRun("r1", tmp_path, {"start_ts": 1000})
+    live.judge = judge
+    for ttft in (200, 220, 300, 240):  # 16 tokens, 20 ms apart after the first
+        row = {"ts": 1000.5, "operation": "chat.stream", "ok": 1, "ttft_ms": ttft, "latency_ms": ttft + 300}
+        row["tokens_out"] = 16
+        judge.on_row(schema.REQUESTS_CSV, row)
+        live.on_row(schema.REQUESTS_CSV, row)
+    snap = live.snapshot(now=1005)
+    assert snap["latest"]["tpot_p50_ms"] == pytest.approx(20) and snap["latest"]["goodput"] == 0.75
+    goodput = next(c for c in snap["charts"] if c["key"] == "goodput")
+    assert goodput["series"][0]["points"][-1][1] == 75  # charted in %
+    assert set(snap["latest"]) <= set(FAMILIES)
