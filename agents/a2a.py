@@ -1,6 +1,7 @@
 """A2A agent (JSON-RPC binding): protocol 1.0 (SendMessage, SendStreamingMessage, GetTask, CancelTask with
 the `A2A-Version: 1.0` header), falling back to 0.3 (message/send, message/stream, tasks/get) when the server
-refuses 1.0: the refused call is sent again as a 0.3-shaped message under the 0.3 method name.
+refuses 1.0: the refused call is recorded as the version negotiation (`a2a.negotiate`, not a failure) and
+sent again as a 0.3-shaped message under the 0.3 method name.
 
 Completion comes from the task state the server reports, never from the HTTP status. It cancels only the
 tasks it created (each message carries the run id in its metadata).
@@ -34,6 +35,7 @@ METHODS = {
 }
 CARD_PATH = "/.well-known/agent-card.json"
 FALLBACK_CODES = (-32009, -32601)  # version not supported, method not found: the server speaks 0.3
+NEGOTIATE = "a2a.negotiate"  # the row of a 1.0 call the server refused: the answer, not a failure
 STATUS_OF_STATE = {
     "completed": "done",
     "failed": "failed",
@@ -122,7 +124,7 @@ class A2AAgent(KitAgent):
         record.latency_ms = (time.perf_counter() - started) * 1000.0
         record.task_id = row.task_id or None
         self.report(record)
-        if not row.task_id and self.fall_back(record):
+        if not row.task_id and record.operation == NEGOTIATE:
             self.stream_task(row)
 
     def read_events(self, response, record: RequestRecord, row: TaskRecord, timing: StreamTiming) -> None:
@@ -159,16 +161,19 @@ class A2AAgent(KitAgent):
             json=self.envelope(verb, params()),
             headers=self.headers(),
         )
-        if body is None and self.fall_back(record):
+        if body is None and record.operation == NEGOTIATE:
             return self.rpc(operation, verb, params, task_id)
         return None if body is None else body.get("result")
 
-    def fall_back(self, record: RequestRecord) -> bool:
-        """Switch to 0.3 when a 1.0 call was refused as an unsupported version or unknown method."""
-        if self.version == "1.0" and rpc_code(record.error) in FALLBACK_CODES:
+    def report(self, record: RequestRecord, response_length: int = 0) -> None:
+        """A 1.0 call refused as an unsupported version or unknown method is the version negotiation's
+        answer: its row is `a2a.negotiate` (ok, the server's answer kept) and this agent speaks 0.3 from
+        now on; the same refusal once on 0.3 stays a failed row."""
+        if self.version == "1.0" and not record.ok and rpc_code(record.error) in FALLBACK_CODES:
+            record.operation, record.ok, record.error_kind = NEGOTIATE, True, None
+            record.error = f"A2A 1.0 refused ({record.error}): speaking 0.3"
             self.version = "0.3"
-            return True
-        return False
+        super().report(record, response_length)
 
     def envelope(self, verb: str, params: dict) -> dict:
         return {

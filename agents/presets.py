@@ -25,11 +25,13 @@ class GatewayError(InputError):
 
 @dataclass(frozen=True)
 class QueueProbe:
-    """Where the sampler reads the gateway's own queue: a path on the target and two dotted JSON fields."""
+    """Where the sampler reads the gateway's own queue: a path on the target and dotted JSON fields (the
+    queue length, in-progress count and, where the figures are a cached reading, its age in seconds)."""
 
     path: str
     queue_field: str
     in_progress_field: str | None = None
+    age_field: str | None = None
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ PRESETS: dict[str, GatewayPreset] = {
             agent_classes=("agents.hermes_kanban:HermesKanbanAgent",),
             health_path="/health",
             summary="Hermes Kanban board via the `hermes kanban` CLI; --host is the board-stats sidecar",
-            queue=QueueProbe("/stats", "queue_length", "in_progress"),
+            queue=QueueProbe("/stats", "queue_length", "in_progress", age_field="age_s"),
             no_sessions="Hermes Kanban is a task board: tasks, not idle sessions (use --gateway hermes)",
         ),
         GatewayPreset(

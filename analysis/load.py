@@ -51,8 +51,10 @@ def load_run(path: str | Path) -> RunData:
         raise FileNotFoundError(f"run directory not found: {run_dir}")
     missing: list[str] = []
     meta = _read_meta(run_dir / schema.RUN_JSON, missing)
+    none_written = _none_written(meta)
     frames = {
-        name: _read_contract_csv(run_dir / name, cols, missing) for name, cols in schema.FILES_COLUMNS.items()
+        name: _read_contract_csv(run_dir / name, cols, missing, required=name not in none_written)
+        for name, cols in schema.FILES_COLUMNS.items()
     }
     capacity = _read_csv(run_dir / schema.CAPACITY_CSV, None, missing, required=False)
     meta = sanitize(meta, _last_ts([*frames.values(), capacity]), missing)
@@ -98,9 +100,17 @@ def _read_meta(path: Path, missing: list[str]) -> dict:
     return meta
 
 
-def _read_contract_csv(path: Path, columns: tuple[str, ...], missing: list[str]) -> pd.DataFrame | None:
+def _none_written(meta: dict) -> set[str]:
+    """Row files the run recorded writing no row to (run.json `rows_written`): absent, not missing."""
+    written = meta.get("rows_written")
+    return {name for name, n in written.items() if n == 0} if isinstance(written, dict) else set()
+
+
+def _read_contract_csv(
+    path: Path, columns: tuple[str, ...], missing: list[str], required: bool = True
+) -> pd.DataFrame | None:
     dtypes = {c: (str if c in TEXT_COLUMNS else "float64") for c in columns}
-    return _read_csv(path, dtypes, missing, required=True)
+    return _read_csv(path, dtypes, missing, required=required)
 
 
 def _read_csv(path: Path, dtypes: dict | None, missing: list[str], required: bool) -> pd.DataFrame | None:

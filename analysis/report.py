@@ -16,7 +16,7 @@ from analysis import cost, labels, render
 from analysis import headline as headline_mod
 from analysis.arrivals import LATE_RULE, arrivals, arrivals_table, lateness_table
 from analysis.breaking import RULE, first_break
-from analysis.capacity import capacity_result, capacity_section, churn_result
+from analysis.capacity import capacity_result, capacity_section, churn_result, sampler_peak_note
 from analysis.drift import drift_section
 from analysis.errors import error_table
 from analysis.goodput import goodput
@@ -26,12 +26,12 @@ from analysis.latency import latency_table
 from analysis.levels import run_levels
 from analysis.load import load_run
 from analysis.model import RunData, Section
-from analysis.queue import queue_table
+from analysis.queue import queue_notes, queue_table
 from analysis.remote_samplers import remote_samplers_section
 from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, unmeasured_series
-from analysis.rounds import rounds_table
+from analysis.rounds import WORKER_RULE, rounds_table
 from analysis.rss_by_n import rss_by_agent_count
-from analysis.soak import soak_table, soak_trends
+from analysis.soak import data_rule, soak_table, soak_trends
 from analysis.stats import MIN_SAMPLES
 from analysis.summary import record_gaps, run_summary_table, thresholds_table
 from analysis.summary_json import write_summary_json
@@ -115,13 +115,18 @@ def build_sections(
             [PERCENTILE_RULE],
         ),
         "Errors": _section("Errors", [("failed requests by kind", error_table(run))]),
-        "Queue": _section("Queue", [("queue", queue_table(run))]),
+        "Queue": _section("Queue", [("queue", queue_table(run))], queue_notes(run)),
         "Resources": _section(
             "Resources",
             [("resources", resource_table(run, warning_bytes))],
-            [f"warning line: {warning_bytes / MIB:.0f} MiB available", *filter(None, [hosts_note(run)])],
+            [
+                f"warning line: {warning_bytes / MIB:.0f} MiB available",
+                *filter(None, [hosts_note(run), sampler_peak_note(run)]),
+            ],
         ),
-        headline_mod.ROUNDS: _section(headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))]),
+        headline_mod.ROUNDS: _section(
+            headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))], [WORKER_RULE]
+        ),
         headline_mod.SOAK: soak_section(run),
         headline_mod.SWEEP: sweep_section(run),
         headline_mod.GOODPUT: goodput_section(run),
@@ -187,7 +192,7 @@ def soak_section(run: RunData) -> Section | None:
     return Section(
         headline_mod.SOAK,
         [("trends (slopes per hour)", soak_table(trends))],
-        [f"{t.measure}: {t.verdict} — rule: {t.rule}" for t in trends],
+        [data_rule(run.meta), *(f"{t.measure}: {t.verdict} — rule: {t.rule}" for t in trends)],
     )
 
 

@@ -42,6 +42,7 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "load1",  # 1-minute load average
     "queue_length",  # from the gateway's JSON endpoint
     "in_progress",  # from the gateway's JSON endpoint
+    "queue_age_s",  # how old those two figures were when read (a cached source, e.g. the Kanban sidecar)
     "sidecar_rss_bytes",  # processes measured apart from the target (e.g. a database)
     "loadgen_rss_bytes",  # the Locust process the sampler serves
     "loadgen_cpu_pct",  # that process's own CPU (not its children's): the saturation check reads this

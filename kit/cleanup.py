@@ -28,6 +28,7 @@ from agents.idle_sessions import (
 from agents.recorder import Recorder
 from agents.settings import AgentSettings, set_agent_settings
 from contract import exit_codes, schema
+from contract.cli import positive_duration
 
 OPEN_EVENTS = ("created", "failed")  # a failed start-up that got an id still exists on the gateway
 
@@ -118,7 +119,9 @@ def parse_args(argv: list[str] | None) -> Namespace:
     parser.add_argument(
         "--api-key-env", help="environment variable holding the API key (default: the preset's)"
     )
-    parser.add_argument("--request-timeout", type=float, default=30.0, help="seconds per close (default 30)")
+    parser.add_argument(
+        "--request-timeout", type=positive_duration, default=30.0, help="time per close (default 30s)"
+    )
     return parser.parse_args(argv)
 
 

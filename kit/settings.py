@@ -8,6 +8,7 @@ starts, creates and sends nothing.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import math
@@ -20,6 +21,7 @@ from agents.capacity import preflight as capacity_preflight
 from agents.session_policy import renew_every
 from agents.settings import DEFAULTS, AgentSettings
 from analysis.prices import load_prices
+from contract.cli import positive_duration
 from contract.errors import InputError
 from kit import input_checks
 from scenarios import registry
@@ -28,8 +30,10 @@ from scenarios.slo import Slo, check_goodput_thresholds
 from scenarios.thresholds import Threshold
 
 RUNS_ROOT = Path("runs")
-# Agent options that must be finite and > 0 (the web form bypasses argparse's `type=` checks).
-_POSITIVE = ("request_timeout", "poll_interval", "task_timeout", "max_tokens")
+# Agent options that must be finite and > 0 (the web form bypasses argparse's `type=` checks): times
+# take what every duration option takes ("30s", "15m", or plain seconds), counts a whole number.
+_DURATIONS = ("request_timeout", "poll_interval", "task_timeout")
+_POSITIVE = ("max_tokens",)
 # Agent options a preset may default: its attribute (or its `defaults` entry) fills an unset option.
 _PRESET_ATTRIBUTES = ("session_header", "api_key_env")
 _COMMANDS = ("acp_command", "hermes_command")  # command lines given as one string
@@ -150,6 +154,8 @@ def agent_settings(
             values[spec.name] = value
     for name in _SEQUENCES:
         values[name] = tuple(values.get(name) or ())
+    for name in _DURATIONS:
+        values[name] = _duration(name, values.get(name, getattr(DEFAULTS, name)))
     for name in _POSITIVE:
         values[name] = _positive(name, values.get(name, getattr(DEFAULTS, name)))
     values["langgraph_input"] = _json_object("langgraph_input", values.get("langgraph_input"))
@@ -205,6 +211,14 @@ def _positive(name: str, value: Any) -> Any:
     if not (math.isfinite(number) and number > 0):
         raise InputError(f"{flag} {value!r}: expected {expected}")
     return number
+
+
+def _duration(name: str, value: Any) -> float:
+    """A time option in seconds: "30s", "2m", "1h30m", "250ms" or a plain number of seconds, > 0."""
+    try:
+        return positive_duration(str(value))
+    except argparse.ArgumentTypeError as exc:
+        raise InputError(f"--{name.replace('_', '-')} {value!r}: {exc}") from None
 
 
 def _json_object(name: str, text: str | None) -> dict[str, Any] | None:

@@ -37,6 +37,9 @@ def main(argv: list[str]) -> int:
     except (UsageError, TargetNotFound, OutputError) as exc:
         print(f"sampler: error: {exc}", file=sys.stderr)
         return BAD_INPUT
+    except RunFileError as exc:  # its files could not even be started (disk full)
+        print(f"sampler: error: {exc}", file=sys.stderr)
+        return DISK_ERROR
     try:
         reason = sampler.run(stop)
     except RunFileError as exc:

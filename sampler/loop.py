@@ -202,4 +202,4 @@ def _queue_probe(opts: SamplerOptions) -> QueueProbe | None:
     if not opts.queue_url or not opts.queue_field:
         return None
     timeout = min(2.0, opts.interval / 2)  # well under the interval: a slow gateway must not stall rows
-    return QueueProbe(opts.queue_url, opts.queue_field, opts.inflight_field, timeout)
+    return QueueProbe(opts.queue_url, opts.queue_field, opts.inflight_field, timeout, opts.queue_age_field)

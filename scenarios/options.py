@@ -73,6 +73,7 @@ class ProfileOptions:
     sweep_rates: int | None = None
     thresholds_file: str | None = None
     threshold_exprs: tuple[str, ...] = field(default_factory=tuple)
+    allow_unjudged: bool = False  # a threshold left without a verdict does not fail the run (exit 8)
     slo_exprs: tuple[str, ...] = field(default_factory=tuple)
     num_users: int | None = None  # Locust's -u, -r, -t: read by the manual profile
     spawn_rate: float | None = None
@@ -112,6 +113,14 @@ def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
         help='a threshold, repeatable, e.g. "ttft_ms p95 < 500 abort grace=10s" (";" separates in the UI)',
     )
     parser.add_argument(
+        "--allow-unjudged",
+        env_var=env_var("--allow-unjudged"),
+        action="store_true",
+        default=False,
+        include_in_web_ui=True,
+        help="a threshold with no data to judge it does not fail the run (default: exit code 8)",
+    )
+    parser.add_argument(
         "--slo",
         env_var=env_var("--slo"),
         action="append",
@@ -149,6 +158,7 @@ def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
         sweep_rates=_convert(get, "sweep_rates", _positive_int),
         thresholds_file=get("thresholds") or None,
         threshold_exprs=_threshold_list(get("threshold")),
+        allow_unjudged=get("allow_unjudged") in (True, "true", "on", "1"),
         slo_exprs=_threshold_list(get("slo")),
         num_users=_convert(get, "num_users", _positive_int, "-u/--users"),
         spawn_rate=_convert(get, "spawn_rate", _positive_float, "-r/--spawn-rate"),

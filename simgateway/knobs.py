@@ -52,6 +52,7 @@ class Knobs:
     dispatch_interval_s: float = 1.0
     max_in_progress: int = 6
     worker_mib: float = 20.0
+    worker_ramp_s: float = 0.0  # a worker reaches worker_mib over this long (as a real agent imports)
     task_llm_calls: int = 2
     task_seconds: float = 2.0
     task_fail_rate: float = 0.0
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     board.add_argument("--max-in-progress", type=_POSITIVE_INT, default=6)
     board.add_argument("--worker-mib", type=_NONNEG, default=20.0)
+    board.add_argument("--worker-ramp-s", type=_NONNEG, default=0.0)
     board.add_argument("--task-llm-calls", type=_COUNT, default=2)
     board.add_argument("--task-seconds", type=_NONNEG, default=2.0)
     board.add_argument("--task-fail-rate", type=_RATE, default=0.0)
