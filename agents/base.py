@@ -24,6 +24,7 @@ from agents import recorder
 from agents.pacing import Ticket, pacing_of
 from agents.run_link import run_link_of
 from agents.settings import agent_settings_of
+from agents.target_origin import client_options
 from contract import (
     gevent_compat,  # noqa: F401 - before any httpx client exists
     schema,
@@ -66,6 +67,7 @@ class KitAgent(User):
             headers=auth_headers(self.settings.api_key_env),
             limits=httpx.Limits(max_connections=8, max_keepalive_connections=8),
             verify=shared_tls_context(),
+            **client_options(base_url, self.settings.host_auth),
         )
 
     def on_stop(self) -> None:

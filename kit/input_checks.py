@@ -1,5 +1,6 @@
-"""Input checks that need more than one option's text: run id and run directory, --host, the quoting of
---target-cmd/--sim-args, --health-path, and --host answering once before any load.
+"""Input checks that need more than one option's text: run id and run directory, --host and
+--sampler-url, the quoting of --target-cmd/--sim-args, --health-path, and --host answering once before
+any load.
 
 Each check raises InputError with one line; nothing here creates a file or starts a process.
 """
@@ -13,6 +14,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from agents.target_origin import HostCredentials, split_userinfo
 from contract.errors import InputError
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -40,14 +42,26 @@ def run_dir(path: Path, reuse: bool) -> Path:
     return path
 
 
-def host(url: str | None) -> str | None:
-    """--host: an http(s) URL with a host name; a trailing '/' dropped."""
+def host(url: str | None) -> tuple[str | None, HostCredentials | None]:
+    """--host: an http(s) URL with a host name, a trailing '/' dropped; its userinfo (user:password@)
+    apart, so that no file or line shows it."""
     if url is None:
-        return None
+        return None, None
+    return split_userinfo(http_url("--host", url).rstrip("/"))
+
+
+def http_url(flag: str, url: str) -> str:
+    """An http(s) URL with a host name, a valid port and no blank or control character (urllib drops
+    a newline silently; httpx refuses it mid-run)."""
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(f"--host {url!r}: expected an http:// or https:// URL, e.g. http://127.0.0.1:8000")
-    return url.rstrip("/")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a port out of range or not a number
+    except ValueError:
+        raise InputError(f"{flag} {url!r}: the port is not a number from 0 to 65535") from None
+    printable = url.isprintable() and not any(c.isspace() for c in url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or not printable:
+        raise InputError(f"{flag} {url!r}: expected an http:// or https:// URL, e.g. http://127.0.0.1:8000")
+    return url
 
 
 def command(flag: str, text: str | None) -> str | None:

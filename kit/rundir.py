@@ -18,10 +18,9 @@ import psutil
 
 from contract import schema
 from contract.csv_append import RunFileError
-from contract.redact import redact_args, redact_command
+from contract.redact import redact, redact_args
 
 KIT_VERSION = "0.1.0"
-COMMAND_FLAGS = frozenset({"--target-cmd", "--sim-args", "--acp-command", "--hermes-command"})
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -39,7 +38,8 @@ def write_run_json(run_dir: Path, meta: dict) -> None:
     path = run_dir / schema.RUN_JSON
     tmp = path.with_suffix(".json.tmp")
     try:
-        tmp.write_text(json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
+        text = redact(json.dumps(meta, indent=2, sort_keys=False, default=str))  # URLs' userinfo too
+        tmp.write_text(text + "\n", encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -74,6 +74,5 @@ def host_facts() -> dict:
 
 def command_line() -> list[str]:
     """The command as typed, with the value of anything that looks like a secret masked: a secret
-    option's value, and inside --target-cmd/--sim-args (one string each) their secret values too."""
-    words = redact_args(sys.argv)
-    return [redact_command(w) if i and words[i - 1] in COMMAND_FLAGS else w for i, w in enumerate(words)]
+    option's value, a URL's userinfo, and inside --target-cmd/--sim-args (one string each) the same."""
+    return redact_args(sys.argv)
