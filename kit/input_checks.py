@@ -7,8 +7,10 @@ Each check raises InputError with one line; nothing here creates a file or start
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -31,7 +33,8 @@ def run_id(text: str) -> str:
 
 
 def run_dir(path: Path, reuse: bool) -> Path:
-    """A fresh run directory: refuse a file, and a non-empty directory unless --reuse-run-dir."""
+    """A fresh run directory: refuse a file, and a non-empty directory unless --reuse-run-dir; one that
+    does not exist yet must be creatable (not under a file, not on /proc or a read-only disk)."""
     if path.exists() and not path.is_dir():
         raise InputError(f"--run-dir {path}: exists and is not a directory")
     if path.is_dir() and any(path.iterdir()) and not reuse:
@@ -39,7 +42,22 @@ def run_dir(path: Path, reuse: bool) -> Path:
             f"--run-dir {path}: not empty (a second run would mix its rows into it); "
             "choose another or add --reuse-run-dir"
         )
+    if not path.is_dir():
+        _can_create_under(path)
     return path
+
+
+def _can_create_under(path: Path) -> None:
+    """Make (and remove) a directory in the nearest existing parent: the run's own mkdir will work."""
+    parent = next(p for p in path.absolute().parents if p.exists())
+    if not parent.is_dir():
+        raise InputError(f"--run-dir {path}: {parent} is a file, not a directory")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".loadkit-probe-", dir=parent))
+    except OSError as exc:
+        raise InputError(
+            f"--run-dir {path}: cannot create a directory in {parent} ({exc.strerror})"
+        ) from None
 
 
 def host(url: str | None) -> tuple[str | None, HostCredentials | None]:

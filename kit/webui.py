@@ -25,7 +25,7 @@ from kit import prometheus
 from kit.live import LiveRun
 from kit.session import Session
 from scenarios import registry
-from scenarios.options import ProfileOptions
+from scenarios.options import ProfileOptions, check_users
 
 TAB_KEY = "loadkit-resources"
 WEB_HOST = "127.0.0.1"  # the kit's default for Locust's --web-host (Locust's own: all interfaces)
@@ -146,6 +146,10 @@ def _edit(form, edit: Callable[[int, float], str | None], host: str) -> dict:
         return {"success": False, "message": "EDIT needs a whole user count and a spawn rate", "host": host}
     if users < 0 or not (rate > 0 and math.isfinite(rate)):
         return {"success": False, "message": "EDIT needs users >= 0 and a spawn rate > 0", "host": host}
+    try:
+        check_users(users)
+    except ValueError as exc:
+        return {"success": False, "message": f"EDIT: {exc}", "host": host}
     refused = edit(users, rate)
     message = refused or f"ramping to {users} users at {rate:g}/s"
     return {"success": refused is None, "message": message, "host": host}
