@@ -32,6 +32,17 @@ def run_id(text: str) -> str:
     return text
 
 
+def run_id_on(text: str, lowercases_keys: bool, gateway: str) -> str:
+    """A run id the gateway keeps as given: one that lower-cases session keys would store an upper-case
+    id changed, and the kit would never find its own sessions again (to close them)."""
+    if lowercases_keys and text != text.lower():
+        raise InputError(
+            f"--run-id {text!r}: --gateway {gateway} lower-cases session keys, so the run could not find "
+            f"its sessions to close them; use a lower-case run id, e.g. {text.lower()!r}"
+        )
+    return text
+
+
 def run_dir(path: Path, reuse: bool) -> Path:
     """A fresh run directory: refuse a file, and a non-empty directory unless --reuse-run-dir; one that
     does not exist yet must be creatable (not under a file, not on /proc or a read-only disk)."""

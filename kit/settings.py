@@ -76,7 +76,7 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
     """Convert and check every option; `run_id` is the given or generated id."""
     preset = presets.preset(options.gateway)
     capacity_preflight(options, profile_name(options))
-    run_id = input_checks.run_id(run_id)
+    run_id = input_checks.run_id_on(input_checks.run_id(run_id), preset.lowercases_keys, preset.name)
     run_dir = Path(_given(options, "run_dir") or RUNS_ROOT / run_id)
     prices = _given(options, "prices")
     if prices:

@@ -198,7 +198,7 @@ def start_side_sampler(settings: KitSettings, target: Target) -> subprocess.Pope
 
 def _relay_stderr(popen: subprocess.Popen) -> None:
     for raw in popen.stderr or ():
-        line = raw.decode(errors="replace")
+        line = redact(raw.decode(errors="replace"))
         sys.stderr.write(line if line.startswith("sampler") else f"sampler: {line}")
 
 
