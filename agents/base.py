@@ -268,6 +268,8 @@ def classify_status(status: int) -> str | None:
         return "http_5xx"
     if status >= 400:
         return "http_4xx"
+    if status >= 300:
+        return "http_3xx"  # a redirect is never followed: a load test stays on its target
     return None
 
 
@@ -309,5 +311,7 @@ def http_record(record: RequestRecord, response: httpx.Response) -> RequestRecor
         record.ok = False
         record.error_kind = kind
         record.error = one_line(response.text)
+        if kind == "http_3xx":
+            record.error = f"not followed: redirect to {response.headers.get('location')}"
         record.retry_after_s = retry_after_seconds(response) if kind == "backpressure" else None
     return record
