@@ -82,11 +82,11 @@ def host(url: str | None) -> tuple[str | None, HostCredentials | None]:
 def http_url(flag: str, url: str) -> str:
     """An http(s) URL with a host name, a valid port and no blank or control character (urllib drops
     a newline silently; httpx refuses it mid-run)."""
-    parts = urlsplit(url)
     try:
+        parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a port out of range or not a number
-    except ValueError:
-        raise InputError(f"{flag} {url!r}: the port is not a number from 0 to 65535") from None
+    except ValueError as exc:
+        raise InputError(f"{flag} {url!r}: {exc} (expected e.g. http://127.0.0.1:8000)") from None
     printable = url.isprintable() and not any(c.isspace() for c in url)
     if parts.scheme not in ("http", "https") or not parts.hostname or not printable:
         raise InputError(f"{flag} {url!r}: expected an http:// or https:// URL, e.g. http://127.0.0.1:8000")

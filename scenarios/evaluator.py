@@ -6,6 +6,7 @@ it says which thresholds fail and whether an abort is due; the locustfile acts o
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -153,10 +154,12 @@ def exit_code(results: Sequence[ThresholdResult]) -> int:
 
 
 def _number(raw: Any) -> float | None:
-    """A cell as a float; None for empty or unparsable ("not measured")."""
+    """A cell as a float; None for empty, unparsable or non-finite ("not measured": a NaN a gateway
+    sent as a token count would poison every aggregate)."""
     if raw is None or raw == "":
         return None
     try:
-        return float(raw)
+        value = float(raw)
     except (TypeError, ValueError):
         return None
+    return value if math.isfinite(value) else None
