@@ -105,6 +105,12 @@ def test_a_registered_secret_is_masked_in_text_and_in_every_csv_cell(tmp_path):
     assert "registered-secret-42" not in (tmp_path / "t.csv").read_text()
 
 
+def kit(run_dir, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`locust -f locustfile.py --headless --run-dir RUN_DIR ARGS...` as a user runs it."""
+    command = locust_command(run_dir, *args)
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=180, env=env)
+
+
 class EchoGateway(http.server.ThreadingHTTPServer):
     """Answers health checks; every other request gets a 500 whose body echoes the Authorization header."""
 
@@ -136,39 +142,12 @@ def test_an_api_key_echoed_by_the_gateway_reaches_no_file_line_or_report(tmp_pat
     run_dir = tmp_path / "run"
     args = ["ChatAgent", "--host", f"http://127.0.0.1:{gateway.server_address[1]}", "--api-key-env"]
     args += ["LOADKIT_ECHO_KEY", "--load-profile", "smoke", "--peak-users", "1", "--duration", "2s"]
-    done = subprocess.run(
-        locust_command(run_dir, *args),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "LOADKIT_ECHO_KEY": SECRET},
-    )
+    done = kit(run_dir, *args, env={**os.environ, "LOADKIT_ECHO_KEY": SECRET})
     gateway.shutdown()
     assert done.returncode == 1, done.stderr[-1500:]  # every request failed: Locust's own code
     assert "denied: Bearer ***" in (run_dir / schema.REQUESTS_CSV).read_text()  # the echo, masked
     leaks = [p.name for p in run_dir.iterdir() if p.is_file() and SECRET.encode() in p.read_bytes()]
     assert leaks == [] and SECRET not in done.stdout + done.stderr
-
-
-def test_secrets_on_the_target_command_line_are_masked_in_run_json(tmp_path):
-    run_dir = tmp_path / "run"
-    target = f"env API_TOKEN=tok-{SECRET} {sys.executable} -m simgateway --port {{port}} --ttft-ms 5"
-    done = subprocess.run(
-        locust_command(
-            run_dir, "ChatAgent", "--target-cmd", target, "--load-profile", "smoke", "--duration", "1s"
-        ),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-1500:]
-    text = (run_dir / schema.RUN_JSON).read_text()
-    assert SECRET not in text
-    meta = json.loads(text)
-    assert "API_TOKEN=***" in meta["target"]["command"]
-    assert any("API_TOKEN=***" in word for word in meta["command"])
 
 
 def _web_ui(tmp_path, env: dict[str, str]):
@@ -224,9 +203,7 @@ def test_a_password_in_host_is_sent_as_basic_auth_and_written_nowhere(tmp_path):
     host = f"http://loadkit:{CANARY}@127.0.0.1:{port}"
     args = ["ChatAgent", "--host", host, "--load-profile", "smoke", "--peak-users", "1", "--duration", "2s"]
     args += ["--queue-url", f"http://q:{CANARY}@127.0.0.1:{port}/queue", "--queue-field", "queue_length"]
-    done = subprocess.run(
-        locust_command(run_dir, *args), cwd=REPO, capture_output=True, text=True, timeout=180
-    )
+    done = kit(run_dir, *args)
     gateway.shutdown()
     assert done.returncode == 1, done.stderr[-1500:]  # every request failed (500): Locust's own code
     basic = HostCredentials("loadkit", CANARY).basic_token()
@@ -250,36 +227,25 @@ def test_a_password_in_host_is_sent_as_basic_auth_and_written_nowhere(tmp_path):
 )
 def test_a_password_in_a_url_is_masked_in_the_error_line(tmp_path, args):
     env = {**os.environ, "LOADKIT_SAMPLER_TOKEN": "sampler-token-0123456789"}
-    done = subprocess.run(
-        locust_command(tmp_path / "run", *args),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-    )
+    done = kit(tmp_path / "run", *args, env=env)
     errors = [line for line in done.stderr.splitlines() if "error:" in line]
     assert done.returncode == 2 and len(errors) == 1, done.stderr[-1500:]
     assert "127.0.0.1" in errors[0] and "u:" not in errors[0] and CANARY not in done.stderr
 
 
 @pytest.mark.e2e
-def test_secrets_on_the_target_command_line_are_masked_in_processes_csv(tmp_path):
-    """The sampler's process log records the target's own command line, as run.json does: masked."""
+def test_secrets_on_the_target_command_line_are_masked_in_run_json_and_processes_csv(tmp_path):
+    """run.json records the target's command as given; the sampler's process log records the target
+    process's own command line: both masked by the one rule."""
     run_dir = tmp_path / "run"
     code = 'import runpy, sys; sys.argv[1:] = ["--port", "{port}"]; '
     code += 'runpy.run_module("simgateway", run_name="__main__")'
     target = f"{sys.executable} -c '{code}' --api-key sk-{CANARY} API_TOKEN=tok-{CANARY}"
-    done = subprocess.run(
-        locust_command(
-            run_dir, "ChatAgent", "--target-cmd", target, "--load-profile", "smoke", "--duration", "1s"
-        ),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    done = kit(run_dir, "ChatAgent", "--target-cmd", target, "--load-profile", "smoke", "--duration", "1s")
     assert done.returncode == 0, done.stderr[-1500:]
+    meta = json.loads((run_dir / schema.RUN_JSON).read_text())
+    assert meta["target"]["command"][-3:] == ["--api-key", "***", "API_TOKEN=***"], meta["target"]
+    assert any("API_TOKEN=***" in word for word in meta["command"]), meta["command"]
     processes = (run_dir / schema.PROCESSES_CSV).read_text()
     assert "--api-key *** API_TOKEN=***" in processes and "runpy.run_module" in processes, processes
     assert _leaks(run_dir, (CANARY,)) == [] and CANARY not in done.stdout + done.stderr
