@@ -98,6 +98,7 @@ CASES: list[Case] = [
     Case("-t 999999999h", ("--load-profile", "manual", "-u", "1", "-t", "999999999h")),
     Case("stages open model pool", ("--stages", "1s:20000", "--arrival-rate", "1")),
     Case("10,000 thresholds", ("--thresholds", "t.toml"), files={"t.toml": TEN_THOUSAND_THRESHOLDS}),
+    Case("spec over 4 MiB", ("--gateway", "spec:s.toml"), files={"s.toml": b"#" * (4 * 1024 * 1024 + 1)}),
     *numbers("--threshold", ("nope", "ttft_ms p95 <", "ttft_ms p95 < abc", "no_such_metric p95 < 5")),
     Case("-u -5", ("--load-profile", "manual", "-u", "-5")),
     Case("-u 0", ("--load-profile", "manual", "-u", "0")),
