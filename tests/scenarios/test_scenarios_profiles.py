@@ -200,6 +200,7 @@ def test_unknown_profile_is_one_line():
         ("spike", ProfileOptions(stages="1s:20000")),
         ("breakpoint", ProfileOptions(stages="10s:5,0s:1000000")),
         ("soak", ProfileOptions(stages="1s:20000", arrival_rate=1.0)),  # the open model's agent pool
+        ("sweep", ProfileOptions(max_agents=20000)),  # a profile added later is capped by the same check
     ],
 )
 def test_every_profile_passes_the_one_user_cap(name, options):
