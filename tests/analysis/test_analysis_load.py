@@ -72,6 +72,7 @@ def test_absent_run_json_and_absent_columns_are_named(tmp_path):
     write_report(tmp_path)
 
 
+@pytest.mark.e2e
 def test_cli_on_missing_directory_prints_one_line_and_exits_bad_input(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "analysis", str(tmp_path / "nope")], capture_output=True, text=True, timeout=60

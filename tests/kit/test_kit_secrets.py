@@ -136,6 +136,7 @@ class _Echo(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.e2e
 def test_an_api_key_echoed_by_the_gateway_reaches_no_file_line_or_report(tmp_path):
     gateway = EchoGateway()
     threading.Thread(target=gateway.serve_forever, daemon=True).start()
@@ -169,6 +170,7 @@ def _listening(pid: int, port: int) -> set[str]:
     return found
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "env, bound, warned",
     [({}, {"127.0.0.1"}, False), ({"LOCUST_WEB_HOST": "0.0.0.0"}, {"0.0.0.0"}, True)],
