@@ -24,6 +24,7 @@ from agents import recorder
 from agents.pacing import Ticket, pacing_of
 from agents.run_link import run_link_of
 from agents.settings import agent_settings_of
+from agents.target_origin import client_options
 from contract import (
     gevent_compat,  # noqa: F401 - before any httpx client exists
     schema,
@@ -68,6 +69,7 @@ class KitAgent(User):
             headers=auth_headers(self.settings.api_key_env),
             limits=httpx.Limits(max_connections=8, max_keepalive_connections=8),
             verify=shared_tls_context(),
+            **client_options(base_url, self.settings.host_auth),
         )
 
     def on_stop(self) -> None:
@@ -280,6 +282,8 @@ def classify_status(status: int) -> str | None:
         return "http_5xx"
     if status >= 400:
         return "http_4xx"
+    if status >= 300:
+        return "http_3xx"  # a redirect is never followed: a load test stays on its target
     return None
 
 
@@ -321,5 +325,7 @@ def http_record(record: RequestRecord, response: httpx.Response) -> RequestRecor
         record.ok = False
         record.error_kind = kind
         record.error = one_line(response.text)
+        if kind == "http_3xx":
+            record.error = f"not followed: redirect to {response.headers.get('location')}"
         record.retry_after_s = retry_after_seconds(response) if kind == "backpressure" else None
     return record

@@ -18,7 +18,8 @@ import httpx
 from agents.acp import AcpError, AcpProcess, acp_call, initialize_acp, open_acp_session, prompt_params
 from agents.base import KitAgent, auth_headers, one_line, shared_tls_context
 from agents.openai_chat import DEFAULT_PROMPT
-from agents.spec import ReadyCheck, RequestTemplate, SessionSteps, json_path, render
+from agents.spec import ReadyCheck, RequestTemplate, SessionSteps, id_not_found, json_path, render
+from agents.target_origin import client_options
 from contract.errors import InputError
 from contract.records import AgentRecord
 
@@ -52,14 +53,16 @@ def session_http_client(agent: KitAgent, connection: str) -> httpx.Client:
     headers = auth_headers(agent.settings.api_key_env)
     if connection != CONNECTION_KEEP_ALIVE:
         headers["Connection"] = "close"
+    base_url = agent.environment.host or ""
     return httpx.Client(
-        base_url=agent.environment.host or "",
+        base_url=base_url,
         timeout=httpx.Timeout(agent.settings.request_timeout, connect=10.0),
         headers=headers,
         limits=httpx.Limits(max_connections=8, max_keepalive_connections=8),
         transport=httpx.HTTPTransport(
             verify=shared_tls_context(), socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
         ),
+        **client_options(base_url, agent.settings.host_auth),
     )
 
 
@@ -89,7 +92,7 @@ class RestSessionClient:
         id_path = first.id_path or "id"  # parse_capacity requires it
         session_id = json_path(reply, id_path) if reply is not None else None
         if session_id is None:
-            return Opened(None, None, error or f"no session id at {id_path!r} in the reply")
+            return Opened(None, None, error or id_not_found(first, reply))
         session_id = str(session_id)
         for step in then:
             reply, error = self.send(step, session_id, n)

@@ -50,6 +50,7 @@ class GatewayPreset:
     # Behaviour flags, read by the run instead of the preset's name:
     embedded_simulator: bool = False  # with neither --host nor --target-cmd, start the kit's simulator
     stdio_agents: bool = False  # agents launch their own agent process (--acp-command): no URL to load
+    lowercases_keys: bool = False  # the gateway lower-cases session keys (which carry the run id)
 
 
 CHAT = "agents.openai_chat:ChatAgent"
@@ -87,6 +88,7 @@ PRESETS: dict[str, GatewayPreset] = {
             defaults={"model": "openclaw"},
             sessions=session_steps.OPENCLAW,
             session_client="agents.openclaw:OpenClawSessionClient",  # closes over the RPC
+            lowercases_keys=True,
         ),
         GatewayPreset(
             name="litellm",

@@ -10,6 +10,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.target_origin import HostCredentials
 from scenarios.capacity import CapacityParams
 from scenarios.churn import ChurnParams
 
@@ -22,6 +23,7 @@ class AgentSettings:
 
     run_id: str = "no-run-id"
     run_dir: str = "."
+    host_auth: HostCredentials | None = None  # --host's userinfo, sent as Basic auth to that host only
     request_timeout: float = 120.0
     api_key_env: str | None = None  # the variable's name; its value is read at connect time only
     model: str = "sim-model"

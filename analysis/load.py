@@ -9,8 +9,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from analysis.meta import sanitize
@@ -35,6 +37,7 @@ TEXT_COLUMNS = frozenset(
         "times_from",
     }
 )
+NAN_TEXTS = frozenset({"nan", "+nan", "-nan"})  # what float() reads as not-a-number
 
 
 def is_run_dir(path: Path) -> bool:
@@ -135,6 +138,8 @@ def _read_csv(path: Path, dtypes: dict | None, missing: list[str], required: boo
         frame = _read_row_by_row(raw, dtypes, path.name, missing)
     if frame is None:
         return None
+    if dtypes:
+        frame = _drop_non_finite(frame, dtypes, path.name, missing)
     if frame.empty:
         missing.append(f"{path.name} has a header but no rows")
     if dtypes:
@@ -160,11 +165,24 @@ def _read_row_by_row(raw: bytes, dtypes: dict | None, name: str, missing: list[s
     for col in frame.columns:
         if (dtypes or {}).get(col) == "float64":
             parsed = pd.to_numeric(frame[col], errors="coerce")
+            # a written "nan" is no empty cell ("not measured"): non-finite, so its row is skipped
+            parsed[frame[col].str.strip().str.lower().isin(NAN_TEXTS)] = math.inf
             bad += int((parsed.isna() & frame[col].notna()).sum())
             frame[col] = parsed.astype("float64")
     if bad:
         missing.append(f"{name}: {bad} non-numeric cell(s) in numeric columns read as not measured")
     return frame
+
+
+def _drop_non_finite(frame: pd.DataFrame, dtypes: dict, name: str, missing: list[str]) -> pd.DataFrame:
+    """Rows holding a non-finite number (a hand-edited nan or inf: the kit writes none) are skipped and
+    counted: one would poison every mean, percentile and time axis."""
+    numeric = [c for c, kind in dtypes.items() if kind == "float64" and c in frame.columns]
+    bad = np.isinf(frame[numeric].to_numpy(dtype="float64")).any(axis=1)
+    if not bad.any():
+        return frame
+    missing.append(f"{name}: {int(bad.sum())} row(s) with a non-finite number (nan, inf) skipped")
+    return frame[~bad].reset_index(drop=True)
 
 
 def _add_absent_columns(frame: pd.DataFrame, dtypes: dict, name: str, missing: list[str]) -> None:

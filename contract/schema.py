@@ -58,7 +58,7 @@ REQUEST_COLUMNS: tuple[str, ...] = (
     "operation",  # chat.stream, chat, task.submit, task.poll, session.create, ...
     "ok",  # 1 or 0
     "status_code",  # HTTP status, empty when no response arrived
-    "error_kind",  # http_5xx, http_4xx, backpressure, timeout, connection, protocol, interrupted (or empty)
+    "error_kind",  # http_5xx, http_4xx, http_3xx, backpressure, timeout, connection, protocol, interrupted
     "error",  # one-line message
     "latency_ms",  # send to last byte
     "ttft_ms",  # send to first content token (streams only)

@@ -27,6 +27,7 @@ from agents.idle_sessions import (
 )
 from agents.recorder import Recorder
 from agents.settings import AgentSettings, set_agent_settings
+from agents.target_origin import split_userinfo
 from contract import exit_codes, schema
 from contract.cli import positive_duration
 
@@ -81,10 +82,12 @@ def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, Rest
         )
     if not url:
         raise CleanupError("the run recorded no gateway URL: pass --host URL")
-    environment = Environment(host=url.rstrip("/"))
+    url, host_auth = split_userinfo(url.rstrip("/"))
+    environment = Environment(host=url)
     settings = AgentSettings(
         run_id=meta.get("run_id", run_dir.name),
         run_dir=str(run_dir),
+        host_auth=host_auth,
         api_key_env=args.api_key_env or chosen.api_key_env,
         request_timeout=args.request_timeout,
         gateway=gateway,

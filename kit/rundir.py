@@ -21,7 +21,7 @@ import psutil
 from agents.settings import AgentSettings
 from contract import schema
 from contract.csv_append import RunFileError
-from contract.redact import redact_args, redact_command
+from contract.redact import redact, redact_args, redact_command
 from lifecycle.target import Target
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
@@ -38,7 +38,6 @@ def kit_version(pyproject: Path = PYPROJECT) -> str:
 
 KIT_VERSION = kit_version()
 COMMAND_CHARS = 200
-COMMAND_FLAGS = frozenset({"--target-cmd", "--sim-args", "--acp-command", "--hermes-command"})
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -53,7 +52,8 @@ def create_run_dir(path: Path) -> Path:
 
 def write_run_json(run_dir: Path, meta: dict) -> None:
     """Replace run.json whole; on a write error (disk full) the previous one stays, RunFileError says why."""
-    write_whole(run_dir / schema.RUN_JSON, json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n")
+    text = redact(json.dumps(meta, indent=2, sort_keys=False, default=str))  # URLs' userinfo too
+    write_whole(run_dir / schema.RUN_JSON, text + "\n")
 
 
 def write_whole(path: Path, text: str) -> None:
@@ -120,6 +120,5 @@ def _command_of(pid: int) -> str:
 
 def command_line() -> list[str]:
     """The command as typed, with the value of anything that looks like a secret masked: a secret
-    option's value, and inside --target-cmd/--sim-args (one string each) their secret values too."""
-    words = redact_args(sys.argv)
-    return [redact_command(w) if i and words[i - 1] in COMMAND_FLAGS else w for i, w in enumerate(words)]
+    option's value, a URL's userinfo, and inside --target-cmd/--sim-args (one string each) the same."""
+    return redact_args(sys.argv)

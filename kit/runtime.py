@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import gc
 import logging
-import os
 import subprocess
 import time
 import weakref
@@ -44,13 +43,14 @@ from agents.pacing import (
 from agents.recorder import Recorder
 from agents.run_link import RunLink, set_run_link
 from agents.settings import set_agent_settings
+from agents.target_origin import with_userinfo
 from agents.worker_cpu import on_worker_cpu, report_own_cpu
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender, RunFileError
 from contract.csv_tail import last_sample_event
 from contract.errors import DiskError, KitError, one_line
 from contract.records import WorkerLoss
-from contract.redact import add_secret
+from contract.redact import redact
 from contract.units import show
 from kit import fleet, input_checks, rundir, signals, webui
 from kit.delivery import AnsweredRows, FleetWatch, loss_ends_run, shortfall
@@ -68,6 +68,7 @@ from kit.startup import (
     fail,
     initial_meta,
     refuse_distributed,
+    register_secrets,
     resolve_target,
     start_side_sampler,
     warn_before_load,
@@ -159,7 +160,7 @@ class KitRun:
     ) -> None:
         """Ask the run to end: the profile stops at its next tick, or at once when `now`."""
         if self.stop is None:
-            self.stop = StopRequest(reason, exit_code, planned)
+            self.stop = StopRequest(redact(reason), exit_code, planned)  # shown in run.json and the web UI
             log.warning("loadkit: stopping: %s", reason)
         if now and self.environment.runner is not None:
             self.environment.stop_timeout = 0  # nothing left to finish against: stop without grace
@@ -643,7 +644,7 @@ def setup(environment: Environment) -> KitRun | None:
         fail(exc)
     set_agent_settings(environment, settings.agent)
     warm_up_http()
-    add_secret(os.environ.get(settings.agent.api_key_env or ""))  # masked in every row, line and report
+    register_secrets(settings)
     if isinstance(environment.runner, (MasterRunner, WorkerRunner)):
         try:  # --processes workers share the master's options: they refuse too
             refuse_distributed(settings)
@@ -762,7 +763,8 @@ def liveness_of(settings: KitSettings, target: Target) -> Liveness:
     any target with a URL."""
     pids = ([target.pid] if target.pid else []) + list(settings.agent.target_pid)
     health_path = settings.target.health_path
-    health = f"{target.url}{health_path}" if target.url else None
+    url = with_userinfo(target.url, settings.target.host_auth)  # a gateway behind Basic auth
+    health = f"{url}{health_path}" if target.url else None
     return Liveness(pids, health, settings.target.liveness_timeout, any_answer=not health_path)
 
 

@@ -20,6 +20,7 @@ from agents import presets
 from agents.capacity import preflight as capacity_preflight
 from agents.session_policy import renew_every
 from agents.settings import DEFAULTS, AgentSettings
+from agents.target_origin import HostCredentials
 from analysis.prices import load_prices
 from contract.cli import positive_duration
 from contract.errors import InputError
@@ -44,7 +45,8 @@ _SEQUENCES = ("target_pid", "target_match", "target_cgroup", "sidecar_pid", "sid
 class TargetSettings:
     """What to load and watch: the gateway, how it is started or found, how it is sampled."""
 
-    host: str | None
+    host: str | None  # without its userinfo: the URL every file and line shows
+    host_auth: HostCredentials | None  # --host's userinfo, sent as Basic auth to that host only
     host_check: bool  # GET --host once before load (--no-host-check skips it)
     sim_args: str
     target_cmd: str | None
@@ -80,19 +82,20 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
     """Convert and check every option; `run_id` is the given or generated id."""
     preset = presets.preset(options.gateway)
     capacity_preflight(options, profile_name(options))
-    run_id = input_checks.run_id(run_id)
+    run_id = input_checks.run_id_on(input_checks.run_id(run_id), preset.lowercases_keys, preset.name)
     run_dir = Path(_given(options, "run_dir") or RUNS_ROOT / run_id)
     prices = _given(options, "prices")
     if prices:
         load_prices(prices)  # a bad table fails now, not at the report
+    target = _target(options, preset)
     return KitSettings(
         preset=preset,
-        target=_target(options, preset),
+        target=target,
         run_id=run_id,
         run_dir=run_dir,
         prices=prices,
         host_price=_given(options, "host_price"),
-        **_form_part(options, preset, run_id, run_dir),
+        **_form_part(options, preset, run_id, run_dir, target.host_auth),
     )
 
 
@@ -105,12 +108,13 @@ def options_of(environment: Any) -> Any:
 
 def refresh(settings: KitSettings, options: Any) -> KitSettings:
     """The settings again after the web UI form changed options: profile, thresholds and agents."""
-    return dataclasses.replace(
-        settings, **_form_part(options, settings.preset, settings.run_id, settings.run_dir)
-    )
+    fixed = (settings.run_id, settings.run_dir, settings.target.host_auth)  # not on the form
+    return dataclasses.replace(settings, **_form_part(options, settings.preset, *fixed))
 
 
-def _form_part(options: Any, preset: presets.GatewayPreset, run_id: str, run_dir: Path) -> dict[str, Any]:
+def _form_part(
+    options: Any, preset: presets.GatewayPreset, run_id: str, run_dir: Path, host_auth: HostCredentials | None
+) -> dict[str, Any]:
     """The part of the settings the web UI form may change; the profile is built once to check it."""
     profile = read_options(options)
     name = profile_name(options)
@@ -122,7 +126,9 @@ def _form_part(options: Any, preset: presets.GatewayPreset, run_id: str, run_dir
         "profile": profile,
         "thresholds": thresholds,
         "slos": slos,
-        "agent": agent_settings(options, preset, profile, run_id=run_id, run_dir=str(run_dir)),
+        "agent": agent_settings(
+            options, preset, profile, run_id=run_id, run_dir=str(run_dir), host_auth=host_auth
+        ),
     }
 
 
@@ -176,8 +182,10 @@ def _check_session_policy(policy: str) -> None:
 
 def _target(options: Any, preset: presets.GatewayPreset) -> TargetSettings:
     health = getattr(options, "health_path", None)  # "" on the command line: no health check
+    host, host_auth = input_checks.host(_given(options, "host"))
     return TargetSettings(
-        host=input_checks.host(_given(options, "host")),
+        host=host,
+        host_auth=host_auth,
         host_check=options.host_check,
         sim_args=input_checks.command("--sim-args", _given(options, "sim_args")) or "",
         target_cmd=input_checks.command("--target-cmd", _given(options, "target_cmd")),

@@ -19,10 +19,11 @@ import gevent
 from locust.env import Environment
 
 from agents import presets as gateways
+from agents.target_origin import with_userinfo
 from contract import exit_codes, schema
 from contract.child_env import kit_module_env
 from contract.errors import DiskError, InputError, KitError, one_line
-from contract.redact import redact, redact_args
+from contract.redact import LOG_FILTER, add_secret, redact, redact_args
 from kit import input_checks, rundir
 from kit.settings import KitSettings, options_of
 from kit.tags import keep_tagged_classes
@@ -39,6 +40,16 @@ def fail(error: KitError) -> NoReturn:
     """The one place an error becomes an exit: one line on stderr, the error's own exit code."""
     sys.stderr.write(f"loadkit: error: {redact(one_line(error))}\n")
     sys.exit(error.exit_code)
+
+
+def register_secrets(settings: KitSettings) -> None:
+    """The run's secret values, masked in every row, line, log and report: the API key, and --host's
+    password (alone, and as the Basic credentials a gateway might echo)."""
+    add_secret(os.environ.get(settings.agent.api_key_env or ""))
+    if (auth := settings.target.host_auth) is not None:
+        add_secret(auth.password)
+        add_secret(auth.basic_token())
+    log.addFilter(LOG_FILTER)
 
 
 def choose_agents(environment: Environment, settings: KitSettings) -> None:
@@ -156,7 +167,8 @@ def queue_probe(settings: KitSettings, target: Target) -> tuple[str | None, ...]
     probe = settings.preset.queue
     if probe is None or not target.url:
         return None, None, None, None
-    return f"{target.url}{probe.path}", probe.queue_field, probe.in_progress_field, probe.age_field
+    url = with_userinfo(target.url, given.host_auth)  # the probe is on --host: its Basic auth too
+    return f"{url}{probe.path}", probe.queue_field, probe.in_progress_field, probe.age_field
 
 
 def acp_pattern(command: str) -> str:
@@ -191,7 +203,7 @@ def start_side_sampler(settings: KitSettings, target: Target) -> subprocess.Pope
 
 def _relay_stderr(popen: subprocess.Popen) -> None:
     for raw in popen.stderr or ():
-        line = raw.decode(errors="replace")
+        line = redact(raw.decode(errors="replace"))
         sys.stderr.write(line if line.startswith("sampler") else f"sampler: {line}")
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from contract.redact import redact
 from sampler import cgroupfs
 from sampler.cpu import cpu_percent
 from sampler.csv_out import SampleWriter
@@ -181,7 +182,7 @@ class Sampler:
     def _log_once(self, message: str) -> None:
         if message not in self._logged:
             self._logged.add(message)
-            print(f"sampler: {message}", file=sys.stderr, flush=True)
+            print(f"sampler: {redact(message)}", file=sys.stderr, flush=True)  # a URL's userinfo
 
 
 def _target_selectors(opts: SamplerOptions, loadgen: set[int]) -> list:

@@ -162,7 +162,7 @@ def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
         slo_exprs=_threshold_list(get("slo")),
         num_users=_convert(get, "num_users", _positive_int, "-u/--users"),
         spawn_rate=_convert(get, "spawn_rate", _positive_float, "-r/--spawn-rate"),
-        run_time_s=get("run_time"),
+        run_time_s=_convert(get, "run_time", parse_duration, "-t/--run-time"),
         capacity=capacity.read_params(ns, max_agents),
         churn=churn.read_params(ns),
     )
@@ -214,12 +214,17 @@ def _whole(text: str) -> int:
     """A user count: a whole number, at most MAX_USERS (every user costs memory in this process)."""
     if not text.isdigit():
         raise ValueError("must be a whole number >= 0")
-    if int(text) > MAX_USERS:
+    return check_users(int(text))
+
+
+def check_users(users: int) -> int:
+    """The user cap (a profile's peak, a count given, EDIT in the web UI): ValueError above MAX_USERS."""
+    if users > MAX_USERS:
         raise ValueError(
-            f"more than {MAX_USERS} users in one load generator: each holds a greenlet and an HTTP "
-            "client in memory; split the load over Locust workers (--processes)"
+            f"{users} users: more than {MAX_USERS} in one load generator (each holds a greenlet and an "
+            "HTTP client in memory); split the load over Locust workers (--processes)"
         )
-    return int(text)
+    return users
 
 
 def _positive_int(text: str) -> int:
