@@ -470,11 +470,14 @@ class KitRun:
 
     def watch_liveness(self) -> None:
         """End the run when the target is gone or has not answered its health check for a while."""
-        while self.stop is None and not self.closing:
-            gevent.sleep(CHECK_EVERY_S)
-            reason = self.liveness.dead(time.monotonic())
-            if reason and not self.closing:
-                self.request_stop(f"target died mid-run: {reason}", exit_codes.TARGET_DIED, now=True)
+        try:
+            while self.stop is None and not self.closing:
+                gevent.sleep(CHECK_EVERY_S)
+                reason = self.liveness.dead(time.monotonic())
+                if reason and not self.closing:
+                    self.request_stop(f"target died mid-run: {reason}", exit_codes.TARGET_DIED, now=True)
+        finally:
+            self.liveness.close()
 
 
 def bound_locust_history(environment: Environment) -> None:
