@@ -52,6 +52,8 @@ def time_bins(run: RunData, bin_s: float | None = None) -> pd.DataFrame | None:
     req = req[req["ts"].notna()]
     if "error_kind" in req:  # cut short by the run's own stop: neither a success nor a gateway error
         req = req[req["error_kind"] != schema.ERROR_INTERRUPTED]
+    if req.empty:  # every request was cut short: no request ended, so no bin has a completion
+        return None
     end = req["ts"] + req["latency_ms"].fillna(0) / 1000.0
     t0, t1 = float(req["ts"].min()), float(end.max())
     width = bin_s or max(5.0, (t1 - t0) / 200)

@@ -56,7 +56,7 @@ REQUEST_COLUMNS: tuple[str, ...] = (
     "operation",  # chat.stream, chat, task.submit, task.poll, session.create, ...
     "ok",  # 1 or 0
     "status_code",  # HTTP status, empty when no response arrived
-    "error_kind",  # http_5xx, http_4xx, backpressure, timeout, connection, protocol, interrupted (or empty)
+    "error_kind",  # http_5xx, http_4xx, backpressure, timeout, connection, protocol, too_large, interrupted
     "error",  # one-line message
     "latency_ms",  # send to last byte
     "ttft_ms",  # send to first content token (streams only)
@@ -141,6 +141,8 @@ STOP_TARGET_DIED = "target_died"
 STOP_CHURN_DONE = "cycles_done"  # churn finished its cycles
 # requests.csv error_kind of a request the run's own stop cut short: not the gateway's failure
 ERROR_INTERRUPTED = "interrupted"
+# requests.csv error_kind of an answer past --max-response-bytes or --max-sse-line-bytes (read no further)
+ERROR_TOO_LARGE = "too_large"
 STOP_INTERRUPTED = "interrupted"  # the run was stopped from outside (a signal): no capacity value
 
 # The load generator's side of the time axis: one row per profile tick (about once a second).

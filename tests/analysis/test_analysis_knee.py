@@ -8,6 +8,8 @@ import pytest
 
 from analysis.knee import find_knee, knees, little_check, load_levels, time_bins
 from analysis.load import load_run
+from analysis.report import write_report
+from analysis.summary import console_summary
 from analysis.synthetic import T0, write_run_dir
 
 STEP_S = 60.0
@@ -76,3 +78,14 @@ def test_error_knee_on_rising_error_rate():
     errors = np.array([0, 0, 0, 0, 0.5, 5, 20, 40])
     knee = find_knee(users, errors, "error rate", 1.0, relative=False)
     assert knee.users in (5, 6)
+
+
+def test_a_run_whose_every_request_was_cut_short_has_no_bins_and_still_reports(tmp_path):
+    """A gateway that never finished an answer before the run stopped: every row `interrupted`."""
+    cut = pd.DataFrame({"ts": T0 + np.arange(4.0), "agent_id": ["u0", "u1"] * 2, "latency_ms": 5000.0})
+    cut = cut.assign(operation="chat.stream", ok=0, error_kind="interrupted")
+    run_dir = write_run_dir(tmp_path, {"run_id": "r"}, requests=cut)
+    assert time_bins(load_run(run_dir)) is None
+    assert "requests" in console_summary(load_run(run_dir))
+    write_report(run_dir)
+    assert (run_dir / "report.md").exists()

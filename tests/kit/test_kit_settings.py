@@ -245,3 +245,12 @@ def test_a_non_empty_run_dir_is_used_only_when_asked(tmp_path):
 def test_options_the_profile_ignores_are_named(parse, argv, ignored):
     settings = settings_of(parse(*argv))
     assert registry.ignored_options(settings.profile_name, settings.profile) == ignored
+
+
+def test_response_caps_take_sizes_and_refuse_what_is_not_one(parse):
+    agent = settings_of(parse("--max-response-bytes", "8MiB", "--max-sse-line-bytes", "4096")).agent
+    assert (agent.max_response_bytes, agent.max_sse_line_bytes) == (8 * 1024 * 1024, 4096)
+    assert DEFAULTS.max_response_bytes == 64 * 1024 * 1024 and DEFAULTS.max_sse_line_bytes == 1024 * 1024
+    for bad in ("lots", "0"):
+        with pytest.raises(InputError, match="--max-response-bytes"):
+            settings_of(parse("--max-response-bytes", bad))
