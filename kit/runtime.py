@@ -47,7 +47,7 @@ from contract.csv_append import CsvAppender, RunFileError
 from contract.csv_tail import last_sample_event
 from contract.errors import KitError, one_line
 from contract.redact import add_secret
-from kit import fleet, input_checks, rundir, signals, webui
+from kit import fleet, input_checks, rundir, signals, webui, worker_spawn
 from kit.disk import DiskGuard
 from kit.finish import print_summary, start_report, write_locust_csvs
 from kit.judge import LiveJudge, soak_warning
@@ -546,6 +546,7 @@ def setup(environment: Environment) -> KitRun | None:
         except KitError as exc:
             fail(exc)
     if isinstance(environment.runner, WorkerRunner):
+        worker_spawn.install()  # before the first spawn message: it would cost a parser build per option
         Recorder(environment, None)
         report_own_cpu(environment)
         follow_master_share(environment)
