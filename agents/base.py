@@ -83,10 +83,15 @@ class KitAgent(User):
         return self.http
 
     @contextlib.contextmanager
-    def streamed(self, method: str, path: str, **kwargs) -> Iterator[httpx.Response]:
+    def streamed(
+        self, method: str, path: str, client: httpx.Client | None = None, **kwargs
+    ) -> Iterator[httpx.Response]:
         """One HTTP request under the whole-request deadline (--request-timeout, connect to last byte):
         the caller reads the body inside, through `self.body(response)` (bounded) or `http_record`."""
-        with deadline(self.bounds.deadline_s), self.client.stream(method, path, **kwargs) as response:
+        with (
+            deadline(self.bounds.deadline_s),
+            (client or self.client).stream(method, path, **kwargs) as response,
+        ):
             yield response
 
     def body(self, response: httpx.Response) -> BoundedBody:
@@ -128,13 +133,17 @@ class KitAgent(User):
         ids: dict | None = None,
         check: Callable[[dict], tuple[str, str] | None] | None = None,
         expect: type[dict] | type[list] = dict,
+        client: httpx.Client | None = None,
+        deferred: list[RequestRecord] | None = None,
         **kwargs,
     ) -> tuple[Any, RequestRecord]:  # the JSON body: a dict (a list with expect=list), or None
         """One JSON request, reported as a row; the body is None when the request failed.
 
         `check` sees a 2xx body and may return (error_kind, message) for protocol-level errors that arrive
         with HTTP 200 (JSON-RPC errors), so the row is failed before it is reported. `expect=list` takes a
-        JSON array as the body instead of an object.
+        JSON array as the body instead of an object. A request made off the event loop (on the capacity
+        driver's start-up clock) passes that thread's own `client` and gets its row in `deferred`, to be
+        reported on the loop (Locust's events and stats are not for other threads).
         """
         self.honour_backoff()
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **(ids or {}))
@@ -144,7 +153,10 @@ class KitAgent(User):
         started = time.perf_counter()
         body = None
         try:
-            with self.reported_if_cut(record, started), self.streamed(method, path, **kwargs) as response:
+            with (
+                self.reported_if_cut(record, started),
+                self.streamed(method, path, client, **kwargs) as response,
+            ):
                 http_record(record, response)
                 content = self.body(response).read() if record.ok else b""
             record.latency_ms = (time.perf_counter() - started) * 1000.0
@@ -157,7 +169,10 @@ class KitAgent(User):
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
             body = None
-        self.report(record)
+        if deferred is None:
+            self.report(record)
+        else:
+            deferred.append(record)
         return body, record
 
     @contextlib.contextmanager

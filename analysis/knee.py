@@ -19,6 +19,10 @@ MIN_LEVELS = 4
 LATENCY_RISE = 1.5  # latency knee: the worst level is at least this many times the knee level
 ERROR_RISE_PP = 1.0  # error knee: the worst level is at least this many points above the knee level
 LOADGEN_CPU_SATURATED = 90.0  # % of one core, at the 90th percentile of readings
+SATURATION_REMEDY = (
+    "a Locust process uses one core: add --processes -1 (a worker per core, README 'Using every core') "
+    "or more workers (--worker on other machines, docs/multi-host.md)"
+)
 BUSY_RATIO_DROP = 0.5  # offered concurrency per user at the top level vs the bottom level
 
 

@@ -12,6 +12,7 @@ from analysis.capacity import capacity_points, capacity_result, churn_result, sh
 from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
 from analysis.headline import headline
 from analysis.hosts import judged_samples
+from analysis.knee import SATURATION_REMEDY
 from analysis.model import RunData
 from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.stats import describe
@@ -187,6 +188,7 @@ def _verdict_lines(meta: dict) -> list[str]:
     validity = meta.get("validity") or {}
     if validity.get("valid") is False:
         lines.append(f"RUN INVALID: {validity.get('rule')} (p90 {validity.get('loadgen_cpu_p90')} %)")
+        lines.append(f"  {SATURATION_REMEDY}")
     return lines
 
 

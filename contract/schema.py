@@ -131,7 +131,10 @@ CAPACITY_COLUMNS: tuple[str, ...] = (
     "metric",  # rss or pss: the memory the capacity is judged on
     "connection",  # how start-up was timed: fresh (a new TCP connection per request) or keep-alive
     "detail",  # failure message, or the stop reason on the stop row
+    "startup_clock",  # where start-up was timed: thread (a dedicated OS thread, its own client) or loop
 )
+STARTUP_CLOCK_THREAD = "thread"  # off the load generator's event loop: its own load cannot add to it
+STARTUP_CLOCK_LOOP = "loop"  # on the event loop (ACP over stdio: its pipes belong to the loop's hub)
 
 # Values of capacity.csv's `detail` on the stop row: why the serial protocol ended.
 STOP_BUDGET = "budget"  # the judged memory reached --memory-budget: a capacity value

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from analysis.knee import find_knee, knees, little_check, load_levels, time_bins
 from analysis.load import load_run
-from analysis.report import write_report
+from analysis.report import load_section, write_report
 from analysis.summary import console_summary
 from analysis.synthetic import T0, write_run_dir
 
@@ -89,3 +91,14 @@ def test_a_run_whose_every_request_was_cut_short_has_no_bins_and_still_reports(t
     assert "requests" in console_summary(load_run(run_dir))
     write_report(run_dir)
     assert (run_dir / "report.md").exists()
+
+
+def test_a_saturated_load_generator_is_told_the_option_that_uses_every_core(tmp_path):
+    invalid = {"run_id": "r", "validity": {"valid": False, "rule": "CPU p90 >= 90 %", "loadgen_cpu_p90": 97}}
+    run_dir = write_run_dir(tmp_path, invalid, requests=_closed_loop(lambda k: 200.0, levels=range(1, 3)))
+    saturated = pd.DataFrame({"ts": T0 + np.arange(100.0), "loadgen_cpu_pct": 97.0})
+    run = load_run(run_dir)
+    levels = load_levels(time_bins(run, bin_s=10.0))
+    notes = load_section(dataclasses.replace(run, samples=saturated), levels).notes
+    assert any("SATURATED" in n and "--processes" in n for n in notes), notes
+    assert "--processes" in console_summary(run)
