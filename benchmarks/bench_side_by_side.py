@@ -97,6 +97,7 @@ def cpu_between(readings: list[tuple[float, float]], t0: float, t1: float) -> fl
 
 
 def run_case(name: str, url: str, seconds: float, work: Path) -> Reading:
+    """One case against a fresh mock; `work` is this case's own (empty) folder."""
     client, streams, extra = CASES[name]
     load_before = open("/proc/loadavg").read().split()[0]
     if client == "raw":
@@ -152,10 +153,12 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     knobs = ["--ttft-ms", str(TTFT_MS), "--itl-ms", str(ITL_MS), "--output-tokens", str(TOKENS)]
     with tempfile.TemporaryDirectory(prefix="bench-side-by-side-") as work:
-        for name in args.only.split(","):
+        for i, name in enumerate(args.only.split(",")):
             gateway = launch.start(knobs)
             try:
-                print(run_case(name, gateway.url, args.seconds, Path(work)).row(), flush=True)
+                folder = Path(work) / str(i)
+                folder.mkdir()
+                print(run_case(name, gateway.url, args.seconds, folder).row(), flush=True)
             finally:
                 gateway.stop()
 

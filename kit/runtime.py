@@ -9,6 +9,7 @@ tables in analysis/; this module wires them and owns no measurement math.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import os
 import subprocess
@@ -552,6 +553,7 @@ def setup(environment: Environment) -> KitRun | None:
         follow_master_share(environment)
         follow_master_rounds(environment)
         fleet.follow_master_stop(environment)
+        settle_heap()
         return None
     if isinstance(environment.runner, MasterRunner):
         lead_rounds(environment)
@@ -578,7 +580,17 @@ def setup(environment: Environment) -> KitRun | None:
     # shutdown runs (quitting, its HTML report, quit)
     web_ui = environment.web_ui
     signals.install(lambda: _RUNS.get(environment), web_ui.stop if web_ui is not None else None)
+    settle_heap()
     return run
+
+
+def settle_heap() -> None:
+    """What exists once the kit is set up (modules, classes, settings: ~70,000 objects) lives as long as
+    the process: moved out of the collector's sight (gc.freeze), so a full collection walks only what the
+    load made. Walking it all held the event loop 80-200 ms per full collection at 100 streams here, every
+    reply waiting meanwhile (TTFT p50 +25 ms over raw httpx's)."""
+    gc.collect()
+    gc.freeze()
 
 
 def run_edit(environment: Environment):
