@@ -8,30 +8,24 @@ measure no memory and decide no stop; they close only sessions they opened thems
 from __future__ import annotations
 
 import socket
-import sys
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-import gevent
 import httpx
-from gevent.resolver.blocking import Resolver as BlockingResolver
-from gevent.threadpool import ThreadPool
 
 from agents.acp import AcpError, AcpProcess, acp_call, initialize_acp, open_acp_session, prompt_params
 from agents.base import KitAgent, auth_headers, one_line, shared_tls_context
 from agents.openai_chat import DEFAULT_PROMPT
 from agents.spec import ReadyCheck, RequestTemplate, SessionSteps, json_path, render
+from agents.startup_clock import StartupClock
 from contract.errors import InputError
 from contract.records import AgentRecord, RequestRecord
 
 READY_POLL_S = 0.01  # between polls of a session's readiness: short, the start-up time is measured
 CONNECTION_FRESH = "fresh"  # a new TCP connection per request: what an agent's first contact meets
 CONNECTION_KEEP_ALIVE = "keep-alive"
-T = TypeVar("T")
-GIL_SWITCH_S = 0.0005
 
 
 class SessionSetupError(InputError):
@@ -68,44 +62,6 @@ def session_http_client(agent: KitAgent, connection: str) -> httpx.Client:
             verify=shared_tls_context(), socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
         ),
     )
-
-
-class StartupClock:
-    """One dedicated OS thread, with an HTTP client of its own, on which each session's create-to-ready
-    runs and is timed: the load generator's event loop (its other agents, the driver's memory readings,
-    row flushes, health checks) cannot delay a reply's reading there, as it can a greenlet's. Measured
-    here: 170 ms read for a 40 ms start-up on the loop with 50 streams in the process, vs 50 ms by a
-    plain client in another process (tests/agents/test_capacity_startup_clock.py)."""
-
-    METHOD = "on a dedicated OS thread with its own HTTP client, apart from the load generator's event loop"
-
-    def __init__(self, make_client: Callable[[], httpx.Client]) -> None:
-        self._make_client = make_client
-        self._thread = ThreadPool(1)
-        self.client: httpx.Client | None = None  # made, used and closed on the clock's thread only
-
-    def run(self, work: Callable[..., T], *args: Any) -> T:
-        """`work(*args)` on the clock's thread; this greenlet waits (others run), exceptions come back."""
-        previous = sys.getswitchinterval()
-        sys.setswitchinterval(GIL_SWITCH_S)
-        try:
-            return self._thread.apply(self._on_thread, (work, args))
-        finally:
-            sys.setswitchinterval(previous)
-
-    def _on_thread(self, work: Callable[..., T], args: tuple) -> T:
-        if self.client is None:
-            # this thread's own gevent hub resolves names in the thread itself: its default hands each
-            # lookup to yet another thread, a hop that waits for the interpreter lock like any wake-up
-            gevent.get_hub().resolver = BlockingResolver()
-            self.client = self._make_client()
-        return work(*args)
-
-    def close(self) -> None:
-        if self.client is not None:
-            self._thread.apply(self.client.close)
-            self.client = None
-        self._thread.kill()
 
 
 class RestSessionClient:
@@ -150,9 +106,9 @@ class RestSessionClient:
             reply, error = self.send(step, session_id, n, rows)
             if reply is None:
                 return Opened(session_id, None, error)
-        check = self.steps.ready
-        ready = check is None or says_ready(check, reply)
-        error = None if ready else self.wait_ready(check, session_id, n, rows)  # type: ignore[arg-type]
+        check, error = self.steps.ready, None
+        if check is not None and not says_ready(check, reply):
+            error = self.wait_ready(check, session_id, n, rows)
         ready_ms = (time.perf_counter() - started) * 1000.0
         return Opened(session_id, None if error else ready_ms, error)
 

@@ -46,19 +46,19 @@ async def _garbage(request: web.Request, _size: int) -> web.StreamResponse:
 
 
 async def _huge_body(request: web.Request, size: int) -> web.StreamResponse:
-    response = await _started(request, "application/json")
-    await response.write(b'{"pad": "')
-    await _pad(response, size)
-    await response.write(b'"}')
-    await response.write_eof()
-    return response
+    return await _padded(request, "application/json", b'{"pad": "', size, b'"}')
 
 
 async def _huge_line(request: web.Request, size: int) -> web.StreamResponse:
-    response = await _started(request, "text/event-stream")
-    await response.write(b'data: {"pad": "')
+    return await _padded(request, "text/event-stream", b'data: {"pad": "', size, b'"}\n\ndata: [DONE]\n\n')
+
+
+async def _padded(request: web.Request, content_type: str, head: bytes, size: int, tail: bytes):
+    """head, `size` bytes of padding written in pieces, tail: the answer ends."""
+    response = await _started(request, content_type)
+    await response.write(head)
     await _pad(response, size)
-    await response.write(b'"}\n\ndata: [DONE]\n\n')
+    await response.write(tail)
     await response.write_eof()
     return response
 
