@@ -28,13 +28,14 @@ from analysis.load import load_run
 from contract import schema
 from lifecycle.target import free_port, simulator_command, start_target, stop_target
 from scenarios.capacity import CapacityParams
-from tests.machine_noise import NoiseWindow, retake, within_bar
+from tests.machine_noise import NoiseWindow, Take, judge, retake
 
 pytestmark = pytest.mark.e2e
 STARTUP_MS = 40
 AGENTS = 40
 STREAMS = 50
 BAR_MS = 5.0
+CAP_MS = 20.0  # half the error this test exists to catch (the issue's busy host: +40 ms over a raw client)
 SIM = f"--agent-startup-ms {STARTUP_MS} --agent-mib 0 --first-agent-mib 0 --ttft-ms 20 --itl-ms 5"
 RAW_CLIENT = """
 import http.client, json, socket, sys, time
@@ -106,12 +107,11 @@ def driver_and_raw_startup_ms(target, run_dir: Path) -> tuple[float, float]:
 def test_capacity_start_up_reads_what_a_raw_client_reads_while_50_streams_load_its_process(gateway, tmp_path):
     attempts = iter(range(3))
 
-    def gap_and_bar() -> tuple[float, float]:
+    def gap_and_bar() -> Take:
         noise = NoiseWindow((gateway.pid,))
         driver, raw = driver_and_raw_startup_ms(gateway, tmp_path / f"run{next(attempts)}")
         noise.close()
-        print(f"driver {driver:.1f} ms, raw {raw:.1f} ms, knob {STARTUP_MS} ms")
-        return driver - raw, noise.tolerance_ms(BAR_MS)
+        what = f"median start-up, driver {driver:.1f} ms - raw client {raw:.1f} ms"
+        return [noise.reading(what, driver - raw, BAR_MS, CAP_MS)]
 
-    readings = retake(gap_and_bar)
-    assert within_bar(readings), f"median start-up, driver - raw client, bar (ms): {readings}"
+    judge(retake(gap_and_bar))

@@ -19,10 +19,11 @@ from kit import options as kit_options
 from kit import worker_spawn
 from lifecycle.target import free_port
 from scenarios import registry
-from tests.machine_noise import NoiseWindow, retake, within_bar
+from tests.machine_noise import NoiseWindow, Take, judge, retake
 
 pytestmark = pytest.mark.e2e  # a Locust master and worker on loopback
 SPAWN_BAR_MS = 20.0
+SPAWN_CAP_MS = 50.0  # under half what Locust alone costs here (114 ms of CPU at load average 6)
 
 
 def kit_parsed_options(*argv: str):
@@ -109,14 +110,13 @@ def test_the_cached_parser_keeps_exactly_the_options_locust_keeps(worker, parser
 def test_a_spawn_message_takes_under_20ms_on_a_worker_with_the_kit(worker, parser_builds):
     worker_spawn.install()
 
-    def handling_ms_and_bar() -> tuple[float, float]:
+    def handling_ms_and_bar() -> Take:
         noise = NoiseWindow()
         message = spawn_message()
         started = time.perf_counter()
         worker.handle_message(message)
         took = (time.perf_counter() - started) * 1000.0
         noise.close()
-        return took, noise.tolerance_ms(SPAWN_BAR_MS)
+        return [noise.reading("spawn message handling", took, SPAWN_BAR_MS, SPAWN_CAP_MS)]
 
-    readings = retake(handling_ms_and_bar)
-    assert within_bar(readings), f"spawn message handling, bar (ms): {readings}"
+    judge(retake(handling_ms_and_bar))
