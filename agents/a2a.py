@@ -20,6 +20,7 @@ from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT
+from agents.reading import BoundedBody
 from agents.sse import StreamTiming, iter_sse
 from contract.records import RequestRecord, TaskRecord
 
@@ -108,17 +109,15 @@ class A2AAgent(KitAgent):
         started = time.perf_counter()
         try:
             body = self.envelope("stream", self.send_params(blocking=True))
-            with self.client.stream("POST", self.rpc_path, json=body, headers=self.headers()) as response:
+            with self.streamed("POST", self.rpc_path, json=body, headers=self.headers()) as response:
                 if response.status_code >= 400:
-                    response.read()
                     http_record(record, response)
                 elif not is_event_stream(response):
                     record.status_code = response.status_code
-                    response.read()
-                    rpc_reply(record, response.json())
+                    rpc_reply(record, json.loads(self.body(response).read()))
                 else:
                     record.status_code = response.status_code
-                    self.read_events(response, record, row, StreamTiming(started, []))
+                    self.read_events(self.body(response), record, row, StreamTiming(started, []))
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
         record.latency_ms = (time.perf_counter() - started) * 1000.0
@@ -127,8 +126,10 @@ class A2AAgent(KitAgent):
         if not row.task_id and record.operation == NEGOTIATE:
             self.stream_task(row)
 
-    def read_events(self, response, record: RequestRecord, row: TaskRecord, timing: StreamTiming) -> None:
-        for event in iter_sse(response.iter_lines()):
+    def read_events(
+        self, body: BoundedBody, record: RequestRecord, row: TaskRecord, timing: StreamTiming
+    ) -> None:
+        for event in iter_sse(body.lines()):
             reply = json.loads(event.data)
             if rpc_reply(record, reply):
                 return

@@ -13,6 +13,7 @@ from locust import between, tag, task
 
 from agents.base import KitAgent, failed_record, http_record, one_line, paced
 from agents.openai_chat import DEFAULT_PROMPT, fill_usage, session_headers
+from agents.reading import BoundedBody
 from agents.sse import StreamTiming, iter_sse
 from contract.records import RequestRecord
 
@@ -53,16 +54,15 @@ class ResponsesAgent(KitAgent):
     def send(self, record: RequestRecord, stream: bool, started: float) -> None:
         headers = session_headers(self.settings.session_header, self.session_key)
         body = self.request_body(self.session_key, stream)
-        with self.client.stream("POST", "/v1/responses", json=body, headers=headers) as response:
+        with self.streamed("POST", "/v1/responses", json=body, headers=headers) as response:
             if response.status_code >= 400:
-                response.read()
                 http_record(record, response)
             elif stream:
                 record.status_code = response.status_code
-                read_stream(response, record, StreamTiming(started, []))
+                read_stream(self.body(response), response.headers, record, StreamTiming(started, []))
             else:
                 record.status_code = response.status_code
-                read_body(json.loads(response.read()), response.headers, record)
+                read_body(json.loads(self.body(response).read()), response.headers, record)
 
     def request_body(self, session_key: str, stream: bool) -> dict:
         prompt = self.settings.prompt or DEFAULT_PROMPT
@@ -86,10 +86,10 @@ def read_body(body: dict, headers, record: RequestRecord) -> None:
         record.error = one_line(f"response status {body.get('status')}: {body.get('error') or ''}")
 
 
-def read_stream(response, record: RequestRecord, timing: StreamTiming) -> None:
+def read_stream(body: BoundedBody, headers, record: RequestRecord, timing: StreamTiming) -> None:
     """Consume the typed SSE events, marking each text delta; usage from `response.completed`."""
     final = None
-    for event in iter_sse(response.iter_lines()):
+    for event in iter_sse(body.lines()):
         if event.data.strip() == "[DONE]":  # OpenClaw ends its Responses stream as chat completions do
             break
         data = json.loads(event.data)
@@ -101,11 +101,12 @@ def read_stream(response, record: RequestRecord, timing: StreamTiming) -> None:
         elif kind in FAILED_EVENTS:
             record.ok, record.error_kind, record.error = False, "protocol", one_line(event.data)
     record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
+    body.finish()
     record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
     record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
     if final is not None:
         record.request_id = (final.get("response") or {}).get("id")
-        fill_usage(record, final, response.headers)
+        fill_usage(record, final, headers)
     if record.ok and (final is None or not timing.token_times):
         record.ok, record.error_kind = False, "protocol"
         record.error = "stream ended without response.completed" if final is None else "no text delta"

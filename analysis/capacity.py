@@ -17,7 +17,16 @@ from scipy import stats as sstats
 
 from analysis.model import RunData, Section
 from analysis.stats import aggregate, describe
-from contract.schema import GIB, MIB, STOP_BUDGET, STOP_CAP, STOP_FAILURE, STOP_INTERRUPTED
+from contract.schema import (
+    GIB,
+    MIB,
+    STARTUP_CLOCK_LOOP,
+    STARTUP_CLOCK_THREAD,
+    STOP_BUDGET,
+    STOP_CAP,
+    STOP_FAILURE,
+    STOP_INTERRUPTED,
+)
 
 TAIL_POINTS = 8  # the capacity study: the marginal is the OLS slope over the last 8 sampled points
 MIN_R2 = 0.95  # below this the fit is "not stable" and no capacity is published
@@ -101,6 +110,7 @@ class CapacityResult:
     notes: list[str] = field(default_factory=list)
     max_procs: int = 1
     connection: str | None = None  # how start-up was timed (fresh connection or keep-alive)
+    startup_clock: str | None = None  # where: a dedicated thread or the event loop (None: older runs)
     pss_at_peak_mib: float | None = None  # PSS at the last agent reading (beside RSS when judged on RSS)
 
     @property
@@ -189,6 +199,7 @@ def capacity_result(
         max_procs=_max_procs(ready),
         pss_at_peak_mib=_last_mib(ready, "pss_bytes"),
         connection=_column_value(frame, "connection") if "connection" in frame else None,
+        startup_clock=_column_value(frame, "startup_clock") if "startup_clock" in frame else None,
     )
 
 
@@ -429,6 +440,17 @@ def _readings_text(metric: str) -> str:
     return "one PSS reading" if metric == "pss" else "median of 3 RSS readings"
 
 
+def clock_text(clock: str | None) -> str:
+    if clock == STARTUP_CLOCK_THREAD:
+        return (
+            "timed on a dedicated OS thread with its own HTTP client, where the load generator's own work "
+            "(its event loop, memory readings, row writes) cannot add to it"
+        )
+    if clock == STARTUP_CLOCK_LOOP:
+        return "timed on the load generator's event loop (its own work may add to it)"
+    return "timed on the load generator's event loop (a run older than the startup_clock column)"
+
+
 def _method_notes(result: CapacityResult) -> list[str]:
     budget = f"{result.budget_mib:,.0f} MiB" if result.budget_mib is not None else "unknown"
     return [
@@ -436,7 +458,8 @@ def _method_notes(result: CapacityResult) -> list[str]:
         f"{_readings_text(result.metric)} after each agent was ready); budget {budget}.",
         f"Marginal = OLS slope over the last {TAIL_POINTS} readings; R² < {MIN_R2} publishes no capacity.",
         "N_max = largest N still under the budget; N_stop = first N at or over it.",
-        f"Start-up = first create request to ready, {connection_text(result.connection)}; percentiles over "
+        f"Start-up = first create request to ready, {connection_text(result.connection)}, "
+        f"{clock_text(result.startup_clock)}; percentiles over "
         f"{result.startup.get('n', 0)} agents"
         + (f" ({result.startup['small_sample']})." if result.startup.get("small_sample") else "."),
     ]

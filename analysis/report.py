@@ -21,7 +21,7 @@ from analysis.drift import drift_section
 from analysis.errors import error_table
 from analysis.goodput import goodput
 from analysis.hosts import hosts_note
-from analysis.knee import knees, little_check, load_levels, time_bins
+from analysis.knee import SATURATION_REMEDY, knees, little_check, load_levels, time_bins
 from analysis.latency import latency_table
 from analysis.levels import run_levels
 from analysis.load import load_run
@@ -214,8 +214,11 @@ def load_section(run: RunData, legacy: pd.DataFrame | None) -> Section | None:
     notes.append(f"breaking level: {where} — rule: {RULE}")
     if legacy is not None and not legacy.empty:
         check = little_check(legacy, run.samples)
+        kept_up = (
+            f"SATURATED: numbers not trustworthy ({SATURATION_REMEDY})" if check.saturated else "kept up"
+        )
         notes.append(
-            f"load generator {'SATURATED: numbers not trustworthy' if check.saturated else 'kept up'}"
+            f"load generator {kept_up}"
             f" — in-flight / (throughput x latency) = {check.in_flight_vs_little:.2f}; "
             f"in-flight per user {check.busy_ratio_low:.2f} -> {check.busy_ratio_high:.2f}; "
             f"load-generator CPU p90 {render.fmt(check.loadgen_cpu_p90)} %; rule: {check.rule}"

@@ -20,6 +20,7 @@ from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
 from analysis.goodput import goodput
 from analysis.headline import headline
 from analysis.hosts import judged_samples
+from analysis.knee import SATURATION_REMEDY
 from analysis.model import RunData
 from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.scores import with_scores
@@ -215,6 +216,7 @@ def _verdict_lines(meta: dict) -> list[str]:
     validity = meta.get("validity") or {}
     if validity.get("valid") is False:
         lines.append(f"RUN INVALID: {validity.get('rule')} (p90 {validity.get('loadgen_cpu_p90')} %)")
+        lines.append(f"  {SATURATION_REMEDY}")
     return lines
 
 

@@ -6,7 +6,6 @@ records carry facts only: no I/O, no aggregation.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 
@@ -122,9 +121,9 @@ class WorkerLoss:
 
 
 def as_row(record: RequestRecord | TaskRecord | AgentRecord) -> dict:
-    """A record as a CSV row dict (booleans as 1/0 so every reader agrees)."""
-    row = dataclasses.asdict(record)
-    return {k: (int(v) if isinstance(v, bool) else v) for k, v in row.items()}
+    """A record as a CSV row dict (booleans as 1/0 so every reader agrees). Its fields are flat values:
+    a shallow copy, not dataclasses.asdict's recursive one (a row per request: the load path's cost)."""
+    return {k: (int(v) if isinstance(v, bool) else v) for k, v in vars(record).items()}
 
 
 def _span_ms(start: float | None, end: float | None) -> float | None:

@@ -58,7 +58,8 @@ REQUEST_COLUMNS: tuple[str, ...] = (
     "operation",  # chat.stream, chat, task.submit, task.poll, session.create, ...
     "ok",  # 1 or 0
     "status_code",  # HTTP status, empty when no response arrived
-    "error_kind",  # http_5xx, http_4xx, http_3xx, backpressure, timeout, connection, protocol, interrupted
+    # http_5xx, http_4xx, http_3xx, backpressure, timeout, connection, protocol, too_large, interrupted
+    "error_kind",
     "error",  # one-line message
     "latency_ms",  # send to last byte
     "ttft_ms",  # send to first content token (streams only)
@@ -135,7 +136,10 @@ CAPACITY_COLUMNS: tuple[str, ...] = (
     "metric",  # rss or pss: the memory the capacity is judged on
     "connection",  # how start-up was timed: fresh (a new TCP connection per request) or keep-alive
     "detail",  # failure message, or the stop reason on the stop row
+    "startup_clock",  # where start-up was timed: thread (a dedicated OS thread, its own client) or loop
 )
+STARTUP_CLOCK_THREAD = "thread"  # off the load generator's event loop: its own load cannot add to it
+STARTUP_CLOCK_LOOP = "loop"  # on the event loop (ACP over stdio: its pipes belong to the loop's hub)
 
 # Values of capacity.csv's `detail` on the stop row: why the serial protocol ended.
 STOP_BUDGET = "budget"  # the judged memory reached --memory-budget: a capacity value
@@ -145,6 +149,8 @@ STOP_TARGET_DIED = "target_died"
 STOP_CHURN_DONE = "cycles_done"  # churn finished its cycles
 # requests.csv error_kind of a request the run's own stop cut short: not the gateway's failure
 ERROR_INTERRUPTED = "interrupted"
+# requests.csv error_kind of an answer past --max-response-bytes or --max-sse-line-bytes (read no further)
+ERROR_TOO_LARGE = "too_large"
 STOP_INTERRUPTED = "interrupted"  # the run was stopped from outside (a signal): no capacity value
 
 # The load generator's side of the time axis: one row per profile tick (about once a second).

@@ -10,6 +10,7 @@ from agents.session_policy import session_policy_arg
 from agents.settings import DEFAULTS
 from contract import trend_rule
 from contract.cli import add, positive_duration, positive_float, positive_int, whole
+from contract.schema import MIB
 from kit.webui import WEB_HOST
 
 # Options shown in the web UI form are text defaulting to None: Locust converts a form value to the type
@@ -183,7 +184,22 @@ def add_arguments(parser) -> None:
         "--request-timeout",
         web_ui=True,
         default=None,
-        help=f"time before a request counts as timed out, e.g. 30s (default {DEFAULTS.request_timeout:g}s)",
+        help="time a request may take, connect to last byte, streams included, before it is a timeout "
+        f"row, e.g. 30s (default {DEFAULTS.request_timeout:g}s)",
+    )
+    add(
+        agents,
+        "--max-response-bytes",
+        default=None,
+        help="largest answer body read, e.g. 64MiB; beyond it the request is a too_large row, read no "
+        f"further (default {DEFAULTS.max_response_bytes // MIB} MiB)",
+    )
+    add(
+        agents,
+        "--max-sse-line-bytes",
+        default=None,
+        help="longest event-stream (SSE) line read, e.g. 1MiB; beyond it the request is a too_large row "
+        f"(default {DEFAULTS.max_sse_line_bytes // MIB} MiB)",
     )
     add(
         agents,

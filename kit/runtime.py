@@ -52,7 +52,7 @@ from contract.errors import DiskError, KitError, one_line
 from contract.records import WorkerLoss
 from contract.redact import redact
 from contract.units import show
-from kit import fleet, input_checks, rundir, signals, webui
+from kit import fleet, input_checks, rundir, signals, webui, worker_spawn
 from kit.delivery import AnsweredRows, FleetWatch, loss_ends_run, shortfall
 from kit.disk import DiskGuard
 from kit.finish import ReportOutcome, print_outcome, start_report, write_locust_csvs, write_locust_html
@@ -584,11 +584,14 @@ class KitRun:
 
     def watch_liveness(self) -> None:
         """End the run when the target is gone or has not answered its health check for a while."""
-        while self.stop is None and not self.closing:
-            gevent.sleep(CHECK_EVERY_S)
-            reason = self.liveness.dead(time.monotonic())
-            if reason and not self.closing:
-                self.request_stop(f"target died mid-run: {reason}", exit_codes.TARGET_DIED, now=True)
+        try:
+            while self.stop is None and not self.closing:
+                gevent.sleep(CHECK_EVERY_S)
+                reason = self.liveness.dead(time.monotonic())
+                if reason and not self.closing:
+                    self.request_stop(f"target died mid-run: {reason}", exit_codes.TARGET_DIED, now=True)
+        finally:
+            self.liveness.close()
 
 
 def bound_locust_history(environment: Environment) -> None:
@@ -651,11 +654,13 @@ def setup(environment: Environment) -> KitRun | None:
         except KitError as exc:
             fail(exc)
     if isinstance(environment.runner, WorkerRunner):
+        worker_spawn.install()  # before the first spawn message: it would cost a parser build per option
         Recorder(environment, None)
         report_own_cpu(environment)
         follow_master_share(environment)
         follow_master_rounds(environment)
         fleet.follow_master_stop(environment)
+        settle_heap()
         return None
     if isinstance(environment.runner, MasterRunner):
         lead_rounds(environment)
@@ -687,7 +692,17 @@ def setup(environment: Environment) -> KitRun | None:
     # shutdown runs (quitting, its HTML report, quit)
     web_ui = environment.web_ui
     signals.install(lambda: _RUNS.get(environment), web_ui.stop if web_ui is not None else None)
+    settle_heap()
     return run
+
+
+def settle_heap() -> None:
+    """What exists once the kit is set up (modules, classes, settings: ~70,000 objects) lives as long as
+    the process: moved out of the collector's sight (gc.freeze), so a full collection walks only what the
+    load made. Walking it all held the event loop 80-200 ms per full collection at 100 streams here, every
+    reply waiting meanwhile (TTFT p50 +25 ms over raw httpx's)."""
+    gc.collect()
+    gc.freeze()
 
 
 def run_edit(environment: Environment):

@@ -24,6 +24,7 @@ from agents.target_origin import HostCredentials
 from analysis.prices import load_prices
 from contract.cli import positive_duration
 from contract.errors import InputError
+from contract.units import parse_size
 from kit import input_checks
 from scenarios import registry
 from scenarios.options import ProfileOptions, read_options
@@ -37,6 +38,7 @@ _DURATIONS = ("request_timeout", "poll_interval", "task_timeout")
 _POSITIVE = ("max_tokens",)
 # Agent options a preset may default: its attribute (or its `defaults` entry) fills an unset option.
 _PRESET_ATTRIBUTES = ("session_header", "api_key_env")
+_SIZES = ("max_response_bytes", "max_sse_line_bytes")  # sizes as users type them: 64MiB, 1MiB, bytes
 _COMMANDS = ("acp_command", "hermes_command")  # command lines given as one string
 _SEQUENCES = ("target_pid", "target_match", "target_cgroup", "sidecar_pid", "sidecar_match", "sampler_url")
 
@@ -164,6 +166,8 @@ def agent_settings(
         values[name] = _duration(name, values.get(name, getattr(DEFAULTS, name)))
     for name in _POSITIVE:
         values[name] = _positive(name, values.get(name, getattr(DEFAULTS, name)))
+    for name in _SIZES:
+        values[name] = _size(name, values.get(name, getattr(DEFAULTS, name)))
     values["langgraph_input"] = _json_object("langgraph_input", values.get("langgraph_input"))
     _check_session_policy(values.get("session_policy", DEFAULTS.session_policy))
     for name in _COMMANDS:
@@ -227,6 +231,18 @@ def _duration(name: str, value: Any) -> float:
         return positive_duration(str(value))
     except argparse.ArgumentTypeError as exc:
         raise InputError(f"--{name.replace('_', '-')} {value!r}: {exc}") from None
+
+
+def _size(name: str, value: Any) -> int:
+    """A size option (64MiB, 1.5GB, bytes) as whole bytes >= 1."""
+    flag = "--" + name.replace("_", "-")
+    try:
+        size = int(parse_size(str(value)))
+    except ValueError as exc:
+        raise InputError(f"{flag}: {exc}") from None
+    if size < 1:
+        raise InputError(f"{flag} {value!r}: expected a size of at least 1 byte")
+    return size
 
 
 def _json_object(name: str, text: str | None) -> dict[str, Any] | None:

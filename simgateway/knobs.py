@@ -13,6 +13,7 @@ from typing import NoReturn
 
 USAGE_DIALECTS = ("openai", "deepseek", "anthropic", "responses")
 AGENT_MODES = ("inprocess", "process")
+HOSTILE_MODES = ("drip", "garbage", "huge-body", "huge-line")  # simgateway/hostile.py
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class Knobs:
     error_rate: float = 0.0
     garbage_rate: float = 0.0
     max_concurrent_chats: int | None = None  # None: unlimited
+    hostile: str | None = None  # every answer the hostile way (simgateway/hostile.py); None: honest
+    hostile_bytes: int = 128 * 1024 * 1024  # the size of a huge-body / huge-line answer
     # agent sessions
     agent_mode: str = "inprocess"
     agent_startup_ms: float = 50.0
@@ -118,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     faults.add_argument("--error-rate", type=_RATE, default=0.0)
     faults.add_argument("--garbage-rate", type=_RATE, default=0.0)
     faults.add_argument("--max-concurrent-chats", type=_POSITIVE_INT, default=None)
+    faults.add_argument("--hostile", choices=HOSTILE_MODES, default=None)
+    faults.add_argument("--hostile-bytes", type=_COUNT, default=128 * 1024 * 1024)
     agents = p.add_argument_group("agent sessions")
     agents.add_argument("--agent-mode", choices=AGENT_MODES, default="inprocess")
     agents.add_argument("--agent-startup-ms", type=_NONNEG, default=50.0)

@@ -189,7 +189,7 @@ class MockLLM:
         async for i in self._token_ticks(t0, tokens):
             await resp.write(before + json.dumps(token_text(i)).encode() + after)
             if i == 0:
-                self.log_first_token(str(head["id"]), t0)
+                self.log_first_token(str(head["id"]), t0, request)
         capped = tokens.content < self.knobs.output_tokens
         await resp.write(chunk({}, "length" if capped else "stop"))
         if include_usage:
@@ -199,9 +199,18 @@ class MockLLM:
         await resp.write_eof()
         return resp
 
-    def log_first_token(self, response_id: str, t0: float) -> None:
+    def log_first_token(self, response_id: str, t0: float, request: web.Request) -> None:
+        """When the first token left, and the client's port (a client that keeps its connection sends
+        every stream from one port)."""
         elapsed_ms = (asyncio.get_running_loop().time() - t0) * 1000.0
-        self.stream_log.append({"id": response_id, "first_token_ms": round(elapsed_ms, 3)})
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        self.stream_log.append(
+            {
+                "id": response_id,
+                "first_token_ms": round(elapsed_ms, 3),
+                "client_port": peer[1] if peer else None,
+            }
+        )
 
     async def _token_ticks(self, t0: float, tokens: Tokens) -> AsyncIterator[int]:
         """Yield token indexes each at its due time; with no tokens, still wait the ttft."""

@@ -256,3 +256,12 @@ def test_a_bad_duration_is_refused_with_the_accepted_forms(parse, flag):
         settings_of(parse(flag, "15 minutes"))
     if not isinstance(refused.value, SystemExit):  # argparse's own exit 2 printed the line itself
         assert "30s, 2m, 1h" in str(refused.value) and flag in str(refused.value)
+
+
+def test_response_caps_take_sizes_and_refuse_what_is_not_one(parse):
+    agent = settings_of(parse("--max-response-bytes", "8MiB", "--max-sse-line-bytes", "4096")).agent
+    assert (agent.max_response_bytes, agent.max_sse_line_bytes) == (8 * 1024 * 1024, 4096)
+    assert DEFAULTS.max_response_bytes == 64 * 1024 * 1024 and DEFAULTS.max_sse_line_bytes == 1024 * 1024
+    for bad in ("lots", "0"):
+        with pytest.raises(InputError, match="--max-response-bytes"):
+            settings_of(parse("--max-response-bytes", bad))
