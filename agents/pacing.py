@@ -24,10 +24,12 @@ _PACING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 @dataclass(frozen=True)
 class Ticket:
-    """Permission for one unit of work: start no earlier than start_ts; tag it with round."""
+    """Permission for one unit of work: start no earlier than start_ts; tag it with round; `arrival` is
+    its index in the open model's schedule (a trace replay sends that line of the trace)."""
 
     start_ts: float | None = None
     round: int | None = None
+    arrival: int | None = None
 
 
 class OpenModelPacing:
@@ -39,8 +41,8 @@ class OpenModelPacing:
         return self.pacer.issued
 
     def take(self, now: float) -> Ticket | None:
-        start = self.pacer.claim(now)
-        return None if start is None else Ticket(start_ts=start)
+        claimed = self.pacer.claim_arrival(now)
+        return None if claimed is None else Ticket(start_ts=claimed[1], arrival=claimed[0])
 
     def finished(self, ticket: Ticket, now: float) -> None:
         """Arrivals need no acknowledgement: their count is the schedule's."""
@@ -94,7 +96,8 @@ def follow_master_share(environment) -> None:
     arrivals (cumulative) in every report to the master, the last one included."""
 
     def on_share(msg, **_kwargs) -> None:
-        set_pacing(environment, OpenModelPacing(pacer_from_doc(msg.data)))
+        worker_index = max(getattr(environment.runner, "worker_index", 0), 0)
+        set_pacing(environment, OpenModelPacing(pacer_from_doc(msg.data, worker_index)))
 
     def report(client_id, data) -> None:
         pacing = pacing_of(environment)

@@ -74,6 +74,8 @@ REQUEST_COLUMNS: tuple[str, ...] = (
     "session_id",
     "request_id",
     "task_id",
+    "asked_tokens_in",  # input tokens the workload asked for (empty: no size asked, e.g. a fixed prompt)
+    "asked_tokens_out",  # max_tokens sent (a ceiling: the model may stop sooner)
 )
 
 # Lifecycle of agent sessions (idle agents, capacity, churn).

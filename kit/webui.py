@@ -25,6 +25,7 @@ from kit import prometheus
 from kit.live import LiveRun
 from kit.session import Session
 from scenarios import registry
+from scenarios.errors import ProfileConfigError
 from scenarios.options import ProfileOptions
 
 TAB_KEY = "loadkit-resources"
@@ -35,11 +36,18 @@ ROOT = "/loadkit"
 STATIC = Path(__file__).parent / "static"
 SHAPE = "KitShape"  # locustfile.py's one shape: the kit's profiles run through it
 _TEMPLATE_ARGS = "window.templateArgs = "
-FORM_GROUPS = ("profile", "thresholds", "agents")  # the start form's order; load-profile parameters first
-_GROUP_OF = {"threshold": "thresholds", "thresholds": "thresholds"} | {
-    dest: "agents"
-    for dest in ("request_timeout", "model", "prompt", "max_tokens", "poll_interval", "task_timeout")
-}
+FORM_GROUPS = ("profile", "thresholds", "agents", "workload")  # the start form's order, profile first
+_GROUP_OF = (
+    {"threshold": "thresholds", "thresholds": "thresholds"}
+    | {
+        dest: "agents"
+        for dest in ("request_timeout", "model", "prompt", "max_tokens", "poll_interval", "task_timeout")
+    }
+    | {
+        dest: "workload"
+        for dest in ("workload_file", "input_tokens", "output_tokens", "prefix_tokens", "think_time")
+    }
+)
 _COCKPIT_TAGS = (
     f'<link rel="stylesheet" href="{ROOT}/static/cockpit.css">'
     f'<script src="{ROOT}/static/cockpit.js" defer></script>'
@@ -184,7 +192,10 @@ def _profile_defaults() -> dict[str, dict]:
     """What each profile uses, with its defaults: the parameters it builds from an empty form."""
     found = {}
     for name in registry.PROFILE_NAMES:
-        params = registry.build_profile(name, ProfileOptions(profile=name)).params
+        try:
+            params = registry.build_profile(name, ProfileOptions(profile=name)).params
+        except ProfileConfigError:  # a profile that needs its input (the trace replay: a trace)
+            continue
         is_record = dataclasses.is_dataclass(params) and not isinstance(params, type)
         found[name] = dataclasses.asdict(params) if is_record else dict(params)
     return found

@@ -7,6 +7,7 @@ overload shows up as drops instead of silently lowering the offered load (coordi
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 
@@ -50,6 +51,9 @@ class ArrivalSchedule:
                 return count0 + r0 * x + (r1 - r0) / dur * x * x / 2
         return self.total
 
+    def index_of(self, k: int) -> int:
+        return k
+
     def time_of(self, k: int) -> float | None:
         """Elapsed time arrival k is due; None when the schedule ends first."""
         if k >= self.total:
@@ -61,10 +65,36 @@ class ArrivalSchedule:
         return None
 
 
+class OffsetSchedule:
+    """Arrivals at given offsets from the start (a trace's timestamps, in time order), `speed` times
+    faster; read like ArrivalSchedule: arrival k is due at time_of(k). A distributed worker paces every
+    `stride`-th of them from `first`: its arrival k is the trace's line index_of(k)."""
+
+    def __init__(
+        self, offsets_s: Sequence[float], speed: float = 1.0, first: int = 0, stride: int = 1
+    ) -> None:
+        self.offsets = tuple(offset / speed for offset in offsets_s[first::stride])
+        self.first, self.stride = first, stride
+        self.total = len(self.offsets)
+        self.end_s = self.offsets[-1] if self.offsets else 0.0
+
+    def index_of(self, k: int) -> int:
+        return self.first + k * self.stride
+
+    def time_of(self, k: int) -> float | None:
+        return self.offsets[k] if k < self.total else None
+
+    def expected(self, t: float) -> float:
+        """Arrivals due in [0, t)."""
+        return bisect.bisect_left(self.offsets, t)
+
+
 class Pacer:
     """Shared by all agents of one load generator: who starts which arrival, and how many were dropped."""
 
-    def __init__(self, schedule: ArrivalSchedule, start_ts: float, late_after_s: float = 1.0) -> None:
+    def __init__(
+        self, schedule: ArrivalSchedule | OffsetSchedule, start_ts: float, late_after_s: float = 1.0
+    ) -> None:
         self.schedule = schedule
         self.start_ts = start_ts
         self.late_after_s = late_after_s
@@ -75,13 +105,19 @@ class Pacer:
     def claim(self, now: float) -> float | None:
         """A free agent asks for work: the UTC time to start its next arrival (maybe already past,
         then start at once), or None when the schedule has no arrivals left."""
+        arrival = self.claim_arrival(now)
+        return None if arrival is None else arrival[1]
+
+    def claim_arrival(self, now: float) -> tuple[int, float] | None:
+        """As claim(), with the arrival's index in the schedule (a trace replay sends that line)."""
         self.settle(now)
         t = self.schedule.time_of(self._next)
         if t is None:
             return None
+        index = self.schedule.index_of(self._next)
         self._next += 1
         self.issued += 1
-        return self.start_ts + t
+        return index, self.start_ts + t
 
     def settle(self, now: float) -> int:
         """Count as dropped every arrival overdue by more than late_after_s; returns the total dropped."""
@@ -92,9 +128,14 @@ class Pacer:
         return self.dropped
 
 
-def pacer_from_doc(doc: dict) -> Pacer:
-    """The pacer of one worker's share (OpenModelProfile.share_doc)."""
-    schedule = ArrivalSchedule([Stage(*s) for s in doc["stages"]], scale=doc["scale"])
+def pacer_from_doc(doc: dict, worker_index: int = 0) -> Pacer:
+    """The pacer of one worker's share (OpenModelProfile.share_doc, TraceReplayProfile.share_doc)."""
+    schedule: ArrivalSchedule | OffsetSchedule
+    if "trace_offsets" in doc:
+        stride = int(doc["stride"])
+        schedule = OffsetSchedule(doc["trace_offsets"], first=worker_index % stride, stride=stride)
+    else:
+        schedule = ArrivalSchedule([Stage(*s) for s in doc["stages"]], scale=doc["scale"])
     return Pacer(schedule, doc["start_ts"], doc["late_after_s"])
 
 

@@ -9,7 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scenarios import average, breakpoint, capacity, churn, manual, rounds, smoke, soak, spike, stress
+from scenarios import (
+    average,
+    breakpoint,
+    capacity,
+    churn,
+    manual,
+    rounds,
+    smoke,
+    soak,
+    spike,
+    stress,
+    trace_replay,
+)
 from scenarios.errors import ProfileConfigError
 from scenarios.open_model import OpenModelProfile
 from scenarios.options import ProfileOptions, read_options
@@ -29,6 +41,7 @@ BUILDERS: dict[str, Callable[[ProfileOptions], Profile]] = {
     "rounds": rounds.build,
     "capacity": lambda opts: capacity.build(opts.capacity),
     "churn": lambda opts: churn.build(opts.churn),
+    "trace": trace_replay.build,
 }
 PROFILE_NAMES: tuple[str, ...] = tuple(BUILDERS)
 _PLATEAU = frozenset({"peak_users", "ramp_s", "hold_s", "duration_s", "baseline_s", "stages"})
@@ -44,6 +57,7 @@ READS: dict[str, frozenset[str]] = {
     "rounds": frozenset({"rounds", "round_hold_s", "baseline_s", "stages"}),
     "capacity": frozenset({"max_agents"}),
     "churn": frozenset(),
+    "trace": frozenset({"max_agents"}),
 }
 _SHAPE_OPTIONS = frozenset().union(*READS.values())
 _FLAGS = {"num_users": "-u", "spawn_rate": "-r", "run_time_s": "-t"}
