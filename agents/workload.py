@@ -93,6 +93,7 @@ class AgentWorkload:
         self.prompts = random.Random(f"{workload.seed}/{stream}/prompts")
         self.pauses = random.Random(f"{workload.seed}/{stream}/think")
         self.shared = shared_text(workload)
+        self.sized_drawn = 0  # synthetic prompts drawn: each one's tag numbers it, so no two are alike
 
     def chat(self, default_text: str, arrival: int | None = None) -> Draw:
         """The next request: the trace's line `arrival`, a dataset conversation, synthetic text of a drawn
@@ -136,14 +137,17 @@ class AgentWorkload:
         self, asked_in: int, output: tuple[int, None, int], entry: TraceEntry | None = None
     ) -> Draw:
         """Text whose characters make `asked_in` tokens at the calibrated ratio, the shared prefix (a
-        system message) and this agent's tag included; a trace's hash-id blocks lead, the tag last."""
+        system message) and this agent's tag with the prompt's number included; a trace's hash-id
+        blocks lead, the tag last."""
         shared = self.shared
-        budget = round(asked_in * self.calibration.chars_per_token) - len(shared.prefix) - len(self.tag)
+        self.sized_drawn += 1
+        tag = f"{self.tag[:-1]} req {self.sized_drawn}]"  # a prompt cache hits the shared part only
+        budget = round(asked_in * self.calibration.chars_per_token) - len(shared.prefix) - len(tag)
         hash_ids = entry.hash_ids if entry is not None else ()
         if hash_ids:
-            user = self._blocks(hash_ids, budget) + self.tag
+            user = self._blocks(hash_ids, budget) + tag
         else:
-            user = self.tag + shared.pool.slice(self.prompts.randrange(len(shared.pool)), budget)
+            user = tag + shared.pool.slice(self.prompts.randrange(len(shared.pool)), budget)
         messages: tuple[dict, ...] = ({"role": "user", "content": user},)
         if shared.prefix:
             messages = ({"role": "system", "content": shared.prefix}, *messages)

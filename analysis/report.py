@@ -29,6 +29,8 @@ from analysis.soak import soak_table, soak_trends
 from analysis.stats import MIN_SAMPLES
 from analysis.summary import record_gaps, run_summary_table, thresholds_table
 from analysis.tasks import task_outcome_table, task_timing_table
+from analysis.workload import TITLE as WORKLOAD
+from analysis.workload import workload_section
 from contract.schema import MIB, REPORT_HTML, REPORT_MD
 
 
@@ -95,6 +97,7 @@ def build_sections(
     """The headline, then every section that has data (profile's own first), then one line naming what
     was not measured. Tables and notes only: plots are attached by write_report."""
     candidates: dict[str, Section | None] = {
+        WORKLOAD: workload_section(run, headline_mod.run_prices(run)),  # what load it was, first
         headline_mod.LATENCY: _section(
             headline_mod.LATENCY + " (ms, successful requests)",
             [("latency", latency_table(run))],
@@ -144,6 +147,7 @@ def summary_section(run: RunData) -> Section:
 
 # What each left-out section would have measured, in words.
 ABSENT_WORDS = {
+    WORKLOAD: "what agents sent (no requests)",
     headline_mod.LATENCY: "request latency",
     "Tasks": "tasks",
     "Errors": "failed requests (none failed)",

@@ -131,12 +131,14 @@ def _distribution(fields: dict, section: str, number) -> Distribution | None:
     values = {k: number(v) for k, v in given.items() if k != "distribution"}
     kind_value = given.get("distribution")
     kind = str(kind_value.value) if kind_value else distributions.default_kind(values.get("stdev"))
+    if kind_value is not None and kind not in distributions.KINDS:
+        raise WorkloadError(f"{kind_value.where} {kind!r}: unknown; use {', '.join(distributions.KINDS)}")
     if "mean" not in values:
         if kind != "uniform" or "min" not in values or "max" not in values:
             where = next(iter(given.values())).where
             raise WorkloadError(f"{where}: [{section}] needs a mean (or uniform with min and max)")
         values["mean"] = (values["min"] + values["max"]) / 2.0
-    where = (kind_value or given.get("mean") or next(iter(given.values()))).place
+    where = next(iter(given.values())).place  # the section (a file's) or the flag
     try:
         return Distribution(
             kind, values["mean"], values.get("stdev", 0.0), values.get("min"), values.get("max")

@@ -89,7 +89,7 @@ def _read_section(found: WorkloadFile, name: str, table: dict[str, Any], lines: 
             if not isinstance(value, str):
                 raise WorkloadError(f"{where}: expected a file name (text)")
             value = str(Path(found.path).parent / value)
-        found.fields[(name, key)] = Value(value, where, where.removesuffix(f" {key}"))
+        found.fields[(name, key)] = Value(value, where, _where(found.path, lines, name))
 
 
 def _table(value: Any, path: str, lines: list[str], name: str) -> dict[str, Any]:
