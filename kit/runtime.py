@@ -280,6 +280,8 @@ class KitRun:
         self.profile = profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
         self.driver_class = presets.resolve_class(profile.driver) if profile.driver else None
         schedule = profile.paced_by(now)
+        if isinstance(schedule, Pacer):  # when arrival k is due: start_ts + its offset (a master: below)
+            self.meta["open_model"] = {"start_ts": schedule.start_ts}
         runner = self.environment.runner
         if isinstance(schedule, Pacer) and isinstance(runner, MasterRunner):
             assert isinstance(profile, OpenModelProfile | TraceReplayProfile)  # what paces by arrivals
@@ -346,6 +348,7 @@ class KitRun:
         self.lead_s = WORKER_SPAWN_LEAD_S
         workers = runner.clients.ready + runner.clients.spawning + runner.clients.running
         share = profile.share_doc(len(workers), now + self.lead_s)
+        self.meta["open_model"] = {"start_ts": share["start_ts"]}
         for worker in workers:
             runner.send_message(SHARE_MESSAGE, share, client_id=worker.id)
         return FleetArrivals(self.environment)
@@ -398,10 +401,9 @@ class KitRun:
             self.pacing.plan.stop(now)
             self.meta["profile"]["rounds"] = self.pacing.plan.boundaries()
         if isinstance(self.pacing, (OpenModelPacing, FleetArrivals)):
-            self.meta["open_model"] = {
-                "issued_arrivals": self.pacing.issued,
-                "dropped_arrivals": self.pacing.dropped(now),
-            }
+            self.meta.setdefault("open_model", {}).update(
+                issued_arrivals=self.pacing.issued, dropped_arrivals=self.pacing.dropped(now)
+            )
         self.save()
 
     def record_calibration(self) -> None:

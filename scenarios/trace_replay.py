@@ -17,6 +17,9 @@ from scenarios.options import ProfileOptions
 from scenarios.shape import Phase, Tick
 
 PHASE = "replay"
+SPAWN_PHASE = "spawn"
+SPAWN_LEAD_S = 1.0  # the pool is spawned (in its first quarter second) before the first arrival is due
+SPAWN_S = 0.25
 BUSY_S = 5.0  # the default pool holds the busiest second's arrivals for this long each
 MAX_DEFAULT_AGENTS = 200
 
@@ -30,7 +33,8 @@ class TraceReplayParams:
 
 
 class TraceReplayProfile:
-    """Users = the agent pool until the last arrival is due (plus the pacer's lateness allowance)."""
+    """Users = the agent pool, spawned in the first SPAWN_LEAD_S, until the last arrival is due (plus the
+    pacer's lateness allowance); the trace's clock starts after the spawn."""
 
     name = "trace"
     driver = None
@@ -41,16 +45,20 @@ class TraceReplayProfile:
         self.params = TraceReplayParams(len(offsets_s), speed, self.schedule.end_s, pool)
 
     def tick(self, t: float) -> Tick | None:
-        if t > self.schedule.end_s + 1.0:  # past the last due arrival and the pacer's 1 s lateness
+        if t > SPAWN_LEAD_S + self.schedule.end_s + 1.0:  # past the last due arrival and its 1 s grace
             return None
         pool = self.params.max_agents
-        return Tick(pool, float(pool), PHASE)
+        return Tick(pool, pool / SPAWN_S, SPAWN_PHASE if t < SPAWN_LEAD_S else PHASE)
 
     def phases(self) -> list[Phase]:
-        return [Phase(PHASE, 0.0, self.schedule.end_s)]
+        return [
+            Phase(SPAWN_PHASE, 0.0, SPAWN_LEAD_S),
+            Phase(PHASE, SPAWN_LEAD_S, SPAWN_LEAD_S + self.schedule.end_s),
+        ]
 
     def paced_by(self, start_ts: float, late_after_s: float = 1.0) -> Pacer:
-        return Pacer(self.schedule, start_ts, late_after_s)
+        """The trace's clock, from the end of the spawn (`start_ts` is the profile's start)."""
+        return Pacer(self.schedule, start_ts + SPAWN_LEAD_S, late_after_s)
 
     def share_doc(self, workers: int, start_ts: float, late_after_s: float = 1.0) -> dict:
         """Plain data for one of `workers` load generators: every workers-th line of the trace, from the
@@ -60,7 +68,7 @@ class TraceReplayProfile:
         return {
             "trace_offsets": offsets,
             "stride": stride,
-            "start_ts": start_ts,
+            "start_ts": start_ts + SPAWN_LEAD_S,  # the workers' pools spawn first, as here
             "late_after_s": late_after_s,
         }
 

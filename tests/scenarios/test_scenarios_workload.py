@@ -328,6 +328,8 @@ def test_distributed_workers_split_the_trace_by_their_index():
 def test_the_trace_profile_holds_its_pool_until_the_last_arrival_is_due():
     profile = build_profile("trace", ProfileOptions(trace_offsets_s=(0.0, 0.1, 0.2, 30.0), trace_speed=10.0))
     assert profile.params.max_agents == 15  # 3 arrivals in the busiest second, 5 s each
-    assert profile.tick(0.0).users == 15 and profile.tick(3.9) is not None and profile.tick(4.1) is None
+    assert profile.tick(0.0).phase == "spawn" and profile.tick(1.0).users == 15  # the trace at 1 s
+    assert profile.tick(4.9).phase == "replay" and profile.tick(5.1) is None  # last due at 4 s, 1 s grace
+    assert profile.paced_by(100.0).start_ts == 101.0
     with pytest.raises(ProfileConfigError, match="needs --trace FILE"):
         build_profile("trace", ProfileOptions())
