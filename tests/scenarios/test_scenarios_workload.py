@@ -18,6 +18,7 @@ from scenarios.synthetic_text import CHARS_PER_WORD, VOCABULARY, TextPool
 from scenarios.traces import load_trace
 from scenarios.workload import read_workload
 from scenarios.workload_file import EXTENSIONS
+from tests.paths import REPO
 
 
 def options(**given) -> SimpleNamespace:
@@ -333,3 +334,9 @@ def test_the_trace_profile_holds_its_pool_until_the_last_arrival_is_due():
     assert profile.paced_by(100.0).start_ts == 101.0
     with pytest.raises(ProfileConfigError, match="needs --trace FILE"):
         build_profile("trace", ProfileOptions())
+
+
+@pytest.mark.parametrize("path", sorted(str(p) for p in (REPO / "examples" / "workloads").glob("*.toml")))
+def test_every_example_workload_reads(path):
+    workload = read_workload(options(workload_file=path))
+    assert workload.sized or workload.dataset is not None
