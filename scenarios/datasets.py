@@ -7,6 +7,7 @@ Pure parsing into immutable records; which conversation a request takes is the a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from scenarios.errors import WorkloadError
 from scenarios.jsonl import json_lines
@@ -54,40 +55,46 @@ def _conversation(value: object, where: str) -> tuple[dict, ...]:
 
 
 def messages_of(value: object, where: str, field: str = "messages") -> tuple[dict, ...]:
-    if not isinstance(value, list) or not value:
-        raise WorkloadError(f"{where}: {field}: expected a non-empty list of messages")
-    out = []
-    for i, message in enumerate(value):
-        at = f"{field}[{i}]"
-        if not isinstance(message, dict):
-            raise WorkloadError(f"{where}: {at}: expected an object with role and content")
-        role, content = message.get("role"), message.get("content")
-        if role not in ROLES:
-            raise WorkloadError(f"{where}: {at}.role {role!r}: use one of {', '.join(ROLES)}")
-        if not _is_content(content):
-            raise WorkloadError(f"{where}: {at}.content: expected text or a list of text parts")
-        out.append(dict(message))
-    return tuple(out)
+    """OpenAI chat messages, checked: each a role and a content (text or text parts)."""
+    turns = _turns(
+        value, where, field, ("role", ROLES), ("content", _is_content, "text or a list of text parts")
+    )
+    return tuple(dict(turn) for _, _, turn in turns)
 
 
 def _sharegpt(value: object, where: str) -> tuple[dict, ...]:
-    if not isinstance(value, list) or not value:
-        raise WorkloadError(f"{where}: conversations: expected a non-empty list of turns")
-    turns = []
-    for i, turn in enumerate(value):
-        at = f"conversations[{i}]"
-        if not isinstance(turn, dict):
-            raise WorkloadError(f"{where}: {at}: expected an object with from and value")
-        speaker, text = turn.get("from"), turn.get("value")
-        if speaker not in SHAREGPT_ROLES:
-            raise WorkloadError(f"{where}: {at}.from {speaker!r}: use one of {', '.join(SHAREGPT_ROLES)}")
-        if not isinstance(text, str):
-            raise WorkloadError(f"{where}: {at}.value: expected text")
-        turns.append({"role": SHAREGPT_ROLES[speaker], "content": text})
+    """A ShareGPT conversation as chat messages, up to its last human turn (the request to send)."""
+    checked = _turns(value, where, "conversations", ("from", SHAREGPT_ROLES), ("value", _is_text, "text"))
+    turns = [{"role": SHAREGPT_ROLES[speaker], "content": text} for speaker, text, _ in checked]
     last_user = max((i for i, t in enumerate(turns) if t["role"] == "user"), default=None)
     if last_user is None:
         raise WorkloadError(f"{where}: conversations: no human turn to send")
     return tuple(turns[: last_user + 1])
+
+
+def _turns(value: object, where: str, field: str, role: tuple, text: tuple) -> list[tuple[str, Any, dict]]:
+    """(role, text, the turn) of a non-empty list of turns, each an object with a known role under
+    role[0] and a text under text[0] that text[1] accepts; the first bad one named by its index."""
+    (role_key, roles), (text_key, is_text, expected) = role, text
+    if not isinstance(value, list) or not value:
+        raise WorkloadError(f"{where}: {field}: expected a non-empty list of turns")
+    found = []
+    for i, turn in enumerate(value):
+        at = f"{field}[{i}]"
+        if not isinstance(turn, dict):
+            raise WorkloadError(f"{where}: {at}: expected an object with {role_key} and {text_key}")
+        if turn.get(role_key) not in roles:
+            raise WorkloadError(
+                f"{where}: {at}.{role_key} {turn.get(role_key)!r}: use one of {', '.join(roles)}"
+            )
+        if not is_text(turn.get(text_key)):
+            raise WorkloadError(f"{where}: {at}.{text_key}: expected {expected}")
+        found.append((turn[role_key], turn[text_key], turn))
+    return found
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str)
 
 
 def _is_content(content: object) -> bool:
