@@ -107,10 +107,10 @@ class AgentWorkload:
                 index = next(self.shared.cursor) % len(conversations)
             else:
                 index = self.prompts.randrange(len(conversations))
-            return Draw(conversations[index], *self._output())
+            return as_sent(conversations[index], self._max_tokens())
         if workload.input is not None:
-            return self._synthetic(self._size(workload.input.draw(self.prompts)), self._output())
-        return Draw(({"role": "user", "content": default_text},), *self._output())
+            return self._synthetic(self._size(workload.input.draw(self.prompts)), self._max_tokens())
+        return as_sent(({"role": "user", "content": default_text},), self._max_tokens())
 
     @property
     def asks_output(self) -> bool:
@@ -127,22 +127,19 @@ class AgentWorkload:
         if draw.sized and tokens_in:
             self.calibration.observe(len(draw.text) if as_text else draw.chars, tokens_in / max(calls, 1))
 
-    def _output(self) -> tuple[int, None, int]:
-        """max_tokens, asked input (None), asked output."""
+    def _max_tokens(self) -> int:
+        """The workload's output size drawn, else --max-tokens."""
         output = self.workload.output
-        tokens = self._size(output.draw(self.prompts)) if output is not None else self.max_tokens
-        return tokens, None, tokens
+        return self._size(output.draw(self.prompts)) if output is not None else self.max_tokens
 
-    def _synthetic(
-        self, asked_in: int, output: tuple[int, None, int], entry: TraceEntry | None = None
-    ) -> Draw:
+    def _synthetic(self, asked_in: int, max_tokens: int, entry: TraceEntry | None = None) -> Draw:
         """Text whose characters make `asked_in` tokens at the calibrated ratio, the shared prefix (a
         system message) and this agent's tag with the prompt's number included; a trace's hash-id
         blocks lead, the tag last."""
         shared = self.shared
         self.sized_drawn += 1
         tag = f"{self.tag[:-1]} req {self.sized_drawn}]"  # a prompt cache hits the shared part only
-        budget = round(asked_in * self.calibration.chars_per_token) - len(shared.prefix) - len(tag)
+        budget = max(0, round(asked_in * self.calibration.chars_per_token) - len(shared.prefix) - len(tag))
         hash_ids = entry.hash_ids if entry is not None else ()
         if hash_ids:
             user = self._blocks(hash_ids, budget) + tag
@@ -152,7 +149,7 @@ class AgentWorkload:
         if shared.prefix:
             messages = ({"role": "system", "content": shared.prefix}, *messages)
         session = entry.session_id if entry is not None else None
-        return Draw(messages, output[0], asked_in, output[2], session, sized=True)
+        return Draw(messages, max_tokens, asked_in, max_tokens, session, sized=True)
 
     def _blocks(self, hash_ids: tuple[int, ...], budget: int) -> str:
         text = "".join(self.shared.block(h) for h in hash_ids)
@@ -167,16 +164,20 @@ class AgentWorkload:
         return entries[(next(self.shared.cursor) if arrival is None else arrival) % len(entries)]
 
     def _traced(self, entry: TraceEntry) -> Draw:
-        tokens = entry.output_tokens
-        output = (tokens, None, tokens) if tokens is not None else self._output()
+        max_tokens = entry.output_tokens if entry.output_tokens is not None else self._max_tokens()
         if entry.messages is not None:
-            return Draw(entry.messages, output[0], None, output[2], entry.session_id)
+            return as_sent(entry.messages, max_tokens, entry.session_id)
         assert entry.input_tokens is not None  # the trace parser requires one of the two
-        return self._synthetic(entry.input_tokens, output, entry)
+        return self._synthetic(entry.input_tokens, max_tokens, entry)
 
     @staticmethod
     def _size(value: float) -> int:
         return max(1, round(value))
+
+
+def as_sent(messages: tuple[dict, ...], max_tokens: int, session: str | None = None) -> Draw:
+    """Messages sent as they are (a fixed prompt, a dataset's or a trace's): no input size asked."""
+    return Draw(messages, max_tokens, None, max_tokens, session)
 
 
 def agent_workload(environment: Any, workload: WorkloadSettings, max_tokens: int, agent: int, tag: str):
