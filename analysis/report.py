@@ -1,18 +1,20 @@
 """Assemble the report of one run: sections of tables and notes, plots, then report.md and report.html
 written into the run directory. The only module that both computes (via the table functions) and writes.
+The tables never depend on the plots: matplotlib is imported only to draw, and a plot that cannot be drawn
+is a note in its section naming the rebuild command, never a lost report.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
-from analysis import cost, labels, plots, render
+from analysis import cost, labels, render
 from analysis import headline as headline_mod
 from analysis.capacity import capacity_result, capacity_section, churn_result
-from analysis.capacity_plot import capacity_plot, churn_plot
 from analysis.drift import drift_section
 from analysis.errors import error_table
 from analysis.hosts import hosts_note
@@ -219,11 +221,13 @@ def extra_sections(
 
 
 def write_report(
-    run_dir: str | Path, warning_bytes: float = DEFAULT_WARNING_BYTES, out_dir: str | Path | None = None
+    run_dir: str | Path | RunData,
+    warning_bytes: float = DEFAULT_WARNING_BYTES,
+    out_dir: str | Path | None = None,
 ) -> Path:
     """(Re)build report.md, report.html and the PNGs, in the run directory or `out_dir`; returns
-    report.html's path."""
-    run = load_run(run_dir)
+    report.html's path. Takes a run directory or a run already loaded (read once, not twice)."""
+    run = run_dir if isinstance(run_dir, RunData) else load_run(run_dir)
     out = Path(out_dir) if out_dir is not None else run.path
     out.mkdir(parents=True, exist_ok=True)
     bins = time_bins(run)
@@ -236,6 +240,10 @@ def write_report(
     return out / REPORT_HTML
 
 
+def rebuild_command(run: RunData) -> str:
+    return f"python -m analysis {run.path}"
+
+
 def _attach_plots(
     run: RunData,
     bins: pd.DataFrame | None,
@@ -244,25 +252,82 @@ def _attach_plots(
     warning_bytes: float,
     out: Path,
 ) -> None:
-    """Draw each plot whose section is in the report, into `out`."""
+    """Draw each plot whose section is in the report, into `out`; one that fails (matplotlib missing or
+    broken, a bad value) is a note in its section and one line on stderr."""
     by_title = {s.title: s for s in sections}
+    try:
+        drawers = _drawers(run, bins, levels, warning_bytes, out)
+    except Exception as exc:  # noqa: BLE001 - importing matplotlib failed: the tables still stand
+        drawers = {}
+        _plot_failed(run, "plots", exc, [s for s in sections if s.title in PLOTTED])
+    for title, draws in drawers.items():
+        if title not in by_title:
+            continue
+        for name, draw in draws:
+            try:
+                image = draw()
+            except OSError:
+                raise  # the directory cannot be written: the report's own write would fail the same way
+            except Exception as exc:  # noqa: BLE001 - one plot must not cost the report
+                _plot_failed(run, name, exc, [by_title[title]])
+            else:
+                by_title[title].images += [image] if image is not None else []
+
+
+# Sections that carry plots (a failure to import matplotlib is noted in each of them).
+PLOTTED = (
+    "Resources",
+    "Load levels and knee",
+    headline_mod.ROUNDS,
+    headline_mod.CAPACITY,
+    headline_mod.CHURN,
+)
+
+
+def _drawers(
+    run: RunData, bins, levels, warning_bytes: float, out: Path
+) -> dict[str, list[tuple[str, Callable]]]:
+    """(plot file, drawing function) per section title; imports matplotlib (only drawing needs it)."""
+    from analysis import plots
+    from analysis.capacity_plot import capacity_plot, churn_plot
+
     frame = run.capacity
-    drawers: dict[str, list[Callable[[], Path | None]]] = {
+    return {
         "Resources": [
-            lambda: plots.timeline_plot(run, bins, out / "timeline.png", warning_bytes),
-            lambda: plots.rss_vs_agents_plot(rss_by_agent_count(run), out / "rss_vs_agents.png"),
+            ("timeline.png", lambda: plots.timeline_plot(run, bins, out / "timeline.png", warning_bytes)),
+            (
+                "rss_vs_agents.png",
+                lambda: plots.rss_vs_agents_plot(rss_by_agent_count(run), out / "rss_vs_agents.png"),
+            ),
         ],
         "Load levels and knee": [
-            lambda: plots.latency_vs_users_plot(levels, out / "latency_vs_users.png", run.meta)
+            (
+                "latency_vs_users.png",
+                lambda: plots.latency_vs_users_plot(levels, out / "latency_vs_users.png", run.meta),
+            )
         ],
         headline_mod.ROUNDS: [
-            lambda: plots.rounds_plot(rounds_table(run, warning_bytes), out / "rounds.png", warning_bytes)
+            (
+                "rounds.png",
+                lambda: plots.rounds_plot(
+                    rounds_table(run, warning_bytes), out / "rounds.png", warning_bytes
+                ),
+            )
         ],
         headline_mod.CAPACITY: [
-            lambda: capacity_plot({"": (capacity_result(frame), frame)}, out / "capacity.png")
+            (
+                "capacity.png",
+                lambda: capacity_plot({"": (capacity_result(frame), frame)}, out / "capacity.png"),
+            )
         ],
-        headline_mod.CHURN: [lambda: churn_plot(churn_result(frame), frame, out / "churn.png")],
+        headline_mod.CHURN: [
+            ("churn.png", lambda: churn_plot(churn_result(frame), frame, out / "churn.png"))
+        ],
     }
-    for title, draws in drawers.items():
-        if title in by_title:
-            by_title[title].images += [p for p in (draw() for draw in draws) if p is not None]
+
+
+def _plot_failed(run: RunData, name: str, exc: Exception, sections: list[Section]) -> None:
+    why = f"{name} not drawn: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    for section in sections:
+        section.notes.append(f"{why} (rebuild: {rebuild_command(run)})")
+    sys.stderr.write(f"loadkit: {why}; the tables are written (rebuild: {rebuild_command(run)})\n")

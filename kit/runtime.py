@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import gevent
-from gevent.event import AsyncResult, Event
+from gevent.event import Event
 from locust.env import Environment
 from locust.runners import STATE_RUNNING, MasterRunner, WorkerRunner
 
@@ -50,7 +50,7 @@ from contract.errors import KitError, one_line
 from contract.redact import add_secret
 from kit import fleet, input_checks, rundir, signals, webui
 from kit.disk import DiskGuard
-from kit.finish import print_summary, start_report, write_locust_csvs
+from kit.finish import ReportOutcome, print_outcome, start_report, write_locust_csvs
 from kit.judge import LiveJudge, soak_warning
 from kit.live import LiveRun
 from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
@@ -119,7 +119,7 @@ class KitRun:
     live: LiveRun = field(init=False)
     session: Session = field(init=False)
     finished: bool = False
-    report: AsyncResult | None = None  # the report being written, once finished
+    report: gevent.Greenlet | None = None  # the report's child process, once finished: its ReportOutcome
     finishing: gevent.Greenlet | None = None
 
     # ---- life cycle -------------------------------------------------------------------------------
@@ -164,7 +164,7 @@ class KitRun:
 
     def _finish(self, default_reason: str) -> None:
         """Stop the sampler, flush every row, write Locust's CSVs, judge, settle the exit code, write
-        run.json, then start the report (in a thread)."""
+        run.json, then start the report (in a child process)."""
         now = time.time()
         self.meta["end_ts"] = now
         self.close_phase(now)
@@ -183,7 +183,14 @@ class KitRun:
         self.disk.release()  # the report may use the reserved space; the run needs it no more
         self.live.state = "writing the report"
         self.report = start_report(self.run_dir)
-        self.report.rawlink(lambda _result: setattr(self.live, "state", "finished"))
+        self.report.link_value(self.on_report)
+
+    def on_report(self, report: gevent.Greenlet) -> None:
+        """The report's child ended: run.json says whether the report was written and how to rebuild it."""
+        outcome: ReportOutcome = report.value
+        self.meta["report"] = outcome.as_json(self.run_dir)
+        self.save()
+        self.live.state = "finished"
 
     def going(self) -> bool:
         """Load has started (the profile is built at the first tick) and the run has not finished."""
@@ -200,6 +207,17 @@ class KitRun:
         code = stop_target(self.target)
         if code is not None:
             self.meta["target"]["exit_code"] = code
+            self.save()
+        self.settle_report()
+
+    def settle_report(self) -> None:
+        """Wait for the report before Locust settles the exit code: a run whose report could not be
+        written does not end 0 (its rows are whole; the rebuild command is printed at the end)."""
+        if self.report is None:  # finishing failed (its traceback is in the log)
+            return
+        outcome: ReportOutcome = self.report.get()
+        if not outcome.written and self.environment.process_exit_code == exit_codes.OK:
+            self.environment.process_exit_code = self.meta["exit_code"] = exit_codes.REPORT_FAILED
             self.save()
 
     def end_in_web_ui(self) -> None:
@@ -228,8 +246,7 @@ class KitRun:
     def on_quit(self, exit_code: int) -> None:
         """The console summary of the last run, after Locust's own tables and its report."""
         if self.report is not None:  # None when finishing failed (its traceback is in the log)
-            self.report.get()
-        print_summary(self.run_dir)
+            print_outcome(self.report.get(), self.run_dir)
 
     # ---- the load shape --------------------------------------------------------------------------
     def shape_tick(self, elapsed_s: float):
