@@ -72,7 +72,7 @@ class A2AAgent(KitAgent):
     @task
     @paced
     def send_and_wait(self) -> None:
-        self.draw = self.workload.chat(self.tagged_prompt(), self.arrival)
+        self.draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
         row = TaskRecord(task_id="", agent_id=self.agent_id, round=self.round, submitted_ts=time.time())
         if self.settings.a2a_stream:
             self.stream_task(row)

@@ -184,7 +184,7 @@ class AcpAgent(KitAgent):
     @paced
     def prompt(self) -> None:
         if self.session_id and self.process is not None:
-            draw = self.workload.chat(self.tagged_prompt(), self.arrival)
+            draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
             acp_call(
                 self,
                 self.process,

@@ -133,7 +133,7 @@ class HermesKanbanAgent(KitAgent):
 
     def submit(self, round_no: int | None = None) -> TaskRecord | None:
         """Create a tagged task; its id is remembered for cleanup before anything else can fail."""
-        draw = self.workload.chat(self.settings.prompt or "Do a small task.", self.arrival)
+        draw = self.workload.next_request(self.settings.prompt or "Do a small task.", self.arrival)
         args = ["create", run_title(self.run_id, self.agent_id), "--tenant", run_tag(self.run_id)]
         args += ["--body", draw.text, "--created-by", "loadkit"]
         assignee = self.settings.kanban_assignee

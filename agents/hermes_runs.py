@@ -53,7 +53,7 @@ class HermesRunsAgent(KitAgent):
     @task
     @paced
     def run_and_follow(self) -> None:
-        draw = self.workload.chat(self.tagged_prompt(), self.arrival)
+        draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
         session, self.turns = self.session_of(draw, self.session_key), self.turns + 1
         submitted, sent = time.time(), time.perf_counter()
         body, _ = self.json_call(

@@ -61,7 +61,7 @@ class LangGraphAgent(KitAgent):
     def run_and_wait(self) -> None:
         if not self.thread_id or not self.assistant_id:
             return
-        draw = self.workload.chat(self.settings.prompt or DEFAULT_PROMPT, self.arrival)
+        draw = self.workload.next_request(self.settings.prompt or DEFAULT_PROMPT, self.arrival)
         body = {"assistant_id": self.assistant_id, "input": self.run_input(draw)}
         body["metadata"] = self.tags()
         submitted = time.time()

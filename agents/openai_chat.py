@@ -37,7 +37,7 @@ class ChatAgent(KitAgent):
         self.honour_backoff()
         stream = self.settings.chat_stream
         operation = "chat.stream" if stream else "chat"
-        draw = self.workload.chat(self.tagged_prompt(), self.arrival)
+        draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **draw.asked())
         session = record.session_id = self.session_of(draw, self.session_key)
         started = time.perf_counter()

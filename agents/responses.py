@@ -35,7 +35,7 @@ class ResponsesAgent(KitAgent):
         self.honour_backoff()
         stream = self.settings.responses_stream
         operation = "responses.stream" if stream else "responses"
-        draw = self.workload.chat(self.tagged_prompt(), self.arrival)
+        draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **draw.asked())
         record.session_id = self.session_of(draw, self.session_key)
         started = time.perf_counter()

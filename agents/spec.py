@@ -294,7 +294,7 @@ class SpecAgent(KitAgent):
     def run_task(self, round_no: int | None) -> TaskRecord | None:
         if self.spec.create is None:  # a capacity-only spec: refused at on_start
             return None
-        draw = self.workload.chat(self.settings.prompt or "Do a small task.", self.arrival)
+        draw = self.workload.next_request(self.settings.prompt or "Do a small task.", self.arrival)
         prompt, asked = draw.text, draw.asked(sends_max_tokens=False)
         submitted = time.time()
         reply = self.send(self.spec.create, None, prompt, asked)

@@ -42,7 +42,7 @@ class TaskAgent(KitAgent):
 
     def run_task(self, round_no: int | None) -> TaskRecord | None:
         """Submit, poll to a terminal state (or the task timeout), record the task row."""
-        draw = self.workload.chat(self.settings.prompt or "Do a small task.", self.arrival)
+        draw = self.workload.next_request(self.settings.prompt or "Do a small task.", self.arrival)
         body: dict[str, Any] = {
             "title": f"loadkit {self.run_id}",
             "prompt": draw.text,

@@ -95,7 +95,7 @@ class AgentWorkload:
         self.shared = shared_text(workload)
         self.sized_drawn = 0  # synthetic prompts drawn: each one's tag numbers it, so no two are alike
 
-    def chat(self, default_text: str, arrival: int | None = None) -> Draw:
+    def next_request(self, default_text: str, arrival: int | None = None) -> Draw:
         """The next request: the trace's line `arrival`, a dataset conversation, synthetic text of a drawn
         size, or (no workload) the agent's own fixed `default_text` as today."""
         workload = self.workload

@@ -40,7 +40,7 @@ def generation_us(workload: WorkloadSettings, draws: int = 20_000) -> tuple[floa
     draw_s, body_s = [], []
     for _ in range(draws):
         t0 = time.perf_counter()
-        draw = agent.chat("unused")
+        draw = agent.next_request("unused")
         t1 = time.perf_counter()
         json.dumps({"model": "m", "messages": list(draw.messages), "max_tokens": draw.max_tokens})
         t2 = time.perf_counter()

@@ -26,14 +26,14 @@ def drawer(workload: WorkloadSettings, stream: str = "w0/a1", calibration: Calib
 
 
 def texts(agent: AgentWorkload, n: int) -> list[str]:
-    return [agent.chat("unused").messages[-1]["content"] for _ in range(n)]
+    return [agent.next_request("unused").messages[-1]["content"] for _ in range(n)]
 
 
 SIZED = WorkloadSettings(input=Distribution("lognormal", 2000, 600), output=fixed(100), seed=7)
 
 
 def test_with_no_workload_an_agent_sends_its_fixed_prompt_and_max_tokens():
-    draw = drawer(WorkloadSettings()).chat(f"{TAG} hello")
+    draw = drawer(WorkloadSettings()).next_request(f"{TAG} hello")
     assert draw.messages == ({"role": "user", "content": f"{TAG} hello"},)
     assert (draw.max_tokens, draw.asked_in, draw.asked_out, draw.sized) == (64, None, 64, False)
     assert draw.asked(sends_max_tokens=False) == {"asked_tokens_in": None, "asked_tokens_out": None}
@@ -43,7 +43,7 @@ def test_the_default_chat_body_is_what_the_kit_always_sent():
     environment = Environment(user_classes=[ChatAgent], host="http://127.0.0.1:9")
     set_agent_settings(environment, AgentSettings(run_id="r1"))
     agent = ChatAgent(environment)
-    draw = agent.workload.chat(agent.tagged_prompt())
+    draw = agent.workload.next_request(agent.tagged_prompt())
     body = agent.chat_body(True, draw, agent.session_key)
     prompt = "Summarise the state of the task board in one sentence."
     assert body == {
@@ -75,11 +75,11 @@ def test_a_prompt_is_its_asked_size_at_the_calibrated_ratio_its_numbered_tag_inc
     calibration = Calibration()
     agent = drawer(SIZED, calibration=calibration)
     for _ in range(50):
-        draw = agent.chat("unused")
+        draw = agent.next_request("unused")
         assert abs(draw.chars - draw.asked_in * 4.0) <= 3
         assert draw.messages[0]["content"].startswith(f"{TAG[:-1]} req {agent.sized_drawn}]")
     calibration.observe(9000, 2000)  # this gateway counts 4.5 characters a token
-    draw = agent.chat("unused")
+    draw = agent.next_request("unused")
     assert calibration.chars_per_token == pytest.approx(4.5, rel=0.003)
     assert draw.chars == pytest.approx(draw.asked_in * calibration.chars_per_token, abs=3)
 
@@ -95,7 +95,7 @@ def test_calibration_keeps_its_ratio_on_a_grid_and_sets_implausible_replies_asid
 
 def test_a_shared_prefix_is_one_system_text_for_every_agent_inside_the_asked_size():
     workload = WorkloadSettings(input=fixed(3000), prefix_tokens=1000, seed=3)
-    draws = [drawer(workload, f"w0/a{a}").chat("unused") for a in range(1, 4)]
+    draws = [drawer(workload, f"w0/a{a}").next_request("unused") for a in range(1, 4)]
     systems = {d.messages[0]["content"] for d in draws}
     assert len(systems) == 1 and abs(len(systems.pop()) - 4000) <= 4
     assert all(d.messages[0]["role"] == "system" and abs(d.chars - 12000) <= 3 for d in draws)
@@ -105,7 +105,7 @@ def test_a_shared_prefix_is_one_system_text_for_every_agent_inside_the_asked_siz
 def test_output_sizes_are_drawn_and_sent_as_max_tokens():
     workload = WorkloadSettings(output=Distribution("uniform", 200, low=100, high=300), seed=1)
     agent = drawer(workload)
-    draws = [agent.chat("fixed prompt") for _ in range(200)]
+    draws = [agent.next_request("fixed prompt") for _ in range(200)]
     assert all(100 <= d.max_tokens == d.asked_out <= 300 for d in draws)
     assert len({d.max_tokens for d in draws}) > 50 and draws[0].asked_in is None
 
@@ -115,7 +115,7 @@ def test_a_dataset_conversation_is_sent_as_it_is(tmp_path):
     path.write_text("".join(f'{{"messages": [{{"role": "user", "content": "q{i}"}}]}}\n' for i in range(5)))
     ordered = read_workload(SimpleNamespace(dataset=str(path), dataset_order="sequential"))
     agent = drawer(ordered)
-    assert [agent.chat("x").messages[0]["content"] for _ in range(7)] == [
+    assert [agent.next_request("x").messages[0]["content"] for _ in range(7)] == [
         "q0",
         "q1",
         "q2",
@@ -125,7 +125,7 @@ def test_a_dataset_conversation_is_sent_as_it_is(tmp_path):
         "q1",
     ]
     sampled = drawer(read_workload(SimpleNamespace(dataset=str(path), seed="4")))
-    picks = [sampled.chat("x").messages[0]["content"] for _ in range(40)]
+    picks = [sampled.next_request("x").messages[0]["content"] for _ in range(40)]
     assert set(picks) == {f"q{i}" for i in range(5)} and picks != sorted(picks)
 
 
@@ -136,7 +136,7 @@ def test_a_trace_line_gives_the_size_the_session_and_the_shared_blocks(tmp_path)
         '{"timestamp": 10, "input_length": 1536, "output_length": 7, "hash_ids": [5, 6, 8]}\n'
     )
     workload = read_workload(SimpleNamespace(trace=str(path)))
-    first, second = (drawer(workload, f"w0/a{a}").chat("x", arrival=a - 1) for a in (1, 2))
+    first, second = (drawer(workload, f"w0/a{a}").next_request("x", arrival=a - 1) for a in (1, 2))
     assert (first.asked_in, first.max_tokens, first.session) == (1024, 9, "s")
     assert (second.asked_in, second.max_tokens, second.session) == (1536, 7, None)
     shared = first.messages[0]["content"][: 2 * 512 * 4 - len(TAG) - 8]
