@@ -14,12 +14,16 @@ import pandas as pd
 
 from analysis import cost, labels, render
 from analysis import headline as headline_mod
+from analysis.arrivals import LATE_RULE, arrivals, arrivals_table, lateness_table
+from analysis.breaking import RULE, first_break
 from analysis.capacity import capacity_result, capacity_section, churn_result
 from analysis.drift import drift_section
 from analysis.errors import error_table
+from analysis.goodput import goodput
 from analysis.hosts import hosts_note
 from analysis.knee import knees, little_check, load_levels, time_bins
 from analysis.latency import latency_table
+from analysis.levels import run_levels
 from analysis.load import load_run
 from analysis.model import RunData, Section
 from analysis.queue import queue_table
@@ -30,6 +34,8 @@ from analysis.rss_by_n import rss_by_agent_count
 from analysis.soak import soak_table, soak_trends
 from analysis.stats import MIN_SAMPLES
 from analysis.summary import record_gaps, run_summary_table, thresholds_table
+from analysis.summary_json import write_summary_json
+from analysis.sweep import sweep, sweep_answer
 from analysis.tasks import task_outcome_table, task_timing_table
 from analysis.workload import TITLE as WORKLOAD
 from analysis.workload import workload_section
@@ -79,6 +85,8 @@ LEADS: dict[str, tuple[str, ...]] = {
     "rounds": (headline_mod.ROUNDS, "Resources"),
     "soak": (headline_mod.SOAK, "Resources"),
     "breakpoint": (headline_mod.LEVELS, headline_mod.LATENCY),
+    "sweep": (headline_mod.SWEEP, headline_mod.GOODPUT, headline_mod.LATENCY),
+    "trace": (WORKLOAD, headline_mod.ARRIVALS),  # what the trace sent, and whether it kept its timing
 }
 
 
@@ -119,6 +127,9 @@ def build_sections(
         ),
         headline_mod.ROUNDS: _section(headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))]),
         headline_mod.SOAK: soak_section(run),
+        headline_mod.SWEEP: sweep_section(run),
+        headline_mod.GOODPUT: goodput_section(run),
+        headline_mod.ARRIVALS: arrivals_section(run),
         "Load levels and knee": load_section(run, levels),
     }
     candidates.update({s.title: s for s in extra_sections(run)})
@@ -158,6 +169,7 @@ ABSENT_WORDS = {
     headline_mod.ROUNDS: "rounds",
     headline_mod.SOAK: "trends over time",
     "Load levels and knee": "latency per load level",
+    headline_mod.GOODPUT: "goodput (no --slo given)",
 }
 
 
@@ -184,24 +196,92 @@ def soak_section(run: RunData) -> Section | None:
     )
 
 
-def load_section(run: RunData, levels: pd.DataFrame | None) -> Section | None:
-    """Latency/errors per load level, the knees, and the Little's-law check."""
-    if levels is None or levels.empty:
+def load_section(run: RunData, legacy: pd.DataFrame | None) -> Section | None:
+    """Latency, errors and goodput per load level in the run's own unit, the knees, the breaking level
+    with its rule, and the Little's-law check (on the agents active per time bin, `legacy`)."""
+    levels = run_levels(run)
+    if levels is None or levels.table.empty:
         return None
-    check = little_check(levels, run.samples)
-    notes = [
+    notes = [f"levels: {levels.source}"]
+    notes += [
         f"{k.measure} knee: "
-        + (f"at {k.users:g} users ({k.value:,.1f})" if k.users is not None else "none")
+        + (f"at {k.users:g} {levels.unit} ({k.value:,.1f})" if k.users is not None else "none")
         + f" — {k.rule}"
-        for k in knees(levels)
+        for k in knees(levels.table)
     ]
-    notes.append(
-        f"load generator {'SATURATED: numbers not trustworthy' if check.saturated else 'kept up'}"
-        f" — in-flight / (throughput x latency) = {check.in_flight_vs_little:.2f}; "
-        f"in-flight per user {check.busy_ratio_low:.2f} -> {check.busy_ratio_high:.2f}; "
-        f"load-generator CPU p90 {render.fmt(check.loadgen_cpu_p90)} %; rule: {check.rule}"
+    broke = first_break(levels)
+    where = f"at {broke.level:g} {levels.unit} ({broke.why})" if broke else "none"
+    notes.append(f"breaking level: {where} — rule: {RULE}")
+    if legacy is not None and not legacy.empty:
+        check = little_check(legacy, run.samples)
+        notes.append(
+            f"load generator {'SATURATED: numbers not trustworthy' if check.saturated else 'kept up'}"
+            f" — in-flight / (throughput x latency) = {check.in_flight_vs_little:.2f}; "
+            f"in-flight per user {check.busy_ratio_low:.2f} -> {check.busy_ratio_high:.2f}; "
+            f"load-generator CPU p90 {render.fmt(check.loadgen_cpu_p90)} %; rule: {check.rule}"
+        )
+    return Section(headline_mod.LEVELS, [(f"per level ({levels.unit})", levels.table)], notes)
+
+
+def sweep_section(run: RunData) -> Section | None:
+    """The sweep's passes, with its answer on top."""
+    found = sweep(run)
+    if found is None:
+        return None
+    return Section(
+        headline_mod.SWEEP,
+        [("passes", found.table)],
+        [sweep_answer(found), f"a rate breaks by the rule: {RULE}; {PERCENTILE_RULE}"],
     )
-    return Section("Load levels and knee", [("per active-users level", levels)], notes)
+
+
+def goodput_section(run: RunData) -> Section | None:
+    """Goodput of requests and tasks with counts, and each SLO's attainment."""
+    found = goodput(run)
+    if found is None:
+        return None
+    rows = [
+        {
+            "of": what,
+            "judged": share.scored,
+            "met": share.met,
+            "share_pct": _pct(share.share),
+            "per_s": share.per_s,
+        }
+        for what, share in (("requests", found.requests), ("tasks", found.tasks))
+        if share.scored
+    ]
+    table = pd.DataFrame(rows).set_index("of") if rows else None
+    notes = [
+        "goodput: the share of requests (tasks) that met every SLO; scored are the requests of the "
+        "operations that measure every SLO's metric, a failed one counting as a miss; a task meets its "
+        "SLOs when it is done, within every task SLO, and none of its requests missed one"
+    ]
+    return _section(headline_mod.GOODPUT, [("goodput", table), ("per SLO", found.attainment)], notes)
+
+
+def arrivals_section(run: RunData) -> Section | None:
+    """The open model's arrivals: started, late and dropped, start lateness, thresholds on drops."""
+    found = arrivals(run)
+    if found is None:
+        return None
+    notes = [f"arrival process: {found.process}", LATE_RULE]
+    notes += [
+        f"threshold {t.get('expr')}: "
+        + {True: "passed", False: "FAILED", None: "not judged"}[t.get("passed")]
+        + f" (value {t.get('value')})"
+        for t in run.meta.get("thresholds") or []
+        if str(t.get("expr", "")).startswith("dropped_arrivals")
+    ]
+    return Section(
+        headline_mod.ARRIVALS,
+        [("arrivals", arrivals_table(found)), ("start lateness", lateness_table(found))],
+        notes,
+    )
+
+
+def _pct(share: float | None) -> float | None:
+    return None if share is None else share * 100
 
 
 def extra_sections(
@@ -237,6 +317,7 @@ def write_report(
     title = f"Run report: {run.meta.get('run_id', run.path.name)}"
     (out / REPORT_MD).write_text(render.markdown(title, sections))
     (out / REPORT_HTML).write_text(render.page(title, sections))
+    write_summary_json(run, out)
     return out / REPORT_HTML
 
 
@@ -301,10 +382,7 @@ def _drawers(
             ),
         ],
         "Load levels and knee": [
-            (
-                "latency_vs_users.png",
-                lambda: plots.latency_vs_users_plot(levels, out / "latency_vs_users.png", run.meta),
-            )
+            ("latency_vs_users.png", lambda: plots.latency_vs_level_plot(run_levels(run), out, run.meta))
         ],
         headline_mod.ROUNDS: [
             (

@@ -1,8 +1,9 @@
 """Trace replay: the open model paced by a trace's own timestamps (`--trace FILE`, `--trace-speed`),
 served by a fixed pool of agents; arrivals no agent was free for are dropped and counted, as always.
 
-Pure timing: the schedule is scenarios/arrivals.py's OffsetSchedule; the requests' sizes are the
-workload's (agents take line k of the trace with arrival k). No clock here.
+Pure timing: the pacer is scenarios/arrivals.py's over the trace's timing (arrival k = line k, due at
+its offset / speed); the requests' sizes are the workload's (an agent takes line k with arrival k). No
+clock here: the run starts the pacer once the pool has spawned (kit/runtime.py's spawn lead).
 """
 
 from __future__ import annotations
@@ -11,15 +12,13 @@ import bisect
 import math
 from dataclasses import dataclass
 
-from scenarios.arrivals import OffsetSchedule, Pacer
+from scenarios.arrival_process import share_of, trace_timing
+from scenarios.arrivals import Pacer
 from scenarios.errors import ProfileConfigError
 from scenarios.options import ProfileOptions
 from scenarios.shape import Phase, Tick
 
 PHASE = "replay"
-SPAWN_PHASE = "spawn"
-SPAWN_LEAD_S = 1.0  # the pool is spawned (in its first quarter second) before the first arrival is due
-SPAWN_S = 0.25
 BUSY_S = 5.0  # the default pool holds the busiest second's arrivals for this long each
 MAX_DEFAULT_AGENTS = 200
 
@@ -28,59 +27,72 @@ MAX_DEFAULT_AGENTS = 200
 class TraceReplayParams:
     requests: int
     speed: float
-    span_s: float  # from the first arrival's due time to the last's, after the speed-up
+    span_s: float  # from the first line's due time to the last's, after the speed-up
     max_agents: int
 
 
 class TraceReplayProfile:
-    """Users = the agent pool, spawned in the first SPAWN_LEAD_S, until the last arrival is due (plus the
-    pacer's lateness allowance); the trace's clock starts after the spawn."""
+    """Users = the agent pool until the last line is due, plus the pacer's 1 s allowance for lateness."""
 
     name = "trace"
     driver = None
 
     def __init__(self, offsets_s: tuple[float, ...], speed: float, max_agents: int | None) -> None:
-        self.schedule = OffsetSchedule(offsets_s, speed)
-        pool = max_agents or default_pool(self.schedule.offsets)
-        self.params = TraceReplayParams(len(offsets_s), speed, self.schedule.end_s, pool)
+        self.offsets_s, self.speed = offsets_s, speed
+        self.due_s = tuple(offset / speed for offset in offsets_s)
+        self.end_s = self.due_s[-1] if self.due_s else 0.0
+        pool = max_agents or default_pool(self.due_s)
+        self.params = TraceReplayParams(len(offsets_s), speed, self.end_s, pool)
 
     def tick(self, t: float) -> Tick | None:
-        if t > SPAWN_LEAD_S + self.schedule.end_s + 1.0:  # past the last due arrival and its 1 s grace
+        if t > self.end_s + 1.0:
             return None
         pool = self.params.max_agents
-        return Tick(pool, pool / SPAWN_S, SPAWN_PHASE if t < SPAWN_LEAD_S else PHASE)
+        return Tick(pool, float(pool), PHASE)
 
     def phases(self) -> list[Phase]:
-        return [
-            Phase(SPAWN_PHASE, 0.0, SPAWN_LEAD_S),
-            Phase(PHASE, SPAWN_LEAD_S, SPAWN_LEAD_S + self.schedule.end_s),
-        ]
+        return [Phase(PHASE, 0.0, self.end_s)]
 
     def paced_by(self, start_ts: float, late_after_s: float = 1.0) -> Pacer:
-        """The trace's clock, from the end of the spawn (`start_ts` is the profile's start)."""
-        return Pacer(self.schedule, start_ts + SPAWN_LEAD_S, late_after_s)
+        return Pacer(trace_timing(list(self.offsets_s), self.speed), start_ts, late_after_s)
 
-    def share_doc(self, workers: int, start_ts: float, late_after_s: float = 1.0) -> dict:
-        """Plain data for one of `workers` load generators: every workers-th line of the trace, from the
-        worker's own index (scenarios.arrivals.pacer_from_doc)."""
-        stride = max(workers, 1)
-        offsets = list(self.schedule.offsets)
+    def share_doc(self, share: int, shares: int, start_ts: float, late_after_s: float = 1.0) -> dict:
+        """Plain data for load generator `share` of `shares`: every shares-th line of the trace
+        (scenarios.open_model.pacer_from_doc rebuilds its pacer)."""
         return {
-            "trace_offsets": offsets,
-            "stride": stride,
-            "start_ts": start_ts + SPAWN_LEAD_S,  # the workers' pools spawn first, as here
+            "trace_offsets": list(self.offsets_s),
+            "speedup": self.speed,
+            "share": share,
+            "shares": max(shares, 1),
+            "start_ts": start_ts,
             "late_after_s": late_after_s,
         }
 
+    def rate_points(self) -> list[list[float]]:
+        """The trace's arrivals per second, second by second, as corners (run.json open_model
+        rate_points: the load levels in arrivals/s)."""
+        points: list[list[float]] = []
+        for second in range(math.ceil(self.end_s) + 1):
+            rate = float(_in_window(self.due_s, second))
+            points += [[float(second), rate], [float(second + 1), rate]]
+        return points
 
-def default_pool(offsets: tuple[float, ...]) -> int:
+
+def trace_pacer(doc: dict) -> Pacer:
+    """The pacer of one worker's share (TraceReplayProfile.share_doc)."""
+    timing = share_of(trace_timing(doc["trace_offsets"], doc["speedup"]), doc["share"], doc["shares"])
+    return Pacer(timing, doc["start_ts"], doc["late_after_s"])
+
+
+def default_pool(due_s: tuple[float, ...]) -> int:
     """Agents enough for the busiest second's arrivals to each take up to BUSY_S (4..200)."""
-    busiest = max((_in_window(offsets, i) for i in range(len(offsets))), default=1)
+    busiest = max((_in_window(due_s, t) for t in due_s), default=1)
     return max(4, min(MAX_DEFAULT_AGENTS, math.ceil(busiest * BUSY_S)))
 
 
-def _in_window(offsets: tuple[float, ...], i: int, window_s: float = 1.0) -> int:
-    return bisect.bisect_left(offsets, offsets[i] + window_s) - i
+def _in_window(due_s: tuple[float, ...], start: float, window_s: float = 1.0) -> int:
+    """Arrivals due in [start, start + window_s)."""
+    return bisect.bisect_left(due_s, start + window_s) - bisect.bisect_left(due_s, start)
 
 
 def build(opts: ProfileOptions) -> TraceReplayProfile:

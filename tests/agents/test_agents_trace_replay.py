@@ -1,7 +1,8 @@
 """A 200-request trace replayed by `locust -f locustfile.py --headless ChatAgent --trace FILE`, at its own
-timing and 10 times faster: every line is sent once, at its size, with its session, and at 1x the p95 of
-start lateness (sent minus due, due = the pacer's start in run.json + the line's offset) is within 20 ms
-plus what the machine's scheduling delay costs right now."""
+timing and 10 times faster: every line is sent once, at its size, with its session; its first request's
+start_lateness_ms is sent minus due (due = the pacer's start in run.json + the line's offset); at 1x the
+p95 is within 20 ms plus what the machine's scheduling delay costs right now, and the report's Arrivals
+section counts the late starts."""
 
 from __future__ import annotations
 
@@ -47,7 +48,10 @@ def replay(tmp_path, speed: float):
     meta = json.loads((run_dir / "run.json").read_text())
     line = (rows["asked_tokens_in"] - 100).astype(int)
     due = meta["open_model"]["start_ts"] + np.array(offsets)[line] / speed
-    return rows.assign(line=line, lateness_ms=(rows["ts"] - due) * 1000.0), meta, window
+    # the recorded start lateness is sent minus due, due as the trace says
+    assert (rows["start_lateness_ms"] - (rows["ts"] - due) * 1000.0).abs().max() < 1.0
+    report = (run_dir / "report.md").read_text()
+    return rows.assign(line=line, lateness_ms=rows["start_lateness_ms"]), meta, window, report
 
 
 @pytest.mark.timing
@@ -55,7 +59,7 @@ def test_a_trace_replayed_at_its_own_timing_starts_each_request_within_20_ms(tmp
     attempt = iter(range(3))
 
     def p95_and_bar() -> tuple[float, float]:
-        rows, meta, window = replay(tmp_path / f"attempt-{next(attempt)}", 1.0)
+        rows, meta, window, report = replay(tmp_path / f"attempt-{next(attempt)}", 1.0)
         assert sorted(rows["line"]) == list(range(LINES)) and (rows["ok"] == 1).all()
         assert meta["profile"]["name"] == "trace" and meta["open_model"]["dropped_arrivals"] == 0
         assert (rows["asked_tokens_out"] == 4).all()
@@ -63,6 +67,9 @@ def test_a_trace_replayed_at_its_own_timing_starts_each_request_within_20_ms(tmp
         odd = rows[rows["line"] % 2 == 1]
         assert (odd["session_id"] == odd["line"].map(lambda k: f"{meta['run_id']}-trace-s{k % 7}")).all()
         assert rows["lateness_ms"].min() > -1.0  # never early
+        late = int((rows["lateness_ms"] > 100.0).sum())  # the report's rule for a late start
+        arrivals = report.split("## Arrivals", 1)[1].split("\n## ", 1)[0]
+        assert f"| late | {late} |" in arrivals and "| dropped | 0 |" in arrivals, arrivals
         return float(np.percentile(rows["lateness_ms"], 95)), window.tolerance_ms(QUIET_BAR_MS)
 
     readings = retake(p95_and_bar)
@@ -70,7 +77,7 @@ def test_a_trace_replayed_at_its_own_timing_starts_each_request_within_20_ms(tmp
 
 
 def test_a_trace_replayed_ten_times_faster_sends_every_line_in_a_tenth_of_the_time(tmp_path):
-    rows, meta, _ = replay(tmp_path, 10.0)
+    rows, meta, _, _ = replay(tmp_path, 10.0)
     assert sorted(rows["line"]) == list(range(LINES)) and meta["open_model"]["dropped_arrivals"] == 0
     span = rows["ts"].max() - rows["ts"].min()
     assert span == pytest.approx((LINES - 1) * GAP_MS / 1000.0 / 10, abs=0.2)

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from scenarios.arrivals import OffsetSchedule, Pacer, pacer_from_doc
 from scenarios.datasets import load_dataset
 from scenarios.distributions import Distribution, between
 from scenarios.errors import ProfileConfigError, WorkloadError
+from scenarios.open_model import pacer_from_doc
 from scenarios.options import ProfileOptions
 from scenarios.registry import build_profile
 from scenarios.synthetic_text import CHARS_PER_WORD, VOCABULARY, TextPool
@@ -308,30 +308,31 @@ def test_a_trace_and_an_input_size_cannot_both_give_the_prompts(tmp_path):
         read_workload(options(trace=path, input_tokens="100"))
 
 
-# --- the trace's timing: an offset schedule through the open model's pacer ------------------------------
+# --- the trace's timing: its offsets through the open model's pacer -----------------------------------------
 
 
-def test_an_offset_schedule_paces_the_trace_sped_up_and_names_each_line():
-    pacer = Pacer(OffsetSchedule([0.0, 1.0, 2.0, 10.0], speed=2.0), start_ts=100.0)
-    assert [pacer.claim_arrival(100.0) for _ in range(3)] == [(0, 100.0), (1, 100.5), (2, 101.0)]
-    assert pacer.claim_arrival(107.0) is None and pacer.dropped == 1  # line 3, due at 105, overdue > 1 s
+def test_a_trace_is_paced_at_its_offsets_sped_up_each_arrival_naming_its_line():
+    profile = build_profile("trace", ProfileOptions(trace_offsets_s=(0.0, 1.0, 2.0, 10.0), trace_speed=2.0))
+    pacer = profile.paced_by(100.0)
+    claimed = [pacer.claim(100.0) for _ in range(3)]
+    assert [(a.index, a.due_ts) for a in claimed if a] == [(0, 100.0), (1, 100.5), (2, 101.0)]
+    assert pacer.claim(107.0) is None and pacer.dropped == 1  # line 3, due at 105, overdue > 1 s
 
 
-def test_distributed_workers_split_the_trace_by_their_index():
-    doc = {"trace_offsets": [0.0, 1.0, 2.0, 3.0, 4.0], "stride": 2, "start_ts": 0.0, "late_after_s": 1.0}
+def test_distributed_workers_split_the_trace_every_nth_line():
+    profile = build_profile("trace", ProfileOptions(trace_offsets_s=(0.0, 1.0, 2.0, 3.0, 4.0)))
     lines = {}
-    for worker in (0, 1):
-        pacer = pacer_from_doc(doc, worker)
-        lines[worker] = [pacer.claim_arrival(0.0) for _ in range(3)]
-    assert lines[0] == [(0, 0.0), (2, 2.0), (4, 4.0)] and lines[1] == [(1, 1.0), (3, 3.0), None]
+    for share in (0, 1):
+        pacer = pacer_from_doc(profile.share_doc(share, 2, start_ts=0.0))
+        lines[share] = [a.index if (a := pacer.claim(0.0)) else None for _ in range(3)]
+    assert lines == {0: [0, 2, 4], 1: [1, 3, None]}
 
 
 def test_the_trace_profile_holds_its_pool_until_the_last_arrival_is_due():
     profile = build_profile("trace", ProfileOptions(trace_offsets_s=(0.0, 0.1, 0.2, 30.0), trace_speed=10.0))
     assert profile.params.max_agents == 15  # 3 arrivals in the busiest second, 5 s each
-    assert profile.tick(0.0).phase == "spawn" and profile.tick(1.0).users == 15  # the trace at 1 s
-    assert profile.tick(4.9).phase == "replay" and profile.tick(5.1) is None  # last due at 4 s, 1 s grace
-    assert profile.paced_by(100.0).start_ts == 101.0
+    assert profile.tick(0.0).users == 15 and profile.tick(3.9) is not None and profile.tick(4.1) is None
+    assert profile.rate_points()[:4] == [[0.0, 3.0], [1.0, 3.0], [1.0, 0.0], [2.0, 0.0]]
     with pytest.raises(ProfileConfigError, match="needs --trace FILE"):
         build_profile("trace", ProfileOptions())
 
