@@ -94,6 +94,7 @@ __all__ = ["RUN_ID", "agent_user", "free_port", "hermes_gateway", "installed", "
 HERMES = os.environ.get("LOADKIT_HERMES_BIN") or shutil.which("hermes")
 NEEDS_HERMES = [
     pytest.mark.gateways,
+    pytest.mark.e2e,
     pytest.mark.skipif(
         not HERMES, reason="no hermes executable (set LOADKIT_HERMES_BIN; see docs/gateways.md)"
     ),

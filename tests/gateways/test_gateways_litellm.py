@@ -29,6 +29,7 @@ from tests.gateways.harness import agent_user, free_port, installed, rows, runni
 from tests.paths import TEST_GATEWAYS
 
 pytestmark = [
+    pytest.mark.e2e,
     pytest.mark.gateways,
     pytest.mark.skipif(
         not installed("litellm"), reason="litellm[proxy] not installed (requirements-gateways.txt)"

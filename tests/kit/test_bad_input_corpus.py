@@ -301,6 +301,7 @@ def test_the_corpus_has_at_least_150_cases():
     assert len(CASES) >= 150 and len({c.name for c in CASES}) == len(CASES)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_bad_input_exits_2_with_one_line_and_leaves_nothing(results, case):
     result, cwd, requests = results[case.name]
