@@ -18,6 +18,7 @@ from aiohttp import web
 
 from simgateway.faults import FaultGate
 from simgateway.knobs import Knobs
+from simgateway.prefix_cache import PrefixCache
 from simgateway.usage import Tokens, cost_usd, count_tokens, usage_body
 
 WORDS = ("lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do")
@@ -92,6 +93,7 @@ class MockLLM:
         # when each recent stream's first token actually left, by response id: the truth a timing test
         # compares a client's TTFT with when the host is too busy for the knob itself to be kept
         self.stream_log: deque[dict] = deque(maxlen=STREAM_LOG_SIZE)
+        self.prefix_cache = PrefixCache(knobs.prefix_cache_block) if knobs.prefix_cache_block else None
 
     async def stream_timings(self, _: web.Request) -> web.Response:
         return web.json_response({"streams": list(self.stream_log)})
@@ -110,10 +112,15 @@ class MockLLM:
             body["cost"] = cost_usd(self.knobs, tokens)
         return body
 
+    def tokens_for(self, texts: list[str], max_tokens: int | None) -> Tokens:
+        """The call's token counts under the knobs, its prompt-cache hits included."""
+        tokens = count_tokens(self.knobs, texts, max_tokens)
+        return tokens if self.prefix_cache is None else self.prefix_cache.apply(tokens, texts)
+
     async def complete(self, texts: list[str], max_tokens: int | None) -> tuple[str, Tokens]:
         """One non-streamed reply after the full generation time (used by agent prompts too)."""
         t0 = asyncio.get_running_loop().time()
-        tokens = count_tokens(self.knobs, texts, max_tokens)
+        tokens = self.tokens_for(texts, max_tokens)
         await sleep_until(done_at(t0, self.knobs, tokens))
         return reply_text(tokens.content), tokens
 
@@ -143,7 +150,7 @@ class MockLLM:
 
     async def _chat(self, request: web.Request, body: dict, texts: list[str], stream: bool, t0: float):
         max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
-        tokens = count_tokens(self.knobs, texts, max_tokens)
+        tokens = self.tokens_for(texts, max_tokens)
         if stream:
             return await self._chat_stream(request, body, tokens, t0)
         await sleep_until(done_at(t0, self.knobs, tokens))
@@ -225,7 +232,7 @@ class MockLLM:
         return await self._admitted(request, "input", "", self._respond)
 
     async def _respond(self, request: web.Request, body: dict, texts: list[str], stream: bool, t0: float):
-        tokens = count_tokens(self.knobs, texts, body.get("max_output_tokens"))
+        tokens = self.tokens_for(texts, body.get("max_output_tokens"))
         rid = f"resp_sim{next(_ids)}"
         if stream:
             return await self._responses_stream(request, body, tokens, t0, rid)

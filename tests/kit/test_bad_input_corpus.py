@@ -194,6 +194,51 @@ CASES: list[Case] = [
     Case("spec path not a path", ("--gateway", "spec:s.toml"), files=spec('path = "v1/tasks"')),
     Case("spec path a URL", ("--gateway", "spec:s.toml"), files=spec('path = "http://169.254.169.254/x"')),
     Case("spec path //host", ("--gateway", "spec:s.toml"), files=spec('path = "//169.254.169.254/x"')),
+    # --- workload options and files (docs/workloads.md) ----------------------------------------------
+    *numbers("--input-tokens", ("abc", "-5", "inf", "nan")),
+    *numbers("--output-tokens", ("abc", "-1")),
+    *numbers("--input-tokens-distribution", ("gauss",)),
+    *numbers("--think-time", ("soon", "1s..", "-2s")),
+    *numbers("--seed", ("abc", "-1")),
+    *numbers("--trace-speed", ("2",)),  # without a trace
+    Case("prefix without input", ("--prefix-tokens", "100")),
+    Case("prefix above input", ("--input-tokens", "100", "--prefix-tokens", "200")),
+    Case("lognormal without stdev", ("--input-tokens", "100", "--input-tokens-distribution", "lognormal")),
+    Case("max-tokens and output-tokens", ("--max-tokens", "10", "--output-tokens", "20")),
+    Case("workload missing", ("--workload", "missing.toml")),
+    Case("workload bad toml", ("--workload", "w.toml"), files={"w.toml": b"[input\n"}),
+    Case("workload unknown section", ("--workload", "w.toml"), files={"w.toml": b"[inptu]\nmean = 1\n"}),
+    Case("workload unknown key", ("--workload", "w.toml"), files={"w.toml": b"[input]\nmeen = 1\n"}),
+    Case(
+        "workload unknown distribution",
+        ("--workload", "w.toml"),
+        files={"w.toml": b'[input]\nmean = 9\ndistribution = "gauss"\n'},
+    ),
+    Case("workload negative size", ("--workload", "w.toml"), files={"w.toml": b"[output]\nmean = -4\n"}),
+    Case("dataset missing", ("--dataset", "missing.jsonl")),
+    Case("dataset not json", ("--dataset", "d.jsonl"), files={"d.jsonl": b'{"messages": []\n'}),
+    Case("dataset not utf-8", ("--dataset", "d.jsonl"), files={"d.jsonl": NOT_UTF8}),
+    Case(
+        "dataset bad role",
+        ("--dataset", "d.jsonl"),
+        files={"d.jsonl": b'{"messages": [{"role": "robot", "content": "x"}]}\n'},
+    ),
+    Case(
+        "trace out of order",
+        ("--trace", "t.jsonl"),
+        files={"t.jsonl": b'{"timestamp": 50, "input_length": 5}\n{"timestamp": 10, "input_length": 5}\n'},
+    ),
+    Case(
+        "trace negative size",
+        ("--trace", "t.jsonl"),
+        files={"t.jsonl": b'{"timestamp": 0, "input_length": -5}\n'},
+    ),
+    Case(
+        "trace with another profile",
+        ("--trace", "t.jsonl", "--load-profile", "average"),
+        files={"t.jsonl": b'{"timestamp": 0, "input_length": 5}\n'},
+    ),
+    Case("trace profile without a trace", ("--load-profile", "trace")),
     # --- LOCUST_* variables, read like Locust's own --------------------------------------------------
     *[
         Case(f"{k}={v}", (), env={k: v})
