@@ -9,6 +9,7 @@ Judging rules live in scenarios/evaluator.py; this module only feeds and asks.
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -170,10 +171,11 @@ def refuse_short_trends(settings: KitSettings) -> None:
     """Before load: a soak, or a run with a trend threshold, too short for the verdict's data would end
     "not judged"; it is refused (exit 2) with the rule and the shortest run that reaches it."""
     trend_rules = [th.expr for th in settings.thresholds if th.metric.name in TREND_METRICS]
-    if settings.profile_name != "soak" and not trend_rules:
+    profile = registry.build_profile(settings.profile_name, settings.profile)
+    if not (profile.judges_trends or trend_rules):
         return
-    run_s = getattr(registry.build_profile(settings.profile_name, settings.profile), "end_s", None)
-    if run_s is None or run_s == float("inf"):
+    run_s = profile.end_s
+    if run_s == math.inf:
         return  # open-ended (the web UI's manual profile): judged at the end, unjudged fails then
     data = TrendData(settings.target.trend_min_duration, settings.target.sample_interval)
     if data.reaches(run_s):

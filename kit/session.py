@@ -1,5 +1,6 @@
-"""What outlives one run in a Locust process: the target and the names of the runs it has had (each
-start in the web UI is a new run: `--run-id ID` and `--run-dir DIR` name the first, then ID-2, DIR-2...).
+"""What outlives one run in a Locust process: the target, a master's fleet, and the names of the runs it
+has had (each start in the web UI is a new run: `--run-id ID` and `--run-dir DIR` name the first, then
+ID-2, DIR-2...).
 
 Naming and bookkeeping only: starting and stopping runs is kit.runtime's.
 """
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit import rundir
+from kit.fleet import Fleet
 from kit.settings import RUNS_ROOT
 from lifecycle.target import Target
 
@@ -20,6 +22,7 @@ class Session:
     run_id: str | None  # --run-id as given (None: generate one per run)
     run_dir: str | None  # --run-dir as given (None: runs/<run-id>)
     html_file: str | None  # --html as given (None: each run's own locust_report.html)
+    fleet: Fleet | None = None  # on a master: its side of the fleet protocol
     dirs: dict[str, Path] = field(default_factory=dict)  # every run so far, by run id
     quitting: bool = False  # the process is shutting down: no new run begins
 

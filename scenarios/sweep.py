@@ -19,6 +19,7 @@ from scenarios.arrivals import Arrival, ArrivalSchedule, Pacer
 from scenarios.errors import ProfileConfigError
 from scenarios.options import ProfileOptions
 from scenarios.shape import Phase, Stage, Tick
+from scenarios.traits import ProfileTraits
 
 SYNCHRONOUS, THROUGHPUT, RATE = "synchronous", "throughput", "rate"
 CLOSED_PASSES = frozenset({SYNCHRONOUS, THROUGHPUT})
@@ -146,11 +147,10 @@ def layout(params: SweepParams) -> list[SweepPass]:
     return [SweepPass(n, kind, b + (n - 1) * h, b + n * h) for n, kind in enumerate(kinds, start=1)]
 
 
-class SweepProfile:
+class SweepProfile(ProfileTraits):
     """LoadTestShape adapter: 0 agents in the baseline, 1 in the synchronous pass, the pool after."""
 
     name = "sweep"
-    driver = None
     one_process = True  # its rates are measured as it goes: refused on a master or a worker
 
     def __init__(self, params: SweepParams) -> None:
@@ -168,6 +168,10 @@ class SweepProfile:
     def rate_points(self) -> list[list[float]]:
         """The rate passes' asked arrivals/s so far (known once the throughput pass has ended)."""
         return self.plan.rate_points() if self.plan is not None else []
+
+    def arrivals_asked(self, start_ts: float) -> dict:
+        """Its rate passes' arrivals: the rate curve fills in as the closed passes measure it."""
+        return self.process.asked(start_ts, self.rate_points())
 
     def tick(self, t: float) -> Tick | None:
         if t >= self.end_s:
