@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from analysis.stats import describe
 
 LATE_MS = 100.0  # an arrival started more than this after its due time is late
@@ -39,6 +39,7 @@ class Arrivals:
         return self.dropped / self.due if self.due else None
 
 
+@per_run
 def arrivals(run: RunData) -> Arrivals | None:
     """The run's arrivals; None for a closed model (no open_model in run.json)."""
     meta = run.meta.get("open_model")

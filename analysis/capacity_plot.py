@@ -16,7 +16,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from analysis.capacity import CapacityResult, ChurnResult, capacity_points, memory_column  # noqa: E402
+from analysis.capacity import CapacityResult, capacity_points  # noqa: E402
+from analysis.capacity_rows import memory_column  # noqa: E402
+from analysis.churn import ChurnResult  # noqa: E402
 
 
 def capacity_plot(runs: Mapping[str, tuple[CapacityResult, object]], out: Path) -> Path | None:

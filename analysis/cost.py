@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.model import RunData, Section
-from analysis.prices import PriceTable, PriceTableError
+from analysis.model import RunData, Section, per_run
+from analysis.prices import DEFAULT_PRICES_PATH, PriceTable, PriceTableError, load_prices
 from analysis.stats import describe
 
 MTOK = 1_000_000
@@ -26,6 +26,7 @@ TASK_PERCENTILES = (50, 95)
 NO_MODEL = "(no model)"
 
 
+@per_run
 def usage_rows(run: RunData) -> tuple[pd.DataFrame, str]:
     """The rows that carry LLM usage and where they came from ("requests.csv", "tasks.csv", both, "none").
 
@@ -41,6 +42,23 @@ def usage_rows(run: RunData) -> tuple[pd.DataFrame, str]:
     if not parts:
         return _with_usage(None), "none"
     return pd.concat(parts.values(), ignore_index=True), " and ".join(parts)
+
+
+@per_run
+def run_prices(run: RunData) -> PriceTable | PriceTableError:
+    """The run's price table (--prices, recorded in run.json; else the shipped one), or why not."""
+    recorded = run.meta.get("cost")
+    settings = recorded if isinstance(recorded, dict) else {}
+    try:
+        return load_prices(settings.get("prices") or DEFAULT_PRICES_PATH)
+    except PriceTableError as exc:
+        return exc
+
+
+@per_run
+def priced_usage(run: RunData, prices: PriceTable) -> tuple[pd.DataFrame, list[str]]:
+    """The run's usage rows priced (price_rows), with the pricing warnings."""
+    return price_rows(usage_rows(run)[0], prices)
 
 
 def price_rows(rows: pd.DataFrame, prices: PriceTable) -> tuple[pd.DataFrame, list[str]]:
@@ -180,6 +198,7 @@ def gateway_comparison(priced: pd.DataFrame) -> pd.DataFrame:
     ).set_index("model")
 
 
+@per_run
 def task_costs(run: RunData, prices: PriceTable) -> pd.DataFrame:
     """Dollars per task (list, billed and gateway-reported), from tasks.csv usage or else from requests
     grouped by task_id."""
@@ -272,7 +291,7 @@ def cost_section(
     if isinstance(prices, PriceTableError):
         section.notes.append(f"error: {prices}")
         prices = PriceTable(origin="(none: the price file was rejected)", prices={})
-    priced, warnings = price_rows(rows, prices)
+    priced, warnings = priced_usage(run, prices)
     per_task = per_task_summary(task_costs(run, prices))
     if source != "none":
         section.notes.append(describe_total(dollar_total(priced)))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from analysis.scores import with_scores
 from contract import schema
 from contract.compare import COMPARE
@@ -51,9 +51,15 @@ def slos_of(run: RunData) -> list[dict]:
 
 def request_verdicts(requests: pd.DataFrame, slos: list[dict]) -> pd.DataFrame:
     """Per request: `scored`, `met` (every request SLO), and `met_<i>` per SLO i (task SLOs: empty)."""
-    req = with_scores(requests)
-    ok = req["ok"] == 1
     bounds = [(i, s) for i, s in enumerate(slos) if s["of"] == "requests"]
+    keep = (
+        schema.REQUEST.ok,
+        schema.REQUEST.operation,
+        schema.REQUEST.error_kind,
+        *(s["column"] for _, s in bounds),
+    )
+    req = with_scores(requests, keep=keep)
+    ok = req["ok"] == 1
     values = {i: req[s["column"]] for i, s in bounds}
     met = {i: ok & _holds(values[i], s) for i, s in bounds}
     measuring = ok & np.logical_and.reduce([values[i].notna() for i, _ in bounds] or [ok])
@@ -85,6 +91,7 @@ def task_verdicts(
     return out
 
 
+@per_run
 def goodput(run: RunData) -> Goodput | None:
     """The run's goodput; None when it has no SLOs."""
     slos = slos_of(run)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from contract import schema
 
 MIN_LEVELS = 4
@@ -48,11 +48,17 @@ class LittleCheck:
     rule: str
 
 
+R = schema.REQUEST
+BIN_COLUMNS = (R.ts, R.agent_id, R.ok, R.error_kind, R.latency_ms, R.ttft_ms)
+
+
+@per_run
 def time_bins(run: RunData, bin_s: float | None = None) -> pd.DataFrame | None:
     """Per time bin: active users, completions/s, latency/TTFT/error stats, measured in-flight."""
     req = run.requests
     if req is None or req.empty or req["ts"].isna().all():
         return None
+    req = req[[c for c in BIN_COLUMNS if c in req]]
     req = req[req["ts"].notna()]
     if "error_kind" in req:  # cut short by the run's own stop: neither a success nor a gateway error
         req = req[req["error_kind"] != schema.ERROR_INTERRUPTED]

@@ -9,24 +9,27 @@ import numpy as np
 import pandas as pd
 
 from analysis.goodput import request_verdicts, slos_of
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from analysis.scores import with_scores
 from analysis.stats import describe
 from contract import schema
 from contract.derived import OUTPUT_TOKENS_PER_S, TPOT_MS
 
 STREAM_PERCENTILES = (50, 95, 99)
+R = schema.REQUEST
+COLUMNS = (R.operation, R.ok, R.error_kind, R.latency_ms, R.ttft_ms, R.itl_ms_mean, R.tokens_out)
 
 
+@per_run
 def latency_table(run: RunData) -> pd.DataFrame | None:
     """One row per operation: requests, failures, latency of successful ones (ms), stream timings."""
     req = run.requests
     if req is None or req.empty:
         return None
-    req = with_scores(req)
     slos = slos_of(run)
-    if slos:
-        verdicts = request_verdicts(req, slos)
+    verdicts = request_verdicts(req, slos) if slos else None
+    req = with_scores(req, keep=COLUMNS)
+    if verdicts is not None:
         req = req.assign(scored=verdicts["scored"], met=verdicts["met"])
     rows = [_operation_row(op, group) for op, group in req.groupby("operation", sort=True, dropna=False)]
     return pd.DataFrame(rows).set_index("operation")

@@ -14,7 +14,7 @@ import pandas as pd
 
 from analysis.goodput import request_verdicts, slos_of
 from analysis.knee import load_levels, time_bins
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from analysis.scores import with_scores
 from analysis.stats import small_sample_flag
 from contract.derived import TPOT_MS
@@ -36,6 +36,7 @@ class Levels:
     source: str  # where each request's level was read, in words
 
 
+@per_run
 def run_levels(run: RunData) -> Levels | None:
     """The run's load levels; None when it has no requests (or no level to put them at)."""
     req = run.requests

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.hosts import judged_samples
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from analysis.resources import DEFAULT_WARNING_BYTES
 from contract.schema import MIB
 
@@ -64,6 +64,7 @@ def baseline(samples: pd.DataFrame, meta: dict) -> Baseline | None:
     return Baseline(first["target_rss_bytes"], first["target_procs"], "first reading (no baseline phase)")
 
 
+@per_run
 def rounds_table(run: RunData, warning_bytes: float = DEFAULT_WARNING_BYTES) -> pd.DataFrame | None:
     """One row per recorded round; None when the run has no rounds or no samples."""
     rounds = (run.meta.get("profile") or {}).get("rounds") or []

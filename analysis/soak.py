@@ -13,7 +13,7 @@ import pandas as pd
 from scipy import stats
 
 from analysis.hosts import judged_samples
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from contract import trend_rule
 from contract.schema import MIB
 
@@ -169,6 +169,7 @@ def data_rule(meta: dict) -> str:
     return f"Data rule: a verdict needs {data.rule_text()}; shorter soaks are refused before load."
 
 
+@per_run
 def soak_trends(run: RunData) -> tuple[Trend, Trend]:
     """Memory and error-rate trends under the run's rule: what the report shows and thresholds judge."""
     rule = rule_of(run.meta)

@@ -9,20 +9,16 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.arrivals import arrivals, arrivals_line
-from analysis.capacity import (
-    capacity_points,
-    capacity_result,
-    churn_result,
-    kept_text,
-    shared_pages_warning,
-)
-from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
+from analysis.capacity import capacity_points, run_capacity, run_churn, shared_pages_warning
+from analysis.capacity_rows import has_rows, is_churn
+from analysis.churn import kept_text
+from analysis.cost import describe_total, dollar_total, priced_usage, run_prices, usage_rows
 from analysis.goodput import goodput
 from analysis.headline import headline
 from analysis.hosts import judged_samples
 from analysis.knee import SATURATION_REMEDY
 from analysis.model import RunData
-from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
+from analysis.prices import PriceTableError
 from analysis.scores import with_scores
 from analysis.stats import describe
 from analysis.tasks import task_counts
@@ -147,25 +143,23 @@ def record_gaps(run: RunData) -> list[str]:
 
 def _cost_lines(run: RunData) -> list[str]:
     """LLM dollars at the run's price table, else as the gateway reported them; n/a rather than a guess."""
-    rows, source = usage_rows(run)
+    source = usage_rows(run)[1]
     if source == "none":
         return []
-    settings = run.meta.get("cost") or {}
-    try:
-        table = load_prices(settings.get("prices") or DEFAULT_PRICES_PATH)
-    except PriceTableError as exc:
-        return [f"LLM cost: n/a ({exc})"]
-    line = describe_total(dollar_total(price_rows(rows, table)[0]))
+    table = run_prices(run)
+    if isinstance(table, PriceTableError):
+        return [f"LLM cost: n/a ({table})"]
+    line = describe_total(dollar_total(priced_usage(run, table)[0]))
     return [f"{line} (usage from {source}; prices {Path(table.origin).name})"]
 
 
 def _capacity_lines(run: RunData) -> list[str]:
     """The capacity study's headline: N_max with the fit behind it, or why no capacity is published."""
     frame = run.capacity
-    if frame is None or frame.empty or "event" not in frame:
+    if frame is None or not has_rows(frame):
         return []
-    if frame["event"].isin(["opened", "closed"]).any():
-        churn = churn_result(frame)
+    if is_churn(frame):
+        churn = run_churn(run)
         fit = churn.fit
         detail = f" (R² {fit.r2:.3f}, {fit.points} points)" if fit else ""
         retained = churn.retained_mib_per_session
@@ -173,7 +167,7 @@ def _capacity_lines(run: RunData) -> list[str]:
         lines = [f"churn: {churn.verdict}; {figure}{churn.sessions_closed} sessions closed"]
         lines.append(f"churn: kept above the baseline after each cycle: {kept_text(churn.kept_mib)}")
         return lines + ([f"churn: {churn.suggestion}"] if churn.suggestion else [])
-    r = capacity_result(frame)
+    r = run_capacity(run)
     marginal = (
         f"{r.fit.slope:.3f} MiB/agent (R² {r.fit.r2:.4f}, last {r.fit.points} points)" if r.fit else "no fit"
     )
@@ -241,7 +235,7 @@ def _memory_lines(run: RunData) -> list[str]:
 
 def _capacity_peak_bytes(run: RunData) -> float | None:
     frame = run.capacity
-    if frame is None or frame.empty or "event" not in frame:
+    if frame is None or not has_rows(frame):
         return None
     points = capacity_points(frame, "rss")
     return float(points["mib"].max()) * MIB if len(points) else None

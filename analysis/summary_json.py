@@ -15,7 +15,8 @@ from typing import Any
 
 from analysis.arrivals import LATE_MS, arrivals
 from analysis.breaking import RULE, first_break, highest_held
-from analysis.capacity import capacity_result
+from analysis.capacity import run_capacity
+from analysis.capacity_rows import has_rows
 from analysis.goodput import goodput
 from analysis.headline import headline, profile_of
 from analysis.latency import latency_table
@@ -166,10 +167,9 @@ def _sweep(run: RunData) -> dict | None:
 
 
 def _capacity(run: RunData) -> dict | None:
-    frame = run.capacity
-    if frame is None or frame.empty or "event" not in frame or profile_of(run) != "capacity":
+    if not has_rows(run.capacity) or profile_of(run) != "capacity":
         return None
-    r = capacity_result(frame)
+    r = run_capacity(run)
     return {
         "n_max": r.n_max,
         "n_stop": r.n_stop,

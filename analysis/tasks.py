@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from analysis.stats import describe
 
 DURATIONS = {"queue_wait_ms": "queue wait", "run_ms": "run time", "total_ms": "ready -> done"}
@@ -41,6 +41,7 @@ def task_outcome_table(run: RunData) -> pd.DataFrame | None:
     return table
 
 
+@per_run
 def task_counts(run: RunData) -> dict[str, int] | None:
     """Submitted, done and failed (every non-done terminal status) counts, for summaries."""
     tasks = run.tasks

@@ -122,10 +122,9 @@ def disagreements(sizes: pd.DataFrame) -> list[str]:
 
 def per_call_and_task(run: RunData, prices: PriceTable) -> pd.DataFrame:
     """Mean tokens in / cached / out and dollars (list, as billed, cache floor) per LLM call and per task."""
-    rows, source = cost.usage_rows(run)
-    if source == "none":
+    if cost.usage_rows(run)[1] == "none":
         return pd.DataFrame()
-    priced, _ = cost.price_rows(rows, prices)
+    priced, _ = cost.priced_usage(run, prices)
     calls = priced["llm_calls"].fillna(1.0).sum()
     out = {"per call": _means(priced, calls, int(calls))}
     tasks = _task_usage(run, priced)

@@ -7,7 +7,8 @@ trend through two targets behind one URL. Recorded run directories, no processes
 
 from __future__ import annotations
 
-from analysis.capacity import PEAK_AT_STEPS, capacity_section, churn_result
+from analysis.capacity import PEAK_AT_STEPS, capacity_section
+from analysis.churn import churn_result
 from analysis.cost import DollarTotal, describe_total
 from analysis.headline import headline
 from analysis.index import index_rows, trend_plots
