@@ -139,6 +139,9 @@ STOP_CAP = "cap"  # --max-agents reached under the budget: no capacity value (a 
 STOP_FAILURE = "failure"  # an agent failed to start: recorded, no capacity value
 STOP_TARGET_DIED = "target_died"
 STOP_CHURN_DONE = "cycles_done"  # churn finished its cycles
+# requests.csv first_token_kind: what a stream's first generated token was (its TTFT is timed to it)
+FIRST_TOKEN_CONTENT = "content"
+FIRST_TOKEN_TOOL_CALL = "tool_call"
 # requests.csv error_kind of a request the run's own stop cut short: not the gateway's failure
 ERROR_INTERRUPTED = "interrupted"
 STOP_INTERRUPTED = "interrupted"  # the run was stopped from outside (a signal): no capacity value
