@@ -57,7 +57,7 @@ class CallLog:
                 "step": conv.step,
                 "prompt_tokens": tokens.prompt,
                 "completion_tokens": tokens.completion,
-                "tools_offered": len(conv.offered),
+                "tools_offered": list(conv.offered),
                 "tool_calls": [{"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in calls],
             }
         )
