@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Conversation:
-    """One request's view of its conversation. A *turn* starts at the last user message; its *steps* are
-    the model calls of the agent loop that answers it (one per assistant message with tool calls, + 1)."""
+    """One request's view of its conversation. A *turn* starts after the assistant's last answer in text
+    (or at the start): its *steps* are the model calls of the agent loop that answers it, one per
+    assistant message with tool calls since, + 1. Not the last user message: gateways insert user
+    messages inside a loop (OpenClaw adds its context after tool results)."""
 
     texts: tuple[str, ...]  # what the prompt count covers: messages, tool calls and results, tool schemas
     said: str  # the messages' text alone (no schemas), what a script's `says` is searched in
@@ -72,14 +74,15 @@ class _Reader:
     called: list[str] = field(default_factory=list)
     in_calls: bool = False  # the Responses API: consecutive function_call items are one step
 
-    def message(self, role: object, content: object) -> None:
+    def message(self, role: object, content: object, calls: bool = False) -> None:
+        """A message; an assistant's without tool calls is an answer, which ends the turn."""
         texts = _content_texts(content)
         self.texts += texts
         self.said += texts
         self.in_calls = False
-        if role == "user":
-            if self.first_user is None:
-                self.first_user = "\n".join(texts)
+        if role == "user" and self.first_user is None:
+            self.first_user = "\n".join(texts)
+        if role == "assistant" and not calls:
             self.steps, self.called = 0, []
 
     def calls(self, calls: list[tuple[object, object]], new_step: bool) -> None:
@@ -128,8 +131,8 @@ def chat_conversation(body: dict) -> Conversation:
         if role == "tool":
             reader.result(m.get("content"))
             continue
-        reader.message(role, m.get("content"))
         calls = m.get("tool_calls") if role == "assistant" else None
+        reader.message(role, m.get("content"), calls=bool(calls))
         if isinstance(calls, list) and calls:
             named = [c.get("function") or {} for c in calls if isinstance(c, dict)]
             reader.calls([(f.get("name"), f.get("arguments", "")) for f in named], new_step=True)

@@ -34,7 +34,7 @@ def test_a_chat_turn_through_hermes_takes_the_scripted_number_of_model_calls(
     simulator, tmp_path, monkeypatch
 ):
     """Hermes offers its tools; the model calls `todo` for 3 steps, then answers: 4 model calls per turn,
-    every turn of a sticky session (steps count from the turn's user message). Hermes sums its loop's
+    every turn of a sticky session (steps count from the last text answer). Hermes sums its loop's
     usage into the reply, so the kit's tokens_in is the sum of the 4 calls' prompts."""
     knobs = ["--ttft-ms", "20", "--itl-ms", "1", "--output-tokens", "5", "--tool-names", "todo"]
     sim = simulator(*knobs, "--tool-call-steps", str(STEPS))

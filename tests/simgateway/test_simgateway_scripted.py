@@ -46,9 +46,10 @@ def calls_turn(*names: str) -> list[dict]:
     return [{"role": "assistant", "content": None, "tool_calls": calls}, *results]
 
 
-def test_step_is_one_plus_the_assistant_tool_call_messages_since_the_last_user_message():
+def test_step_is_one_plus_the_assistant_tool_call_messages_since_its_last_text_answer():
     assert chat_conversation(chat()).step == 1
-    two_steps = chat(*calls_turn("weather", "search"), *calls_turn("search"))
+    injected = {"role": "user", "content": "gateway context"}  # OpenClaw adds one after tool results
+    two_steps = chat(*calls_turn("weather", "search"), injected, *calls_turn("search"))
     conv = chat_conversation(two_steps)
     assert conv.step == 3 and conv.called == ("weather", "search", "search")
     new_turn = chat(
