@@ -52,6 +52,8 @@ class KitAgent(User):
         self.http: httpx.Client | None = None
         self.backoff_until = 0.0
         self.round: int | None = None  # the rounds profile's round the current work belongs to
+        self.arrival: int | None = None  # the open model's arrival the current work serves (its index)
+        self.arrival_due_ts: float | None = None  # when it was due, until its first request is reported
         self.settings = agent_settings_of(environment)  # converted once by the run (kit/settings.py)
 
     def on_start(self) -> None:
@@ -85,6 +87,7 @@ class KitAgent(User):
 
     def report(self, record: RequestRecord, response_length: int = 0) -> None:
         """Fire Locust's request event carrying the raw record."""
+        self.stamp_lateness(record)
         if record.retry_after_s:
             self.backoff_until = time.monotonic() + record.retry_after_s
         self.environment.events.request.fire(
@@ -97,6 +100,13 @@ class KitAgent(User):
             else AgentError(redact(f"{record.error_kind}: {record.error}")),
             context={"kit_record": record},
         )
+
+    def stamp_lateness(self, record: RequestRecord) -> None:
+        """The first request of an arrival carries its start lateness: sent minus due (a wait for a
+        free agent, or the load generator's own delay)."""
+        if self.arrival_due_ts is not None:
+            record.start_lateness_ms = round((record.ts - self.arrival_due_ts) * 1000.0, 3)
+            self.arrival_due_ts = None
 
     def tolerated(self, record: RequestRecord) -> bool:
         """A 429 stays a failed row in requests.csv; with --backpressure-ok Locust counts it as a success."""
@@ -156,6 +166,7 @@ class KitAgent(User):
             record.ok, record.error_kind = False, schema.ERROR_INTERRUPTED
             record.error = "the run stopped before the answer"
             record.latency_ms = (time.perf_counter() - started) * 1000.0
+            self.stamp_lateness(record)
             self.record(record)
             raise
 
@@ -233,18 +244,21 @@ def warm_up_http() -> None:
 
 def paced(work: Callable[[A], None]) -> Callable[[A], None]:
     """Gate an agent's task by the run's pacing: under an open model it starts at its scheduled
-    arrival, under rounds it takes a slot of the current round (its number in `self.round`); a
+    arrival (its index in `self.arrival`, e.g. a trace's k-th request; its first request records the
+    start lateness), under rounds it takes a slot of the current round (its number in `self.round`); a
     closed-model run is not affected. Use under Locust's @task."""
 
     @functools.wraps(work)
     def gated(self: A) -> None:
+        self.honour_backoff()  # an agent waiting out a Retry-After is not free to take an arrival
         ticket = self.take_ticket()
         if ticket is None:
             return
-        self.round = ticket.round
+        self.round, self.arrival, self.arrival_due_ts = ticket.round, ticket.arrival, ticket.start_ts
         try:
             work(self)
         finally:
+            self.arrival_due_ts = None
             self.finish_ticket(ticket)
 
     gated.paced = True  # type: ignore[attr-defined] # a marker tests/agents/test_pacing_open_model.py reads

@@ -1,10 +1,11 @@
-"""Who may start work when, under an open model (arrival rate) or rounds: tickets agents take.
+"""Who may start work when, under an open model (arrival rate), a sweep or rounds: tickets agents take.
 
 Closed-model runs have no pacing: agents loop with their own wait time. Under `--arrival-rate` an agent
 takes the next scheduled arrival (dropped when no agent was free in time, k6's dropped_iterations);
-under rounds it takes a slot in the current round and reports the task finished. In a distributed run
-the master sends each worker its share of the arrivals (a Locust message) and the workers report what
-they issued and dropped (report_to_master); under rounds the master keeps the round clock, grants each
+a sweep's closed passes let agents go back to back, its rate passes pace arrivals; under rounds an agent
+takes a slot in the current round and reports the task finished. In a distributed run the master sends
+each worker its share of the arrivals (a Locust message) and the workers report what they issued and
+dropped (report_to_master); under rounds the master keeps the round clock, grants each
 worker as many of a round's tasks as it runs agents, and the workers report every task taken and
 finished at once (Locust messages both ways).
 """
@@ -16,37 +17,69 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scenarios.arrivals import Pacer, pacer_from_doc
+from contract import schema
+from scenarios.arrivals import Arrival, Pacer
+from scenarios.open_model import pacer_from_doc
 from scenarios.rounds import RoundsPlan
+from scenarios.sweep import CLOSED_PASSES, SweepPlan
 
 _PACING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
 class Ticket:
-    """Permission for one unit of work: start no earlier than start_ts; tag it with round."""
+    """Permission for one unit of work: start no earlier than start_ts (an arrival's due time: its
+    lateness is measured from it); `arrival` is the arrival's index, `round` the round to tag it with."""
 
     start_ts: float | None = None
     round: int | None = None
+    arrival: int | None = None
+
+
+def arrival_ticket(arrival: Arrival | None) -> Ticket | None:
+    return None if arrival is None else Ticket(start_ts=arrival.due_ts, arrival=arrival.index)
 
 
 class OpenModelPacing:
-    def __init__(self, pacer: Pacer):
+    def __init__(self, pacer: Pacer | SweepPlan):
         self.pacer = pacer
 
     @property
     def issued(self) -> int:
         return self.pacer.issued
 
+    @property
+    def first_dropped_ts(self) -> float | None:
+        return self.pacer.first_dropped_ts
+
     def take(self, now: float) -> Ticket | None:
-        start = self.pacer.claim(now)
-        return None if start is None else Ticket(start_ts=start)
+        return arrival_ticket(self.pacer.claim(now))
 
     def finished(self, ticket: Ticket, now: float) -> None:
         """Arrivals need no acknowledgement: their count is the schedule's."""
 
     def dropped(self, now: float) -> int:
         return self.pacer.settle(now)
+
+
+class SweepPacing(OpenModelPacing):
+    """A sweep: back to back in its closed passes (synchronous, throughput), arrivals in its rate
+    passes, nothing in its baseline or once it is over."""
+
+    def __init__(self, plan: SweepPlan):
+        super().__init__(plan)
+        self.plan = plan
+
+    def take(self, now: float) -> Ticket | None:
+        current = self.plan.pass_at(now)
+        if current is None:
+            return None
+        return Ticket() if current.kind in CLOSED_PASSES else arrival_ticket(self.plan.claim(now))
+
+    def on_row(self, file_name: str, row: dict) -> None:
+        """A recorder listener: request rows measure the closed passes' rates."""
+        if file_name == schema.REQUESTS_CSV:
+            self.plan.observe_request(row)
 
 
 class RoundsPacing:
@@ -76,10 +109,13 @@ def pacing_of(environment) -> Pacing | None:
     return _PACING.get(environment)
 
 
-def pacing_for(schedule: Pacer | RoundsPlan | None) -> OpenModelPacing | RoundsPacing | None:
-    """The pacing for what a profile's paced_by() returned: arrivals, rounds, or none (closed model)."""
+def pacing_for(schedule: Pacer | RoundsPlan | SweepPlan | None) -> OpenModelPacing | RoundsPacing | None:
+    """The pacing for what a profile's paced_by() returned: arrivals, a sweep, rounds, or none (closed
+    model)."""
     if isinstance(schedule, Pacer):
         return OpenModelPacing(schedule)
+    if isinstance(schedule, SweepPlan):
+        return SweepPacing(schedule)
     if isinstance(schedule, RoundsPlan):
         return RoundsPacing(schedule)
     return None
@@ -99,7 +135,12 @@ def follow_master_share(environment) -> None:
     def report(client_id, data) -> None:
         pacing = pacing_of(environment)
         if isinstance(pacing, OpenModelPacing):
-            data[ARRIVALS_KEY] = {"issued": pacing.issued, "dropped": pacing.dropped(time.time())}
+            dropped = pacing.dropped(time.time())
+            data[ARRIVALS_KEY] = {
+                "issued": pacing.issued,
+                "dropped": dropped,
+                "first": pacing.first_dropped_ts,
+            }
 
     environment.runner.register_message(SHARE_MESSAGE, on_share)
     environment.events.report_to_master.add_listener(report)
@@ -122,6 +163,19 @@ class FleetArrivals:
 
     def dropped(self, now: float) -> int:
         return sum(int(w["dropped"]) for w in self._by_worker.values())
+
+    @property
+    def first_dropped_ts(self) -> float | None:
+        return min((w["first"] for w in self._by_worker.values() if w.get("first") is not None), default=None)
+
+
+def arrival_counts(pacing: OpenModelPacing | FleetArrivals, now: float) -> dict:
+    """run.json "open_model": arrivals issued and dropped, and when the first dropped one was due."""
+    return {
+        "issued_arrivals": pacing.issued,
+        "dropped_arrivals": pacing.dropped(now),
+        "first_dropped_ts": pacing.first_dropped_ts,
+    }
 
 
 ROUND_GRANT_MESSAGE = "kit_round_grant"  # master -> worker: {"round": r, "tasks": k}; round 0 resets

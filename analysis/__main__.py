@@ -17,6 +17,7 @@ from analysis.render import table_markdown
 from analysis.report import write_report
 from analysis.summary import console_summary
 from contract import exit_codes
+from contract.errors import one_line
 from contract.schema import MIB
 
 
@@ -70,8 +71,16 @@ def _report(args: list[str]) -> int:
         raise FileNotFoundError(f"run directory not found: {ns.run_dir}")
     if not is_run_dir(Path(ns.run_dir)):
         raise FileNotFoundError(f"not a run directory (no run.json and no run CSV): {ns.run_dir}")
-    out = write_report(ns.run_dir, ns.warning_mib * MIB, ns.out)
-    print(console_summary(load_run(ns.run_dir)))
+    run = load_run(ns.run_dir)  # read once: the report and the summary share it
+    try:
+        out = write_report(run, ns.warning_mib * MIB, ns.out)
+    except OSError:
+        raise  # a read-only or full directory: main() names the file and the way out
+    except Exception as exc:  # noqa: BLE001 - the summary below needs no report: print it anyway
+        print(f"error: report not written: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
+        print(console_summary(run))
+        return exit_codes.REPORT_FAILED
+    print(console_summary(run))
     print(f"report: {out}")
     return exit_codes.OK
 

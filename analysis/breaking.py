@@ -1,7 +1,9 @@
-"""Where a run broke, computed from its history: the load level (running agents) at the first sampler
-reading or request that crossed a limit, not the level at which the run happened to be stopped.
+"""Where a run broke, computed from its history, not from where it happened to be stopped: the first
+load level (in the run's own unit: arrivals/s or agents) whose error rate is above the limit or where a
+service level fell short of its attainment; and, for limits on the sampler's readings (a memory budget),
+the load level at the first reading that crossed it.
 
-Pure: RunData in, a small record out.
+Pure: RunData or Levels in, a small record out.
 """
 
 from __future__ import annotations
@@ -10,7 +12,48 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from analysis.levels import Levels
 from analysis.model import RunData
+
+ERROR_LIMIT_PCT = 5.0
+MIN_LEVEL_REQUESTS = 10  # a level with fewer requests is too thin to break on (one error in 3 is 33 %)
+RULE = (
+    f"the first load level (of >= {MIN_LEVEL_REQUESTS} requests) whose error rate is above "
+    f"{ERROR_LIMIT_PCT:g} % or where a --slo fell short of its attainment"
+)
+
+
+@dataclass(frozen=True)
+class Break:
+    """The level where the run broke, in its unit, and what broke there."""
+
+    level: float
+    unit: str
+    why: str  # "error rate 12.4 % > 5 %" or the SLOs that fell short
+    error_pct: float
+    rule: str = RULE
+
+
+def first_break(levels: Levels) -> Break | None:
+    """The first level (ascending) that breaks the rule; None when none does."""
+    table = levels.table
+    for level, row in table[table["requests"] >= MIN_LEVEL_REQUESTS].iterrows():
+        reasons = []
+        if row["error_pct"] > ERROR_LIMIT_PCT:
+            reasons.append(f"error rate {row['error_pct']:.1f} % > {ERROR_LIMIT_PCT:g} %")
+        if isinstance(row.get("slo_missed"), str) and row["slo_missed"]:
+            reasons.append(f"SLO missed: {row['slo_missed']}")
+        if reasons:
+            return Break(float(level), levels.unit, "; ".join(reasons), float(row["error_pct"]))
+    return None
+
+
+def highest_held(levels: Levels) -> float | None:
+    """The highest level that was judged (enough requests) and did not break: what held."""
+    judged = levels.table[levels.table["requests"] >= MIN_LEVEL_REQUESTS]
+    broke = first_break(levels)
+    below = judged[judged.index < broke.level] if broke else judged
+    return float(below.index.max()) if len(below) else None
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,20 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from analysis import cost, prices
+from analysis.breaking import RULE, first_break, highest_held
 from analysis.capacity import capacity_result, churn_result
-from analysis.knee import load_levels, time_bins
+from analysis.goodput import goodput
 from analysis.latency import latency_table
+from analysis.levels import ARRIVALS_PER_S, Levels, asked_rate, run_levels
 from analysis.model import RunData
 from analysis.rounds import rounds_table
 from analysis.soak import Trend, soak_trends
+from analysis.sweep import sweep, sweep_answer
 
 # Titles of the report sections the figures come from (analysis/report.py uses the same names).
 CAPACITY, CHURN, ROUNDS, SOAK = "Capacity", "Churn (open, prompt, close)", "Rounds", "Soak verdict"
 LATENCY, THRESHOLDS, COST = "Latency per operation", "Run summary", "Cost"
-LEVELS = "Load levels and knee"
+LEVELS, GOODPUT, SWEEP, ARRIVALS = "Load levels and knee", "Goodput", "Sweep", "Arrivals"
 
 
 @dataclass(frozen=True)
@@ -170,22 +173,64 @@ def _slope_text(t: Trend) -> str:
 
 
 def _breakpoint_headline(run: RunData, profile: str) -> Headline:
+    """Where it broke, from the history in the run's own unit (not where it was stopped); the stop
+    point only when the history shows no break (a threshold on memory, say)."""
     head = _load_headline(run, profile)
     head.question = "At what load does the gateway break?"
-    point = run.meta.get("breakpoint")
-    if isinstance(point, dict) and point.get("threshold"):
-        users = point.get("running_users") or point.get("planned_users")
-        head.verdict = (
-            f"It broke at {users} agents: {point['threshold']} failed {point.get('t_s', 0):.0f} s in."
-        )
-        head.figures.insert(0, Figure("breaking load", users, "agents", THRESHOLDS))
+    levels = run_levels(run)
+    broke = first_break(levels) if levels is not None else None
+    stopped = _stop_point_text(run)
+    if broke is not None:
+        head.verdict = f"It broke at {broke.level:g} {broke.unit}: {broke.why}."
+        head.verdict += f" The run stopped when {stopped}." if stopped else ""
+    elif stopped:
+        point = run.meta["breakpoint"]
+        head.verdict = f"It broke at {_stop_level(run, levels, point)}: {stopped}."
+        head.figures.insert(0, Figure("breaking load", _stop_level(run, levels, point), "", THRESHOLDS))
     else:
-        head.verdict = "It did not break: no aborting threshold failed up to the profile's cap."
+        held = highest_held(levels) if levels is not None else None
+        upto = f" up to {held:g} {levels.unit}" if held is not None and levels is not None else ""
+        head.verdict = (
+            f"It did not break{upto}: no level broke the rule ({RULE}), no aborting threshold failed."
+        )
+    return head
+
+
+def _stop_point_text(run: RunData) -> str | None:
+    point = run.meta.get("breakpoint")
+    if not (isinstance(point, dict) and point.get("threshold")):
+        return None
+    return f"{point['threshold']} failed {point.get('t_s', 0):.0f} s in"
+
+
+def _stop_level(run: RunData, levels: Levels | None, point: dict) -> str:
+    """The load at the stop in the run's unit: the asked arrival rate then (open model), else agents."""
+    if levels is not None and levels.unit == ARRIVALS_PER_S and point.get("ts") is not None:
+        rate = asked_rate(run.meta["open_model"], [point["ts"]])[0]
+        return f"{rate:g} {ARRIVALS_PER_S}"
+    return f"{point.get('running_users') or point.get('planned_users')} agents"
+
+
+def _sweep_headline(run: RunData, profile: str) -> Headline:
+    head = _load_headline(run, profile)
+    head.question = "What is the highest rate the gateway serves within its SLOs?"
+    found = sweep(run)
+    if found is None:
+        head.verdict = "Not answered: run.json has no sweep passes, or requests.csv no rows."
+        return head
+    head.verdict = sweep_answer(found)
+    said_below = ("breaking level", "what broke there")
+    head.figures = [f for f in head.figures if f.label not in said_below]
+    head.figures[:0] = [
+        Figure("highest rate meeting the SLOs", found.best_rate, ARRIVALS_PER_S, SWEEP),
+        Figure("breaking rate", found.broke.level if found.broke else "did not break", ARRIVALS_PER_S, SWEEP),
+    ]
     return head
 
 
 def _load_headline(run: RunData, profile: str) -> Headline:
-    """smoke, average, stress, spike, manual: thresholds, p95 latency and TTFT, errors."""
+    """smoke, average, stress, spike, manual: thresholds, p95 latency, TTFT and TPOT, goodput, errors,
+    and where the history broke when it did."""
     judged = [t for t in _thresholds(run) if t.get("passed") is not None]
     failed = [t for t in judged if t.get("passed") is False]
     if failed:
@@ -197,7 +242,7 @@ def _load_headline(run: RunData, profile: str) -> Headline:
     question = (
         f"Did the gateway hold the {profile} load?" if profile != "unknown" else "Run of unknown profile:"
     )
-    return Headline(profile, question, verdict, _latency_figures(run))
+    return Headline(profile, question, verdict, _latency_figures(run) + _goodput_figures(run))
 
 
 def _latency_figures(run: RunData) -> list[Figure]:
@@ -210,25 +255,47 @@ def _latency_figures(run: RunData) -> list[Figure]:
         Figure("failed requests", int(table["failed"].sum()), "", LATENCY),
         Figure(f"p95 latency of {busiest}", table.loc[busiest, "latency_p95"], "ms", LATENCY),
     ]
-    if "ttft_p95" in table and table["ttft_p95"].notna().any():
-        streams = table["ttft_p95"].dropna()
-        op = table.loc[streams.index, "requests"].idxmax()
-        figures.append(Figure(f"p95 TTFT of {op}", table.loc[op, "ttft_p95"], "ms", LATENCY))
+    for column, name in (("ttft_p95", "TTFT"), ("tpot_ms_p95", "TPOT")):
+        if column in table and table[column].notna().any():
+            op = table.loc[table[column].dropna().index, "requests"].idxmax()
+            figures.append(Figure(f"p95 {name} of {op}", table.loc[op, column], "ms", LATENCY))
     return figures + _peak_figures(run)
 
 
-def _peak_figures(run: RunData) -> list[Figure]:
-    """Latency p95 and errors at the highest load level the run held (the load-levels table's last row)."""
-    bins = time_bins(run)
-    levels = load_levels(bins) if bins is not None else None
-    if levels is None or levels.empty:
+def _goodput_figures(run: RunData) -> list[Figure]:
+    """Goodput with its counts, when the run has SLOs."""
+    found = goodput(run)
+    if found is None:
         return []
-    peak = levels.iloc[-1]
-    at = f"at peak ({levels.index[-1]:g} agents)"
-    return [
-        Figure(f"latency p95 {at}", peak["latency_p95_ms"], "ms", LEVELS),
-        Figure(f"errors {at}", peak["error_pct"], "%", LEVELS),
+    figures = []
+    for what, share in (("requests", found.requests), ("tasks", found.tasks)):
+        if share.scored:  # a label that stays the same run after run: the history index trends it
+            figures.append(Figure(f"goodput of {what}", (share.share or 0) * 100, "%", GOODPUT))
+            figures.append(
+                Figure(f"{what} that met every SLO", f"{share.met:,} of {share.scored:,}", "", GOODPUT)
+            )
+    return figures
+
+
+def _peak_figures(run: RunData) -> list[Figure]:
+    """Latency p95 and errors at the highest load level the run held (the load-levels table's last row),
+    and the first level that broke the rule, in the run's own unit."""
+    levels = run_levels(run)
+    if levels is None or levels.table.empty:
+        return []
+    table = levels.table
+    at = f"at peak ({table.index[-1]:g} {levels.unit})"
+    figures = [
+        Figure(f"latency p95 {at}", table["latency_p95_ms"].iloc[-1], "ms", LEVELS),
+        Figure(f"errors {at}", table["error_pct"].iloc[-1], "%", LEVELS),
     ]
+    broke = first_break(levels)
+    if broke is not None:
+        figures[:0] = [
+            Figure("breaking level", broke.level, levels.unit, LEVELS),
+            Figure("what broke there", broke.why, "", LEVELS),
+        ]
+    return figures
 
 
 def _thresholds(run: RunData) -> list[dict]:
@@ -278,4 +345,5 @@ BUILDERS: dict[str, Callable[[RunData, str], Headline]] = {
     "rounds": _rounds_headline,
     "soak": _soak_headline,
     "breakpoint": _breakpoint_headline,
+    "sweep": _sweep_headline,
 }

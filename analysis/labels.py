@@ -44,6 +44,11 @@ LABELS: dict[str, str] = {
     "itl_ms_p50": "inter-token p50 (ms)",
     "itl_ms_p95": "inter-token p95 (ms)",
     "tokens_per_s_p50": "decode p50 (tokens/s)",
+    "tpot_ms_n": "TPOT n",
+    "tpot_ms_p50": "TPOT p50 (ms)",
+    "tpot_ms_p95": "TPOT p95 (ms)",
+    "output_tokens_per_s_p50": "output tokens/s p50",
+    "goodput_pct": "goodput (%)",
     # queue
     "series": "series",
     "readings": "readings",
@@ -89,6 +94,28 @@ LABELS: dict[str, str] = {
     "ttft_ms": "TTFT (ms)",
     "little_in_flight": "in flight by Little's law",
     "busy_ratio": "in flight per agent",
+    # load levels in the run's own unit (analysis/levels.py), the sweep (analysis/sweep.py)
+    "ttft_p95_ms": "TTFT p95 (ms)",
+    "tpot_p50_ms": "TPOT p50 (ms)",
+    "tpot_p95_ms": "TPOT p95 (ms)",
+    "seconds": "time held (s)",
+    "achieved_per_s": "started (arrivals/s)",
+    "dropped": "dropped arrivals",
+    "slo_missed": "SLOs short of their attainment",
+    "pass": "pass",
+    "kind": "pass kind",
+    "rate": "asked (arrivals/s)",
+    "measured_rate": "measured (successes/s)",
+    "sent_per_s": "sent (req/s)",
+    "ok_per_s": "succeeded (req/s)",
+    # arrivals and goodput (analysis/arrivals.py, analysis/goodput.py)
+    "arrivals": "arrivals",
+    "slo": "service level",
+    "judged": "judged",
+    "met": "met it",
+    "required_pct": "required (%)",
+    "held": "held",
+    "per_s": "met per second",
     # thresholds (run.json)
     "expr": "rule",
     "abort": "aborts the run",
@@ -129,8 +156,8 @@ LABELS: dict[str, str] = {
 }
 
 # Columns made by analysis/stats.describe: PREFIX + n, pNN, max; milliseconds for these prefixes.
-_PREFIXES = {"latency_": "latency", "ttft_": "TTFT"}
-_DESCRIBED = re.compile(r"(latency_|ttft_)(n|p\d+|max)")
+_PREFIXES = {"latency_": "latency", "ttft_": "TTFT", "lateness_": "start lateness"}
+_DESCRIBED = re.compile(r"(latency_|ttft_|lateness_)(n|p\d+|max)")
 
 
 def label(name: object) -> str:

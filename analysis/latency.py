@@ -1,5 +1,6 @@
 """Latency per operation from requests.csv: percentiles with their sample counts, and for streams the
-time to first token, inter-token latency and decode rate. Pure: a RunData in, a DataFrame out.
+time to first token, inter-token latency, TPOT (time per output token), output tokens per second and
+decode rate; goodput per operation when the run has SLOs. Pure: a RunData in, a DataFrame out.
 """
 
 from __future__ import annotations
@@ -7,9 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.goodput import request_verdicts, slos_of
 from analysis.model import RunData
+from analysis.scores import with_scores
 from analysis.stats import describe
 from contract import schema
+from contract.derived import OUTPUT_TOKENS_PER_S, TPOT_MS
 
 STREAM_PERCENTILES = (50, 95, 99)
 
@@ -19,6 +23,11 @@ def latency_table(run: RunData) -> pd.DataFrame | None:
     req = run.requests
     if req is None or req.empty:
         return None
+    req = with_scores(req)
+    slos = slos_of(run)
+    if slos:
+        verdicts = request_verdicts(req, slos)
+        req = req.assign(scored=verdicts["scored"], met=verdicts["met"])
     rows = [_operation_row(op, group) for op, group in req.groupby("operation", sort=True, dropna=False)]
     return pd.DataFrame(rows).set_index("operation")
 
@@ -34,6 +43,13 @@ def _operation_row(operation: str, group: pd.DataFrame) -> dict:
         row["itl_ms_p50"] = float(ok["itl_ms_mean"].median())
         row["itl_ms_p95"] = float(ok["itl_ms_mean"].quantile(0.95))
         row["tokens_per_s_p50"] = float(decode_rate(ok).median())
+    if ok[TPOT_MS].notna().any():
+        row["tpot_ms_n"] = int(ok[TPOT_MS].notna().sum())
+        row["tpot_ms_p50"] = float(ok[TPOT_MS].median())
+        row["tpot_ms_p95"] = float(ok[TPOT_MS].quantile(0.95))
+        row["output_tokens_per_s_p50"] = float(ok[OUTPUT_TOKENS_PER_S].median())
+    if "scored" in group and group["scored"].any():
+        row["goodput_pct"] = float(group.loc[group["scored"], "met"].mean() * 100)
     return row
 
 

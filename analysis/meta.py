@@ -23,6 +23,8 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "validity": (dict,),
     "breakpoint": (dict,),
     "open_model": (dict,),
+    "sweep": (list,),
+    "slos": (list,),
     "sampler": (dict,),
 }
 THRESHOLD_TYPES: dict[str, tuple[type, ...]] = {

@@ -1,5 +1,5 @@
-"""PNG plots for the report: resource timeline with profile phases shaded and named, latency/TTFT vs
-users, RSS vs number of agents, the rounds chart. Legends and axes in words (analysis/labels.py).
+"""PNG plots for the report: resource timeline with profile phases shaded and named, latency/TTFT/TPOT
+per load level, RSS vs number of agents, the rounds chart. Legends and axes in words (analysis/labels.py).
 Draws and saves only; every number comes from the table functions or RunData.
 """
 
@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from analysis.labels import label  # noqa: E402
+from analysis.levels import ARRIVALS_PER_S, Levels  # noqa: E402
 from analysis.model import RunData  # noqa: E402
 from analysis.resources import DEFAULT_WARNING_BYTES  # noqa: E402
 from analysis.rounds import phase_windows  # noqa: E402
@@ -132,20 +133,22 @@ def _shade_phases(ax: plt.Axes, meta: dict, t0: float, named: bool) -> None:
             )
 
 
-def latency_vs_users_plot(levels: pd.DataFrame | None, out: Path, meta: dict | None = None) -> Path | None:
-    """Latency p50/p95 and TTFT p50 per active-users level, with the latency and TTFT thresholds."""
-    if levels is None or levels.empty:
+def latency_vs_level_plot(levels: Levels | None, out_dir: Path, meta: dict | None = None) -> Path | None:
+    """Latency p50/p95, TTFT p50 and TPOT p50 per load level in the run's own unit (arrivals/s or
+    agents), with the latency and TTFT thresholds: latency_vs_users.png."""
+    if levels is None or levels.table.empty:
         return None
+    table = levels.table
     fig, ax = plt.subplots(figsize=(7, 4))
-    for col in ("latency_p50_ms", "latency_p95_ms", "ttft_p50_ms"):
-        if levels[col].notna().any():
-            ax.plot(levels.index, levels[col], marker="o", label=label(col))
-    for value, rule in threshold_lines(meta or {}, ["latency_ms", "ttft_ms"]):
+    for col in ("latency_p50_ms", "latency_p95_ms", "ttft_p50_ms", "tpot_p50_ms"):
+        if col in table and table[col].notna().any():
+            ax.plot(table.index, table[col], marker="o", label=label(col))
+    for value, rule in threshold_lines(meta or {}, ["latency_ms", "ttft_ms", "tpot_ms"]):
         ax.axhline(value, color="purple", ls=":", lw=1, label=f"threshold {rule}")
-    ax.set_xlabel("active agents")
+    ax.set_xlabel("arrivals per second (asked)" if levels.unit == ARRIVALS_PER_S else "running agents")
     ax.set_ylabel("milliseconds")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    return _save(fig, out)
+    return _save(fig, out_dir / "latency_vs_users.png")
 
 
 def rss_vs_agents_plot(points: pd.DataFrame | None, out: Path) -> Path | None:

@@ -1,23 +1,29 @@
 """Assemble the report of one run: sections of tables and notes, plots, then report.md and report.html
 written into the run directory. The only module that both computes (via the table functions) and writes.
+The tables never depend on the plots: matplotlib is imported only to draw, and a plot that cannot be drawn
+is a note in its section naming the rebuild command, never a lost report.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
-from analysis import cost, labels, plots, render
+from analysis import cost, labels, render
 from analysis import headline as headline_mod
+from analysis.arrivals import LATE_RULE, arrivals, arrivals_table, lateness_table
+from analysis.breaking import RULE, first_break
 from analysis.capacity import capacity_result, capacity_section, churn_result
-from analysis.capacity_plot import capacity_plot, churn_plot
 from analysis.drift import drift_section
 from analysis.errors import error_table
+from analysis.goodput import goodput
 from analysis.hosts import hosts_note
 from analysis.knee import knees, little_check, load_levels, time_bins
 from analysis.latency import latency_table
+from analysis.levels import run_levels
 from analysis.load import load_run
 from analysis.model import RunData, Section
 from analysis.queue import queue_table
@@ -28,6 +34,8 @@ from analysis.rss_by_n import rss_by_agent_count
 from analysis.soak import soak_table, soak_trends
 from analysis.stats import MIN_SAMPLES
 from analysis.summary import record_gaps, run_summary_table, thresholds_table
+from analysis.summary_json import write_summary_json
+from analysis.sweep import sweep, sweep_answer
 from analysis.tasks import task_outcome_table, task_timing_table
 from contract.schema import MIB, REPORT_HTML, REPORT_MD
 
@@ -75,6 +83,7 @@ LEADS: dict[str, tuple[str, ...]] = {
     "rounds": (headline_mod.ROUNDS, "Resources"),
     "soak": (headline_mod.SOAK, "Resources"),
     "breakpoint": (headline_mod.LEVELS, headline_mod.LATENCY),
+    "sweep": (headline_mod.SWEEP, headline_mod.GOODPUT, headline_mod.LATENCY),
 }
 
 
@@ -114,6 +123,9 @@ def build_sections(
         ),
         headline_mod.ROUNDS: _section(headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))]),
         headline_mod.SOAK: soak_section(run),
+        headline_mod.SWEEP: sweep_section(run),
+        headline_mod.GOODPUT: goodput_section(run),
+        headline_mod.ARRIVALS: arrivals_section(run),
         "Load levels and knee": load_section(run, levels),
     }
     candidates.update({s.title: s for s in extra_sections(run)})
@@ -152,6 +164,7 @@ ABSENT_WORDS = {
     headline_mod.ROUNDS: "rounds",
     headline_mod.SOAK: "trends over time",
     "Load levels and knee": "latency per load level",
+    headline_mod.GOODPUT: "goodput (no --slo given)",
 }
 
 
@@ -178,24 +191,92 @@ def soak_section(run: RunData) -> Section | None:
     )
 
 
-def load_section(run: RunData, levels: pd.DataFrame | None) -> Section | None:
-    """Latency/errors per load level, the knees, and the Little's-law check."""
-    if levels is None or levels.empty:
+def load_section(run: RunData, legacy: pd.DataFrame | None) -> Section | None:
+    """Latency, errors and goodput per load level in the run's own unit, the knees, the breaking level
+    with its rule, and the Little's-law check (on the agents active per time bin, `legacy`)."""
+    levels = run_levels(run)
+    if levels is None or levels.table.empty:
         return None
-    check = little_check(levels, run.samples)
-    notes = [
+    notes = [f"levels: {levels.source}"]
+    notes += [
         f"{k.measure} knee: "
-        + (f"at {k.users:g} users ({k.value:,.1f})" if k.users is not None else "none")
+        + (f"at {k.users:g} {levels.unit} ({k.value:,.1f})" if k.users is not None else "none")
         + f" — {k.rule}"
-        for k in knees(levels)
+        for k in knees(levels.table)
     ]
-    notes.append(
-        f"load generator {'SATURATED: numbers not trustworthy' if check.saturated else 'kept up'}"
-        f" — in-flight / (throughput x latency) = {check.in_flight_vs_little:.2f}; "
-        f"in-flight per user {check.busy_ratio_low:.2f} -> {check.busy_ratio_high:.2f}; "
-        f"load-generator CPU p90 {render.fmt(check.loadgen_cpu_p90)} %; rule: {check.rule}"
+    broke = first_break(levels)
+    where = f"at {broke.level:g} {levels.unit} ({broke.why})" if broke else "none"
+    notes.append(f"breaking level: {where} — rule: {RULE}")
+    if legacy is not None and not legacy.empty:
+        check = little_check(legacy, run.samples)
+        notes.append(
+            f"load generator {'SATURATED: numbers not trustworthy' if check.saturated else 'kept up'}"
+            f" — in-flight / (throughput x latency) = {check.in_flight_vs_little:.2f}; "
+            f"in-flight per user {check.busy_ratio_low:.2f} -> {check.busy_ratio_high:.2f}; "
+            f"load-generator CPU p90 {render.fmt(check.loadgen_cpu_p90)} %; rule: {check.rule}"
+        )
+    return Section(headline_mod.LEVELS, [(f"per level ({levels.unit})", levels.table)], notes)
+
+
+def sweep_section(run: RunData) -> Section | None:
+    """The sweep's passes, with its answer on top."""
+    found = sweep(run)
+    if found is None:
+        return None
+    return Section(
+        headline_mod.SWEEP,
+        [("passes", found.table)],
+        [sweep_answer(found), f"a rate breaks by the rule: {RULE}; {PERCENTILE_RULE}"],
     )
-    return Section("Load levels and knee", [("per active-users level", levels)], notes)
+
+
+def goodput_section(run: RunData) -> Section | None:
+    """Goodput of requests and tasks with counts, and each SLO's attainment."""
+    found = goodput(run)
+    if found is None:
+        return None
+    rows = [
+        {
+            "of": what,
+            "judged": share.scored,
+            "met": share.met,
+            "share_pct": _pct(share.share),
+            "per_s": share.per_s,
+        }
+        for what, share in (("requests", found.requests), ("tasks", found.tasks))
+        if share.scored
+    ]
+    table = pd.DataFrame(rows).set_index("of") if rows else None
+    notes = [
+        "goodput: the share of requests (tasks) that met every SLO; scored are the requests of the "
+        "operations that measure every SLO's metric, a failed one counting as a miss; a task meets its "
+        "SLOs when it is done, within every task SLO, and none of its requests missed one"
+    ]
+    return _section(headline_mod.GOODPUT, [("goodput", table), ("per SLO", found.attainment)], notes)
+
+
+def arrivals_section(run: RunData) -> Section | None:
+    """The open model's arrivals: started, late and dropped, start lateness, thresholds on drops."""
+    found = arrivals(run)
+    if found is None:
+        return None
+    notes = [f"arrival process: {found.process}", LATE_RULE]
+    notes += [
+        f"threshold {t.get('expr')}: "
+        + {True: "passed", False: "FAILED", None: "not judged"}[t.get("passed")]
+        + f" (value {t.get('value')})"
+        for t in run.meta.get("thresholds") or []
+        if str(t.get("expr", "")).startswith("dropped_arrivals")
+    ]
+    return Section(
+        headline_mod.ARRIVALS,
+        [("arrivals", arrivals_table(found)), ("start lateness", lateness_table(found))],
+        notes,
+    )
+
+
+def _pct(share: float | None) -> float | None:
+    return None if share is None else share * 100
 
 
 def extra_sections(
@@ -215,11 +296,13 @@ def extra_sections(
 
 
 def write_report(
-    run_dir: str | Path, warning_bytes: float = DEFAULT_WARNING_BYTES, out_dir: str | Path | None = None
+    run_dir: str | Path | RunData,
+    warning_bytes: float = DEFAULT_WARNING_BYTES,
+    out_dir: str | Path | None = None,
 ) -> Path:
     """(Re)build report.md, report.html and the PNGs, in the run directory or `out_dir`; returns
-    report.html's path."""
-    run = load_run(run_dir)
+    report.html's path. Takes a run directory or a run already loaded (read once, not twice)."""
+    run = run_dir if isinstance(run_dir, RunData) else load_run(run_dir)
     out = Path(out_dir) if out_dir is not None else run.path
     out.mkdir(parents=True, exist_ok=True)
     bins = time_bins(run)
@@ -229,7 +312,12 @@ def write_report(
     title = f"Run report: {run.meta.get('run_id', run.path.name)}"
     (out / REPORT_MD).write_text(render.markdown(title, sections))
     (out / REPORT_HTML).write_text(render.page(title, sections))
+    write_summary_json(run, out)
     return out / REPORT_HTML
+
+
+def rebuild_command(run: RunData) -> str:
+    return f"python -m analysis {run.path}"
 
 
 def _attach_plots(
@@ -240,25 +328,79 @@ def _attach_plots(
     warning_bytes: float,
     out: Path,
 ) -> None:
-    """Draw each plot whose section is in the report, into `out`."""
+    """Draw each plot whose section is in the report, into `out`; one that fails (matplotlib missing or
+    broken, a bad value) is a note in its section and one line on stderr."""
     by_title = {s.title: s for s in sections}
+    try:
+        drawers = _drawers(run, bins, levels, warning_bytes, out)
+    except Exception as exc:  # noqa: BLE001 - importing matplotlib failed: the tables still stand
+        drawers = {}
+        _plot_failed(run, "plots", exc, [s for s in sections if s.title in PLOTTED])
+    for title, draws in drawers.items():
+        if title not in by_title:
+            continue
+        for name, draw in draws:
+            try:
+                image = draw()
+            except OSError:
+                raise  # the directory cannot be written: the report's own write would fail the same way
+            except Exception as exc:  # noqa: BLE001 - one plot must not cost the report
+                _plot_failed(run, name, exc, [by_title[title]])
+            else:
+                by_title[title].images += [image] if image is not None else []
+
+
+# Sections that carry plots (a failure to import matplotlib is noted in each of them).
+PLOTTED = (
+    "Resources",
+    "Load levels and knee",
+    headline_mod.ROUNDS,
+    headline_mod.CAPACITY,
+    headline_mod.CHURN,
+)
+
+
+def _drawers(
+    run: RunData, bins, levels, warning_bytes: float, out: Path
+) -> dict[str, list[tuple[str, Callable]]]:
+    """(plot file, drawing function) per section title; imports matplotlib (only drawing needs it)."""
+    from analysis import plots
+    from analysis.capacity_plot import capacity_plot, churn_plot
+
     frame = run.capacity
-    drawers: dict[str, list[Callable[[], Path | None]]] = {
+    return {
         "Resources": [
-            lambda: plots.timeline_plot(run, bins, out / "timeline.png", warning_bytes),
-            lambda: plots.rss_vs_agents_plot(rss_by_agent_count(run), out / "rss_vs_agents.png"),
+            ("timeline.png", lambda: plots.timeline_plot(run, bins, out / "timeline.png", warning_bytes)),
+            (
+                "rss_vs_agents.png",
+                lambda: plots.rss_vs_agents_plot(rss_by_agent_count(run), out / "rss_vs_agents.png"),
+            ),
         ],
         "Load levels and knee": [
-            lambda: plots.latency_vs_users_plot(levels, out / "latency_vs_users.png", run.meta)
+            ("latency_vs_users.png", lambda: plots.latency_vs_level_plot(run_levels(run), out, run.meta))
         ],
         headline_mod.ROUNDS: [
-            lambda: plots.rounds_plot(rounds_table(run, warning_bytes), out / "rounds.png", warning_bytes)
+            (
+                "rounds.png",
+                lambda: plots.rounds_plot(
+                    rounds_table(run, warning_bytes), out / "rounds.png", warning_bytes
+                ),
+            )
         ],
         headline_mod.CAPACITY: [
-            lambda: capacity_plot({"": (capacity_result(frame), frame)}, out / "capacity.png")
+            (
+                "capacity.png",
+                lambda: capacity_plot({"": (capacity_result(frame), frame)}, out / "capacity.png"),
+            )
         ],
-        headline_mod.CHURN: [lambda: churn_plot(churn_result(frame), frame, out / "churn.png")],
+        headline_mod.CHURN: [
+            ("churn.png", lambda: churn_plot(churn_result(frame), frame, out / "churn.png"))
+        ],
     }
-    for title, draws in drawers.items():
-        if title in by_title:
-            by_title[title].images += [p for p in (draw() for draw in draws) if p is not None]
+
+
+def _plot_failed(run: RunData, name: str, exc: Exception, sections: list[Section]) -> None:
+    why = f"{name} not drawn: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    for section in sections:
+        section.notes.append(f"{why} (rebuild: {rebuild_command(run)})")
+    sys.stderr.write(f"loadkit: {why}; the tables are written (rebuild: {rebuild_command(run)})\n")

@@ -8,15 +8,19 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.arrivals import arrivals, arrivals_line
 from analysis.capacity import capacity_points, capacity_result, churn_result, shared_pages_warning
 from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
+from analysis.goodput import goodput
 from analysis.headline import headline
 from analysis.hosts import judged_samples
 from analysis.model import RunData
 from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
+from analysis.scores import with_scores
 from analysis.stats import describe
 from analysis.tasks import task_counts
 from contract import schema
+from contract.derived import TPOT_MS
 from contract.schema import MIB
 
 NOT_RECORDED = "not recorded"
@@ -88,7 +92,9 @@ def console_summary(run: RunData) -> str:
     stop = run.meta.get("stop_reason", f"stop reason {NOT_RECORDED}")
     lines = [f"run {run.meta.get('run_id', run.path.name)}: {stop}"]
     lines += headline(run).lines()
-    lines += _memory_lines(run) + _latency_lines(run)
+    lines += _memory_lines(run) + _latency_lines(run) + _goodput_lines(run)
+    if (found := arrivals(run)) is not None:
+        lines.append(arrivals_line(found))
     counts = task_counts(run)
     if counts:
         lines.append(f"tasks: {counts['done']} done, {counts['not_done']} not done of {counts['submitted']}")
@@ -234,10 +240,29 @@ def _latency_lines(run: RunData, top: int = 4) -> list[str]:
         lines.append(_percentile_line(f"  {operation}", ok.loc[ok["operation"] == operation, "latency_ms"]))
     if ok["ttft_ms"].notna().any():
         lines.append(_percentile_line("TTFT", ok["ttft_ms"]))
+    tpot = with_scores(ok)[TPOT_MS]
+    if tpot.notna().any():
+        lines.append(_percentile_line("TPOT", tpot, digits=1))  # tens of ms: 20.3 is not 20.9
     return lines
 
 
-def _percentile_line(label: str, values: pd.Series) -> str:
+def _goodput_lines(run: RunData) -> list[str]:
+    """Goodput of requests and tasks with their counts and rate, and the SLOs they were judged on."""
+    found = goodput(run)
+    if found is None:
+        return []
+    parts = [
+        f"{share.share * 100:.1f} % of {share.scored:,} {what} ({share.met:,}"
+        + (f", {share.per_s:.2f}/s" if share.per_s else "")
+        + ")"
+        for what, share in (("requests", found.requests), ("tasks", found.tasks))
+        if share.scored and share.share is not None
+    ]
+    judged = "; ".join(parts) if parts else "nothing scored (no request measures every SLO's metric)"
+    return [f"goodput: {judged} met every SLO: {'; '.join(s['expr'] for s in found.slos)}"]
+
+
+def _percentile_line(label: str, values: pd.Series, digits: int = 0) -> str:
     d = describe(values, percentiles=(50, 95))
     flag = f"  [{d['small_sample']}]" if d["small_sample"] else ""
-    return f"{label}: p50 {d['p50']:,.0f} ms, p95 {d['p95']:,.0f} ms (n={d['n']}){flag}"
+    return f"{label}: p50 {d['p50']:,.{digits}f} ms, p95 {d['p95']:,.{digits}f} ms (n={d['n']}){flag}"

@@ -35,6 +35,7 @@ class RequestRecord:
     session_id: str | None = None
     request_id: str | None = None
     task_id: str | None = None
+    start_lateness_ms: float | None = None
 
 
 @dataclass

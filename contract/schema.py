@@ -19,6 +19,7 @@ LOCUST_CSV_PREFIX = "locust"  # locust_stats.csv, locust_failures.csv, locust_ex
 LOCUST_HTML = "locust_report.html"
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
+SUMMARY_JSON = "summary.json"  # the headline figures, machine-readable (analysis/summary_json.py)
 
 # One row per sampler reading (sampler/). Memory in bytes, CPU in percent of one core (a process) or of
 # the whole host (host_cpu_pct, 0-100).
@@ -74,6 +75,8 @@ REQUEST_COLUMNS: tuple[str, ...] = (
     "session_id",
     "request_id",
     "task_id",
+    # open model: the first request of each arrival, sent minus due (ms); empty for every other request
+    "start_lateness_ms",
 )
 
 # Lifecycle of agent sessions (idle agents, capacity, churn).
@@ -152,6 +155,8 @@ USER_COLUMNS: tuple[str, ...] = (
     "users",  # simulated agents (Locust users) running
     "target_users",  # what the profile asked for
     "phase",  # the profile's phase name (ramp-up, plateau, spike, round-2, ...)
+    "arrivals_issued",  # open model: arrivals handed to agents so far (empty in a closed model)
+    "arrivals_dropped",  # open model: arrivals dropped so far (no agent was free within 1 s)
 )
 
 # One row per process the sampler counted, the first time it counted it (sampler/process_log.py): what

@@ -1,6 +1,7 @@
-"""Parse the human units users type: durations ("30s", "2m", "1h30m") and sizes ("512MiB", "1GiB").
+"""The human units users type and read: durations ("30s", "2m", "1h30m") and sizes ("512MiB", "1GiB")
+parsed into plain floats (seconds, bytes), and values in file units shown back the same way.
 
-Returns plain floats (seconds, bytes) or raises ValueError with the accepted forms; callers add where.
+Parsing raises ValueError with the accepted forms (callers add where); showing never fails.
 """
 
 from __future__ import annotations
@@ -40,3 +41,62 @@ def parse_size(text: str) -> float:
     if not m:
         raise ValueError(f"{text!r} is not a size (use e.g. 512MiB, 1GiB, 1.5GB or bytes)")
     return float(m.group(1)) * _BYTES[(m.group(2) or "B").upper()]
+
+
+# A name's file unit, by the suffix the run directory's names carry (contract/schema.py): bytes,
+# milliseconds, seconds, percent.
+_SUFFIX_UNITS = (("_bytes", "bytes"), ("_ms", "ms"), ("_s", "s"), ("_pct", "pct"))
+
+
+def unit_of(name: str) -> str:
+    """The file unit a column or parameter name says (`target_rss_bytes`: bytes); "count" otherwise."""
+    return next((unit for suffix, unit in _SUFFIX_UNITS if name.endswith(suffix)), "count")
+
+
+def show(value: float | None, unit: str) -> str:
+    """A value in its file unit ("bytes", "ms", "s", "pct", "ratio", "count") as people read it:
+    183.2 MiB, 1 GiB, 478.3 ms, 4m30s, 12.5 %; sizes and durations as they would be typed back."""
+    if value is None or value != value:  # None or NaN
+        return "—"
+    if unit == "bytes":
+        return _size(value)
+    if unit == "s":
+        return _duration(value)
+    if unit == "ms":
+        return f"{_number(value)} ms"
+    if unit in ("pct", "ratio"):
+        return f"{_number(value * (100 if unit == 'ratio' else 1))} %"
+    return _number(value)
+
+
+def show_field(name: str, value: object) -> str:
+    """A named value (a profile parameter, a column) in the unit its name says; text and lists as they are."""
+    if value is None:
+        return "—"
+    if isinstance(value, list | tuple):
+        return ", ".join(map(str, value))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return show(float(value), unit_of(name))
+
+
+def _number(value: float) -> str:
+    """Grouped thousands, at most one decimal (none from 1,000 on)."""
+    if abs(value) >= 1000 or value == int(value):
+        return f"{value:,.0f}"
+    return f"{value:,.1f}"
+
+
+def _size(value: float) -> str:
+    for unit, scale in (("GiB", _BYTES["GIB"]), ("MiB", _BYTES["MIB"]), ("KiB", _BYTES["KIB"])):
+        if abs(value) >= scale:
+            return f"{value / scale:,.{2 if unit == 'GiB' else 1}f}".rstrip("0").rstrip(".") + f" {unit}"
+    return f"{value:,.0f} B"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:g}s"
+    whole = round(seconds)
+    parts = [(whole // 3600, "h"), (whole % 3600 // 60, "m"), (whole % 60, "s")]
+    return "".join(f"{n}{u}" for n, u in parts if n)

@@ -1,21 +1,28 @@
-"""The end of a run: Locust's own CSV tables into the run directory, then the report (in a thread) and
-the console summary (analysis/ is imported only here, late: pandas and matplotlib are not needed before).
+"""The end of a run: Locust's own CSV tables into the run directory, then the report and the console
+summary, written by `python -m analysis RUN_DIR` in a child process of its own.
+
+Why a child: the report needs pandas and matplotlib, and matplotlib's first import on a fresh machine runs
+`fc-list` through the subprocess module, which gevent's patching breaks inside a thread (no report at all
+on a newcomer's first run). A plain process has no patching, keeps the web UI live while it works, and
+takes the report's memory and CPU off the load generator.
 """
 
 from __future__ import annotations
 
 import csv
+import os
+import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from gevent.event import AsyncResult
-from gevent.threadpool import ThreadPool
+import gevent
 from locust.env import Environment
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
-from contract import schema
+from contract import exit_codes, schema
 
-_REPORTS = ThreadPool(1)
+KIT_ROOT = Path(__file__).resolve().parents[1]  # where `analysis` is importable from
 
 
 def write_locust_csvs(environment: Environment, run_dir: Path) -> None:
@@ -30,24 +37,66 @@ def write_locust_csvs(environment: Environment, run_dir: Path) -> None:
             method(csv.writer(f))
 
 
-def start_report(run_dir: Path) -> AsyncResult:
-    """Write the report in a thread, so the web UI stays live meanwhile (it takes seconds); one report
-    at a time (matplotlib's pyplot is not thread-safe). `.get()` waits for it."""
-    return _REPORTS.spawn(write_report_safely, run_dir)
+@dataclass(frozen=True)
+class ReportOutcome:
+    """What the report's child process did: its exit code, the summary it printed, its one-line
+    complaints (a plot not drawn, the report not written)."""
+
+    returncode: int
+    summary: str
+    complaints: list[str]
+
+    @property
+    def written(self) -> bool:
+        return self.returncode == exit_codes.OK
+
+    def as_json(self, run_dir: Path) -> dict:
+        return {
+            "written": self.written,
+            "problems": self.complaints,
+            "rebuild": f"python -m analysis {run_dir}",
+        }
 
 
-def write_report_safely(run_dir: Path) -> None:
-    """report.md/html of a finished run; a failed report must not hide the summary or the rows."""
-    from analysis.report import write_report
+def start_report(run_dir: Path) -> gevent.Greenlet:
+    """Write the report and print nothing yet: `.get()` gives the ReportOutcome once the child ends."""
+    return gevent.spawn(_report_child, run_dir)
 
+
+def _report_child(run_dir: Path) -> ReportOutcome:
+    # -P: the user's working directory must not shadow the kit's own `analysis` package
+    env = os.environ | {
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(KIT_ROOT), os.environ.get("PYTHONPATH")]))
+    }
     try:
-        write_report(run_dir)
-    except Exception as exc:  # noqa: BLE001 - the rows and run.json are written already
-        sys.stderr.write(f"loadkit: report not written: {type(exc).__name__}: {exc}\n")
+        child = subprocess.run(
+            [sys.executable, "-P", "-m", "analysis", str(run_dir)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+    except OSError as exc:  # no process could be started (out of memory, no such interpreter)
+        return ReportOutcome(exit_codes.REPORT_FAILED, "", [f"report not written: {exc}"])
+    return ReportOutcome(child.returncode, child.stdout.rstrip("\n"), _complaints(child))
 
 
-def print_summary(run_dir: Path) -> None:
-    from analysis.load import load_run
-    from analysis.summary import console_summary
+def _complaints(child: subprocess.CompletedProcess) -> list[str]:
+    """The child's one-line messages; of a crash (a traceback), only its last line."""
+    lines = [line for line in child.stderr.splitlines() if line.strip()]
+    if child.returncode != exit_codes.OK and any(line.startswith("Traceback") for line in lines):
+        return [f"report not written: {lines[-1].strip()}"]
+    return lines
 
-    print(console_summary(load_run(run_dir)), flush=True)
+
+def print_outcome(outcome: ReportOutcome, run_dir: Path) -> None:
+    """The console summary after Locust's own tables; a report that failed says so in one line."""
+    for complaint in outcome.complaints:
+        sys.stderr.write(f"loadkit: {complaint.removeprefix('loadkit: ').removeprefix('error: ')}\n")
+    if not outcome.written:
+        code = exit_codes.REPORT_FAILED
+        sys.stderr.write(
+            f"loadkit: no report (exit code {code}); rebuild it with: python -m analysis {run_dir}\n"
+        )
+    if outcome.summary:
+        print(outcome.summary, flush=True)

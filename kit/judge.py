@@ -19,6 +19,7 @@ from kit.settings import KitSettings
 from scenarios import registry
 from scenarios.evaluator import ThresholdEvaluator, ThresholdResult
 from scenarios.metrics import TREND_METRICS
+from scenarios.slo import Slo
 from scenarios.thresholds import Threshold
 
 SATURATED_CPU_PCT = 90.0
@@ -29,9 +30,16 @@ MIN_WORKER_READINGS = 3
 
 class LiveJudge:
     def __init__(
-        self, thresholds: list[Threshold], start_ts: float, samples_csv: Path, dropped: Callable[[float], int]
+        self,
+        thresholds: list[Threshold],
+        start_ts: float,
+        samples_csv: Path,
+        dropped: Callable[[float], int],
+        slos: tuple[Slo, ...] = (),
     ):
-        self.evaluator = ThresholdEvaluator(thresholds, start_ts) if thresholds else None
+        """Without thresholds and SLOs there is nothing to judge (no evaluator); SLOs alone keep the
+        goodput counted live, for the web UI."""
+        self.evaluator = ThresholdEvaluator(thresholds, start_ts, slos) if thresholds or slos else None
         self.samples = CsvTail(samples_csv)
         self.run_dir = samples_csv.parent
         self.trends = {th.metric.name for th in thresholds} & TREND_METRICS
@@ -41,6 +49,11 @@ class LiveJudge:
         self.helpers_cpu: list[float] = []  # children the load generator ran: reported, never judged
         self.results: list[ThresholdResult] = []
         self.samples_note: str | None = None  # why sample-based thresholds cannot be judged
+
+    @property
+    def rules(self) -> tuple[Threshold, ...]:
+        """The thresholds judged, in the order of judge()'s results."""
+        return self.evaluator.thresholds if self.evaluator is not None else ()
 
     def samples_stopped(self, note: str) -> None:
         """The sampler died: thresholds on samples are "not judged" from now on, with this reason."""

@@ -1,5 +1,6 @@
 """The cockpit's live values in Prometheus text exposition format (version 0.0.4), for a Prometheus
-scrape or Grafana: the same numbers as the JSON snapshot's "latest" and "thresholds".
+scrape or Grafana: the same numbers as the JSON snapshot's "latest" and "thresholds", each labelled with
+the run id, and `loadkit_run_active` saying whether the run's load is going.
 
 Formatting only: values come from kit.live; nothing here reads files or the run.
 """
@@ -8,49 +9,81 @@ from __future__ import annotations
 
 import math
 
+from contract.units import unit_of
+from kit.live import GAUGES, QUANTILES, WINDOW_S, Gauge
+
 PREFIX = "loadkit_"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 STATE_CODES = {"no data": -1, "ok": 0, "failing": 1, "aborted": 2}
-_HELP = {
-    "users": "simulated agents (Locust users) running",
-    "target_users": "users the load profile asks for now",
-    "requests_total": "requests.csv rows written so far in this run",
-    "ttft_p50_ms": "time to first token, median of the newest window (ms)",
-    "ttft_p95_ms": "time to first token, 95th percentile of the newest window (ms)",
+_WINDOW_OF = {
+    "ttft_ms": "time to first token",
+    "tpot_ms": "time per output token after the first",
+    "latency_ms": "request latency",
+}
+_WINDOW = f"the newest {WINDOW_S:g}-second window of requests by send time"
+
+
+def _gauge_help(gauge: Gauge) -> str:
+    unit = "bytes" if unit_of(gauge.column) == "bytes" else gauge.unit  # the file's unit, not the chart's
+    return f"{gauge.label} ({unit})" if unit else gauge.label
+
+
+# Every family the kit exports: name (without the prefix) -> (type, help with the unit). A run's own
+# series (all but run_active and run_exit_code) are dropped once it has ended: Prometheus then marks them
+# stale, so a dashboard shows them ending where the run did.
+FAMILIES: dict[str, tuple[str, str]] = {
+    "run_active": ("gauge", "1 while the run's load is going, 0 before its start and once it has ended"),
+    "run_exit_code": ("gauge", "the ended run's exit code (README: exit codes); absent while it runs"),
+    "users": ("gauge", "simulated agents (Locust users) running"),
+    "target_users": ("gauge", "users the load profile asks for now"),
+    "agents_open": ("gauge", "capacity and churn: agent sessions open (their driver is one Locust user)"),
+    "requests_total": ("counter", "requests.csv rows written so far in this run"),
+    "errors_total": ("counter", "failed requests so far (not counting those the run's own stop cut short)"),
+    **{g.column: ("gauge", _gauge_help(g)) for g in GAUGES},
+    **{
+        f"{column.removesuffix('_ms')}_p{label}_ms": ("gauge", f"{what}, p{label} over {_WINDOW} (ms)")
+        for column, what in _WINDOW_OF.items()
+        for label, _ in QUANTILES
+    },
+    **{
+        f"{column.removesuffix('_ms')}_window_samples": (
+            "gauge",
+            f"requests with a {what} in {_WINDOW}: the percentiles' sample count",
+        )
+        for column, what in _WINDOW_OF.items()
+    },
+    "goodput": ("gauge", "with --slo: the share (0-1) of scored requests that met every SLO so far"),
+    "threshold_state": ("gauge", "threshold state: -1 no data, 0 ok, 1 failing, 2 aborted the run"),
+    "threshold_value": ("gauge", "the value the threshold compared (its metric's file unit: ms, bytes...)"),
 }
 
 
 def exposition(snapshot: dict) -> str:
-    """Every value of snapshot["latest"] as a gauge labelled with the run id, then each threshold's
-    state (-1 no data, 0 ok, 1 failing, 2 aborted) and its judged value."""
-    run = _labels(run_id=snapshot["run"]["id"])
-    lines: list[str] = []
+    """`loadkit_run_active`; while the run has not ended, every value of snapshot["latest"] and each
+    threshold's state and judged value; once it has, its exit code instead."""
+    run = snapshot["run"]
+    labels = _labels(run_id=run["id"])
+    lines = _family("run_active", [(labels, 1.0 if run["active"] else 0.0)])
+    if run["ended"]:
+        if run["exit_code"] is not None:
+            lines += _family("run_exit_code", [(labels, float(run["exit_code"]))])
+        return "\n".join(lines) + "\n"
     for name, value in sorted(snapshot["latest"].items()):
-        metric = PREFIX + name
-        kind = "counter" if name.endswith("_total") else "gauge"
-        lines += [f"# HELP {metric} {_HELP.get(name, name.replace('_', ' '))}", f"# TYPE {metric} {kind}"]
-        lines.append(f"{metric}{run} {_value(value)}")
+        lines += _family(name, [(labels, value)])
     thresholds = snapshot["thresholds"]
     if thresholds:
-        lines += [
-            f"# HELP {PREFIX}threshold_state threshold state: -1 no data, 0 ok, 1 failing, 2 aborted the run",
-            f"# TYPE {PREFIX}threshold_state gauge",
-        ]
-        lines += [
-            f"{PREFIX}threshold_state{_labels(run_id=snapshot['run']['id'], expr=t['expr'])} "
-            f"{STATE_CODES[t['state']]}"
-            for t in thresholds
-        ]
-        lines += [
-            f"# HELP {PREFIX}threshold_value the value the threshold compared (its metric's file unit)",
-            f"# TYPE {PREFIX}threshold_value gauge",
-        ]
-        lines += [
-            f"{PREFIX}threshold_value{_labels(run_id=snapshot['run']['id'], expr=t['expr'])} "
-            f"{_value(t['value'])}"
-            for t in thresholds
-        ]
+        by_expr = [(_labels(run_id=run["id"], expr=t["expr"]), t) for t in thresholds]
+        lines += _family("threshold_state", [(lab, float(STATE_CODES[t["state"]])) for lab, t in by_expr])
+        lines += _family("threshold_value", [(lab, t["value"]) for lab, t in by_expr])
     return "\n".join(lines) + "\n"
+
+
+def _family(name: str, samples: list[tuple[str, float | None]]) -> list[str]:
+    kind, text = FAMILIES.get(name, ("gauge", name.replace("_", " ")))
+    metric = PREFIX + name
+    return [f"# HELP {metric} {text}", f"# TYPE {metric} {kind}"] + [
+        f"{metric}{labels} {_value(value)}" for labels, value in samples
+    ]
 
 
 def _labels(**labels: str) -> str:

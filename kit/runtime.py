@@ -9,6 +9,7 @@ tables in analysis/; this module wires them and owns no measurement math.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import os
 import subprocess
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import gevent
-from gevent.event import AsyncResult, Event
+from gevent.event import Event
 from locust.env import Environment
 from locust.runners import STATE_RUNNING, MasterRunner, WorkerRunner
 
@@ -31,6 +32,7 @@ from agents.pacing import (
     FleetRounds,
     OpenModelPacing,
     RoundsPacing,
+    SweepPacing,
     expect_round_grants,
     follow_master_rounds,
     follow_master_share,
@@ -47,12 +49,14 @@ from contract.csv_append import CsvAppender, RunFileError
 from contract.csv_tail import last_sample_event
 from contract.errors import KitError, one_line
 from contract.redact import add_secret
+from contract.units import show
 from kit import fleet, input_checks, rundir, signals, webui
 from kit.disk import DiskGuard
-from kit.finish import print_summary, start_report, write_locust_csvs
+from kit.finish import ReportOutcome, print_outcome, start_report, write_locust_csvs
 from kit.judge import LiveJudge, soak_warning
-from kit.live import LiveRun
+from kit.live import FINISHED, RUNNING, WRITING_REPORT, LiveRun
 from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
+from kit.open_model import arrival_columns, open_model_meta, open_model_outcome, sweep_passes
 from kit.remote_sampler import RemoteSamplers, start_remote_samplers
 from kit.session import Session
 from kit.settings import KitSettings, options_of, read_settings, refresh
@@ -73,7 +77,7 @@ from scenarios.breakpoint import stop_point as breakpoint_stop_point
 from scenarios.evaluator import exit_code as exit_code_of
 from scenarios.manual import ManualProfile
 from scenarios.open_model import OpenModelProfile
-from scenarios.profile import Profile
+from scenarios.profile import Profile, params_of
 from scenarios.rounds import RoundsPlan
 
 log = logging.getLogger("loadkit")
@@ -83,6 +87,7 @@ QUIT_GRACE_S = 10.0  # beyond the stop-timeout, for the profile's next tick and 
 JUDGE_EVERY_S = 1.0
 WORKER_REPORT_S = 3.5  # workers report every 3 s (Locust's WORKER_REPORT_INTERVAL), plus a margin
 WORKER_SPAWN_LEAD_S = 5.0  # distributed open model: workers spawn the agent pool before arrivals start
+LOCAL_SPAWN_LEAD_S = 2.0  # one process: the pool spawns and runs its on_start before the first arrival
 LOCUST_HISTORY_KEEP = 3600  # entries, one a second
 _RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -117,7 +122,7 @@ class KitRun:
     live: LiveRun = field(init=False)
     session: Session = field(init=False)
     finished: bool = False
-    report: AsyncResult | None = None  # the report being written, once finished
+    report: gevent.Greenlet | None = None  # the report's child process, once finished: its ReportOutcome
     finishing: gevent.Greenlet | None = None
 
     # ---- life cycle -------------------------------------------------------------------------------
@@ -135,7 +140,7 @@ class KitRun:
 
     def on_test_start(self) -> None:
         self.meta.setdefault("start_ts", time.time())
-        self.live.state = "running"
+        self.live.state = RUNNING
         self.save()
 
     def on_test_stop(self) -> None:
@@ -162,7 +167,7 @@ class KitRun:
 
     def _finish(self, default_reason: str) -> None:
         """Stop the sampler, flush every row, write Locust's CSVs, judge, settle the exit code, write
-        run.json, then start the report (in a thread)."""
+        run.json, then start the report (in a child process)."""
         now = time.time()
         self.meta["end_ts"] = now
         self.close_phase(now)
@@ -178,26 +183,45 @@ class KitRun:
         self.meta["exit_code"] = self.environment.process_exit_code
         self.save()
         self.disk.release()  # the report may use the reserved space; the run needs it no more
-        self.live.state = "writing the report"
+        self.live.state = WRITING_REPORT
         self.report = start_report(self.run_dir)
-        self.report.rawlink(lambda _result: setattr(self.live, "state", "finished"))
+        self.report.link_value(self.on_report)
+
+    def on_report(self, report: gevent.Greenlet) -> None:
+        """The report's child ended: run.json says whether the report was written and how to rebuild it;
+        a run whose report could not be written does not end 0 (its rows are whole; the rebuild command
+        is printed at the end). Settled here, once, so that quitting later touches no finished run."""
+        outcome: ReportOutcome = report.value
+        self.meta["report"] = outcome.as_json(self.run_dir)
+        if not outcome.written and self.meta["exit_code"] == exit_codes.OK:
+            self.meta["exit_code"] = exit_codes.REPORT_FAILED
+            if run_of(self.environment) is self:  # a later run of the web UI settles its own
+                self.environment.process_exit_code = exit_codes.REPORT_FAILED
+        self.save()
+        self.live.state = FINISHED
 
     def going(self) -> bool:
         """Load has started (the profile is built at the first tick) and the run has not finished."""
         return self.profile is not None and not self.finished
 
     def on_quitting(self) -> None:
-        """The process exits: finish the run if it is still going, then stop the target we started."""
+        """The process exits: finish the run if it is still going, then stop the target we started.
+        The target's exit code goes into the run it ended with: a web UI run that had finished before
+        (an idle quit) keeps its files as they were."""
         if self.session.quitting:  # a second shutdown (Locust's SIGTERM handler, again): the first exits
             Event().wait()
         self.session.quitting = True
-        if self.environment.web_ui is not None and self.going():
+        web_ui = self.environment.web_ui is not None
+        finished_before = web_ui and self.finished
+        if web_ui and self.going():
             self.end_in_web_ui()
-        self.finish("the Locust process quit" if self.environment.web_ui else "profile complete")
+        self.finish("the Locust process quit" if web_ui else "profile complete")
         code = stop_target(self.target)
-        if code is not None:
+        if code is not None and not finished_before:
             self.meta["target"]["exit_code"] = code
             self.save()
+        if self.report is not None:  # None when finishing failed (its traceback is in the log)
+            self.report.join()  # Locust settles the process's exit code next: on_report's, once written
 
     def end_in_web_ui(self) -> None:
         """The web UI process quits mid-run: end the run as its profile's end does (in-flight work gets
@@ -225,8 +249,7 @@ class KitRun:
     def on_quit(self, exit_code: int) -> None:
         """The console summary of the last run, after Locust's own tables and its report."""
         if self.report is not None:  # None when finishing failed (its traceback is in the log)
-            self.report.get()
-        print_summary(self.run_dir)
+            print_outcome(self.report.get(), self.run_dir)
 
     # ---- the load shape --------------------------------------------------------------------------
     def shape_tick(self, elapsed_s: float):
@@ -250,7 +273,8 @@ class KitRun:
         now = time.time()
         self.note_phase(tick.phase, now)
         users = self.user_count()
-        self.users_csv.write({"ts": now, "users": users, "target_users": tick.users, "phase": tick.phase})
+        row = {"ts": now, "users": users, "target_users": tick.users, "phase": tick.phase}
+        self.users_csv.write(row | arrival_columns(self.pacing, now))
         self.guarded(self.users_csv.flush)
         self.live.on_users(now, users, tick.users)
         if isinstance(self.pacing, FleetRounds):
@@ -276,8 +300,10 @@ class KitRun:
         now = time.time()
         self.profile = profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
         self.driver_class = presets.resolve_class(profile.driver) if profile.driver else None
-        schedule = profile.paced_by(now)
         runner = self.environment.runner
+        if isinstance(profile, OpenModelProfile):  # arrivals wait for the pool (the first tick spawns it)
+            self.lead_s = WORKER_SPAWN_LEAD_S if isinstance(runner, MasterRunner) else LOCAL_SPAWN_LEAD_S
+        schedule = profile.paced_by(now + self.lead_s)
         if isinstance(schedule, Pacer) and isinstance(runner, MasterRunner):
             assert isinstance(profile, OpenModelProfile)  # only the open model paces by arrivals
             self.pacing = self.share_arrivals(profile, runner, now)
@@ -286,23 +312,36 @@ class KitRun:
         else:
             self.pacing = pacing_for(schedule)
             set_pacing(self.environment, self.pacing)
+        if isinstance(self.pacing, SweepPacing):  # its rates come from the closed passes' rows
+            self.recorder.listeners.append(self.pacing.on_row)
+        if (arrivals := open_model_meta(profile, now + self.lead_s)) is not None:
+            self.meta["open_model"] = arrivals
         dropped = self.pacing.dropped if self.pacing else (lambda _now: 0)
         self.judge = judge = LiveJudge(
-            list(self.settings.thresholds), now, self.run_dir / schema.SAMPLES_CSV, dropped
+            list(self.settings.thresholds),
+            now,
+            self.run_dir / schema.SAMPLES_CSV,
+            dropped,
+            self.settings.slos,
         )
         self.recorder.listeners.append(judge.on_row)
         on_worker_cpu(self.environment, judge.observe_worker_cpu)
         self.meta["profile"] = {
             "name": profile.name,
-            "params": _params(profile.params),
+            "params": params_of(profile),
             "phases": self.phases,
         }
+        self.meta["slos"] = [slo.as_json() for slo in self.settings.slos]
         self.save()
         self.live.judge = judge
         self.live.edit_note = edit_note(profile)
         if profile.name in ("capacity", "churn"):
             self.live.budget_bytes = self.settings.profile.capacity.memory_budget_bytes
         gevent.spawn(self.judge_forever, judge)
+        # What exists now (modules, the run's objects) is never garbage: out of the collector's sight, a
+        # full collection under 200 agents takes ~7 ms instead of ~150 ms, a pause every arrival due
+        # then would start late by.
+        gc.freeze()
         return profile
 
     def edit(self, users: int, spawn_rate: float) -> str | None:
@@ -320,6 +359,7 @@ class KitRun:
         self.meta["profile"].setdefault("edits", []).append(
             {"ts": now, "users": users, "spawn_rate": spawn_rate}
         )
+        self.live.params = params_of(self.profile)  # run.json keeps the start's, and the edits
         self.save()
         return None
 
@@ -335,12 +375,12 @@ class KitRun:
             gevent.sleep(WORKER_REPORT_S)
 
     def share_arrivals(self, profile: OpenModelProfile, runner: MasterRunner, now: float) -> FleetArrivals:
-        """On a master: each worker paces its share of the arrivals and reports them, from
-        WORKER_SPAWN_LEAD_S on (the profile's first tick, the agent pool, holds until then)."""
-        self.lead_s = WORKER_SPAWN_LEAD_S
+        """On a master: each worker paces its share of the arrivals (every n-th of one sequence) and
+        reports them, from WORKER_SPAWN_LEAD_S on (the profile's first tick, the agent pool, holds until
+        then)."""
         workers = runner.clients.ready + runner.clients.spawning + runner.clients.running
-        share = profile.share_doc(len(workers), now + self.lead_s)
-        for worker in workers:
+        for n, worker in enumerate(workers):
+            share = profile.share_doc(n, len(workers), now + self.lead_s)
             runner.send_message(SHARE_MESSAGE, share, client_id=worker.id)
         return FleetArrivals(self.environment)
 
@@ -367,12 +407,14 @@ class KitRun:
             gevent.sleep(JUDGE_EVERY_S)
             bound_locust_history(self.environment)
             now = time.time()
-            due = [r for r in judge.judge(now) if r.abort_due]
+            due = [(th, r) for th, r in zip(judge.rules, judge.judge(now), strict=True) if r.abort_due]
             if due and self.stop is None:
-                self.note_breakpoint(due[0], now)
-                self.live.aborted_expr = due[0].expr
+                rule, result = due[0]
+                self.note_breakpoint(result, now)
+                self.live.aborted_expr = result.expr
+                value = show(result.value, rule.value_unit)
                 self.request_stop(
-                    f"threshold failed: {due[0].expr} (value {due[0].value})", exit_codes.THRESHOLD_FAILED
+                    f"threshold failed: {result.expr} (value {value})", exit_codes.THRESHOLD_FAILED
                 )
 
     def note_breakpoint(self, result, now: float) -> None:
@@ -391,11 +433,11 @@ class KitRun:
         if isinstance(self.pacing, RoundsPacing):
             self.pacing.plan.stop(now)
             self.meta["profile"]["rounds"] = self.pacing.plan.boundaries()
-        if isinstance(self.pacing, (OpenModelPacing, FleetArrivals)):
-            self.meta["open_model"] = {
-                "issued_arrivals": self.pacing.issued,
-                "dropped_arrivals": self.pacing.dropped(now),
-            }
+        if isinstance(self.pacing, (OpenModelPacing, FleetArrivals)) and self.profile is not None:
+            arrivals = self.meta.get("open_model") or {}
+            self.meta["open_model"] = open_model_outcome(arrivals, self.profile, self.pacing, now)
+        if (passes := sweep_passes(self.pacing)) is not None:
+            self.meta["sweep"] = passes
         self.save()
 
     # ---- phases (profiles tag the time axis) -------------------------------------------------------
@@ -518,12 +560,6 @@ def edit_note(profile: Profile) -> str:
     )
 
 
-def _params(params) -> dict:
-    if dataclasses.is_dataclass(params) and not isinstance(params, type):
-        return dataclasses.asdict(params)
-    return dict(params or {})
-
-
 def setup(environment: Environment) -> KitRun | None:
     """Locust `init`: settings converted once; on a worker only those and a row buffer; on master/local
     the target and the first run. Any KitError before load exits with its code and one line, leaving
@@ -568,7 +604,13 @@ def setup(environment: Environment) -> KitRun | None:
         stop_target(session.target)
         fail(exc)
     if environment.web_ui is not None:
-        webui.install(environment.web_ui, session, lambda: _RUNS[environment].live, run_edit(environment))
+        webui.install(
+            environment.web_ui,
+            session,
+            lambda: _RUNS[environment].live,
+            run_edit(environment),
+            lambda options: refresh(_RUNS[environment].settings, options),
+        )
         webui.warn_if_exposed(options.web_host)
     # in the web UI a signal ends the process as --autoquit does: the web server stops, then Locust's
     # shutdown runs (quitting, its HTML report, quit)

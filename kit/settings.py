@@ -24,6 +24,7 @@ from contract.errors import InputError
 from kit import input_checks
 from scenarios import registry
 from scenarios.options import ProfileOptions, read_options
+from scenarios.slo import Slo, check_goodput_thresholds
 from scenarios.thresholds import Threshold
 
 RUNS_ROOT = Path("runs")
@@ -67,6 +68,7 @@ class KitSettings:
     profile_name: str
     profile: ProfileOptions
     thresholds: tuple[Threshold, ...]
+    slos: tuple[Slo, ...]
     agent: AgentSettings
 
 
@@ -109,10 +111,13 @@ def _form_part(options: Any, preset: presets.GatewayPreset, run_id: str, run_dir
     profile = read_options(options)
     name = profile_name(options)
     registry.build_profile(name, profile)
+    thresholds, slos = tuple(registry.build_thresholds(profile)), tuple(registry.build_slos(profile))
+    check_goodput_thresholds(thresholds, slos)
     return {
         "profile_name": name,
         "profile": profile,
-        "thresholds": tuple(registry.build_thresholds(profile)),
+        "thresholds": thresholds,
+        "slos": slos,
         "agent": agent_settings(options, preset, profile, run_id=run_id, run_dir=str(run_dir)),
     }
 

@@ -64,12 +64,14 @@ def warn_before_load(settings: KitSettings) -> None:
 
 
 def refuse_distributed(settings: KitSettings) -> None:
-    """A serial driver (capacity, churn: one user reading the target after each step) runs in one
-    process: refused on a master or a worker."""
+    """A serial driver (capacity, churn: one user reading the target after each step) and a profile
+    that says so (the sweep measures its rates as it goes) run in one process: refused on a master or
+    a worker."""
     profile = registry.build_profile(settings.profile_name, settings.profile)
-    if profile.driver:
+    if profile.driver or getattr(profile, "one_process", False):
+        why = "a serial driver" if profile.driver else "it measures its own rates as it goes"
         raise InputError(
-            f"--load-profile {profile.name} runs in one process (a serial driver): "
+            f"--load-profile {profile.name} runs in one process ({why}): "
             "run it without --master/--worker/--processes"
         )
 

@@ -1,15 +1,16 @@
 """The Locust web UI as a cockpit: the current run's id, links to its report and files, live charts and
-threshold states beside Locust's own, EDIT for the manual profile, and the same live data as JSON and in
-Prometheus text format.
+threshold states beside Locust's own, EDIT for the manual profile, what START will run (kit.start_form),
+and the same live data as JSON and in Prometheus text format.
 
 Only through Locust's documented extension points: routes and request hooks on `web_ui.app` (Flask) and
 the Resources tab (template_args' extended tabs/tables, extra data on /stats/requests, as in Locust's
-extend_web_ui example). Reads what the run writes; starts, stops and judges nothing itself.
+extend_web_ui example). Reads what the run writes; starts, stops and judges nothing itself (a start's
+options begin from the command line's before Locust applies its form).
 """
 
 from __future__ import annotations
 
-import dataclasses
+import argparse
 import html
 import json
 import logging
@@ -18,14 +19,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jinja2.utils import htmlsafe_json_dumps
+from locust.argument_parser import ui_extra_args_dict
 from locust.runners import STATE_RUNNING, STATE_SPAWNING
 
 from contract import schema
-from kit import prometheus
-from kit.live import LiveRun
+from kit import prometheus, start_form
+from kit.live import READY, LiveRun
 from kit.session import Session
+from kit.settings import KitSettings
 from scenarios import registry
 from scenarios.options import ProfileOptions
+from scenarios.profile import params_of
 
 TAB_KEY = "loadkit-resources"
 WEB_HOST = "127.0.0.1"  # the kit's default for Locust's --web-host (Locust's own: all interfaces)
@@ -36,7 +40,7 @@ STATIC = Path(__file__).parent / "static"
 SHAPE = "KitShape"  # locustfile.py's one shape: the kit's profiles run through it
 _TEMPLATE_ARGS = "window.templateArgs = "
 FORM_GROUPS = ("profile", "thresholds", "agents")  # the start form's order; load-profile parameters first
-_GROUP_OF = {"threshold": "thresholds", "thresholds": "thresholds"} | {
+_GROUP_OF = {"threshold": "thresholds", "thresholds": "thresholds", "slo": "thresholds"} | {
     dest: "agents"
     for dest in ("request_timeout", "model", "prompt", "max_tokens", "poll_interval", "task_timeout")
 }
@@ -47,11 +51,18 @@ _COCKPIT_TAGS = (
 
 
 def install(
-    web_ui, session: Session, current: Callable[[], LiveRun], edit: Callable[[int, float], str | None]
+    web_ui,
+    session: Session,
+    current: Callable[[], LiveRun],
+    edit: Callable[[int, float], str | None],
+    settings_for: Callable[[argparse.Namespace], KitSettings],
 ) -> None:
-    """Add the cockpit's routes and hooks to Locust's web UI."""
+    """Add the cockpit's routes and hooks to Locust's web UI. `settings_for(options)`: the settings a
+    start with these options would run with (raises KitError on a bad value)."""
     app = web_ui.app
     guard = web_ui.auth_required_if_enabled
+    options = web_ui.environment.parsed_options
+    form = start_form.StartForm.of(options, ui_extra_args_dict())
     if web_ui.userclass_picker_is_active:  # the picker offers (and preselects) the preset's agents only
         environment = web_ui.environment
         environment.available_user_classes = {c.__name__: c for c in environment.user_classes}
@@ -81,6 +92,15 @@ def install(
     def form_json():
         return {"profiles": _profile_defaults(), "groups": FORM_GROUPS}
 
+    @app.route(f"{ROOT}/preview", methods=["POST"])
+    @guard
+    def preview():
+        from flask import request
+
+        live = current()
+        last_run = live.run_id if live.state != READY else None
+        return start_form.preview(form, options, request.form, settings_for, last_run)
+
     @app.route(f"{ROOT}/metrics")
     @guard
     def live_metrics():
@@ -103,8 +123,9 @@ def install(
         return send_from_directory(_run_dir(session, run_id).resolve(), name)
 
     @app.before_request
-    def _swarm_while_running():
-        """Locust's EDIT is a second /swarm while a run goes on: hand it to the run, answer as Locust."""
+    def _swarm():
+        """Locust's EDIT is a second /swarm while a run goes on: hand it to the run, answer as Locust.
+        A start begins from the command line's options, then Locust applies its form."""
         from flask import jsonify, request
 
         if request.path != "/swarm" or request.method != "POST":
@@ -114,6 +135,7 @@ def install(
         if web_ui.userclass_picker_is_active and request.form.get("shape_class", SHAPE) != SHAPE:
             message = f"choose the shape class {SHAPE}: the kit's load profiles run through it"
             return jsonify({"success": False, "message": message, "host": web_ui.environment.host})
+        form.begin(options, request.form)
         return None
 
     @app.after_request
@@ -182,12 +204,10 @@ def _grouped(extra: dict) -> dict:
 
 def _profile_defaults() -> dict[str, dict]:
     """What each profile uses, with its defaults: the parameters it builds from an empty form."""
-    found = {}
-    for name in registry.PROFILE_NAMES:
-        params = registry.build_profile(name, ProfileOptions(profile=name)).params
-        is_record = dataclasses.is_dataclass(params) and not isinstance(params, type)
-        found[name] = dataclasses.asdict(params) if is_record else dict(params)
-    return found
+    return {
+        name: params_of(registry.build_profile(name, ProfileOptions(profile=name)))
+        for name in registry.PROFILE_NAMES
+    }
 
 
 def _run_dir(session: Session, run_id: str) -> Path:

@@ -1,14 +1,18 @@
 """Open model: an arrival-rate schedule and a pacer that hands arrivals to free agents and counts drops.
 
-Pure logic: callers pass `now`; nothing sleeps. An arrival nobody was free to start within
-`late_after_s` of its due time is dropped and counted (k6's dropped_iterations), never queued, so
-overload shows up as drops instead of silently lowering the offered load (coordinated omission).
+Pure logic: callers pass `now`; nothing sleeps. The pacer takes any timing (arrival index and offset
+from the start: a seeded arrival process over the schedule, scenarios/arrival_process.py, or a replayed
+trace), so every source of arrivals is paced, dropped and counted the same way. An arrival nobody was
+free to start within `late_after_s` of its due time is dropped and counted (k6's dropped_iterations),
+never queued, so overload shows up as drops instead of silently lowering the offered load (coordinated
+omission).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from scenarios.shape import Stage
 
@@ -16,8 +20,9 @@ from scenarios.shape import Stage
 class ArrivalSchedule:
     """Arrivals per second as a piecewise-linear curve over elapsed seconds (k6 ramping-arrival-rate).
 
-    Built from stages whose targets are rates; arrival k (0-based) is due when the expected count
-    reaches k, so a constant rate r gives arrivals at 0, 1/r, 2/r, ...
+    Built from stages whose targets are rates; `expected(t)` is the integral of the rate (the arrival
+    count due by t) and `time_at(count)` its inverse, the map an arrival process's operational time
+    goes through so that it follows the shape.
     """
 
     def __init__(self, stages: Sequence[Stage], scale: float = 1.0) -> None:
@@ -50,52 +55,67 @@ class ArrivalSchedule:
                 return count0 + r0 * x + (r1 - r0) / dur * x * x / 2
         return self.total
 
-    def time_of(self, k: int) -> float | None:
-        """Elapsed time arrival k is due; None when the schedule ends first."""
-        if k >= self.total:
+    def time_at(self, count: float) -> float | None:
+        """Elapsed time by which `count` arrivals are due; None when the schedule ends first."""
+        if count >= self.total:
             return None
         for start, dur, r0, r1, count0 in self._segments:
             count1 = count0 + (r0 + r1) / 2 * dur
-            if k < count1:
-                return start + _solve(k - count0, r0, (r1 - r0) / dur)
+            if count < count1:
+                return start + _solve(count - count0, r0, (r1 - r0) / dur)
         return None
+
+    def rate_points(self) -> list[list[float]]:
+        """The curve as [elapsed s, arrivals/s] corners (a jump is two points at one time): what run.json
+        records, so analysis reads the asked rate at any moment without rebuilding the profile."""
+        points: list[list[float]] = []
+        for start, dur, r0, r1, _ in self._segments:
+            points += [[start, r0], [start + dur, r1]]
+        return points
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """One arrival handed to an agent: its index in the whole process (the same on every worker, so a
+    trace's k-th request is the k-th arrival) and the UTC time it is due."""
+
+    index: int
+    due_ts: float
 
 
 class Pacer:
     """Shared by all agents of one load generator: who starts which arrival, and how many were dropped."""
 
-    def __init__(self, schedule: ArrivalSchedule, start_ts: float, late_after_s: float = 1.0) -> None:
-        self.schedule = schedule
+    def __init__(self, timing: Iterable[tuple[int, float]], start_ts: float, late_after_s: float = 1.0):
+        """`timing`: (arrival index, seconds after start_ts) in time order."""
         self.start_ts = start_ts
         self.late_after_s = late_after_s
         self.issued = 0  # arrivals handed to an agent
         self.dropped = 0  # arrivals due while no agent was free
-        self._next = 0  # index of the next arrival not yet issued or dropped
+        self.first_dropped_ts: float | None = None  # when the first dropped arrival was due
+        self._timing = iter(timing)
+        self._next = next(self._timing, None)  # the next arrival not yet issued or dropped
 
-    def claim(self, now: float) -> float | None:
-        """A free agent asks for work: the UTC time to start its next arrival (maybe already past,
-        then start at once), or None when the schedule has no arrivals left."""
+    def claim(self, now: float) -> Arrival | None:
+        """A free agent asks for work: its next arrival (due maybe already, then start at once), or None
+        when the timing has no arrivals left."""
         self.settle(now)
-        t = self.schedule.time_of(self._next)
-        if t is None:
+        if self._next is None:
             return None
-        self._next += 1
+        index, offset = self._next
+        self._next = next(self._timing, None)
         self.issued += 1
-        return self.start_ts + t
+        return Arrival(index, self.start_ts + offset)
 
     def settle(self, now: float) -> int:
         """Count as dropped every arrival overdue by more than late_after_s; returns the total dropped."""
-        overdue = math.ceil(self.schedule.expected(now - self.start_ts - self.late_after_s))
-        if overdue > self._next:
-            self.dropped += overdue - self._next
-            self._next = overdue
+        limit = now - self.start_ts - self.late_after_s
+        while self._next is not None and self._next[1] < limit:
+            if self.first_dropped_ts is None:
+                self.first_dropped_ts = self.start_ts + self._next[1]
+            self.dropped += 1
+            self._next = next(self._timing, None)
         return self.dropped
-
-
-def pacer_from_doc(doc: dict) -> Pacer:
-    """The pacer of one worker's share (OpenModelProfile.share_doc)."""
-    schedule = ArrivalSchedule([Stage(*s) for s in doc["stages"]], scale=doc["scale"])
-    return Pacer(schedule, doc["start_ts"], doc["late_after_s"])
 
 
 def _solve(m: float, r0: float, a: float) -> float:

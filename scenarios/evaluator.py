@@ -6,23 +6,17 @@ it says which thresholds fail and whether an abort is due; the locustfile acts o
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contract.compare import COMPARE
+from contract.derived import derived_value, number
 from contract.exit_codes import OK, THRESHOLD_FAILED
+from scenarios.metrics import TASK_GOODPUT
 from scenarios.quantiles import Distribution
+from scenarios.slo import Goodput, Slo
 from scenarios.thresholds import Threshold
-
-_COMPARE: dict[str, Callable[[float, float], bool]] = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-    "==": operator.eq,
-    "!=": operator.ne,
-}
 
 
 @dataclass(frozen=True)
@@ -62,31 +56,40 @@ class _Ratio:
 class ThresholdEvaluator:
     """Feed rows with observe_*; call evaluate(now) about once a second and at the end of the run."""
 
-    def __init__(self, thresholds: Sequence[Threshold], start_ts: float) -> None:
+    def __init__(self, thresholds: Sequence[Threshold], start_ts: float, slos: Sequence[Slo] = ()) -> None:
         self.thresholds = tuple(thresholds)
         self.start_ts = start_ts
+        self.goodput = Goodput(tuple(slos))
         self._dists: dict[str, Distribution] = {}
         self._ratios: dict[str, _Ratio] = {}
         self._values: dict[str, tuple[float | None, int]] = {}  # counters and trends: value, points
         self._failed_ts: dict[int, float] = {}
         for th in self.thresholds:
             m = th.metric
+            if m.source == "goodput":
+                continue
             if m.rate:
                 self._ratios[m.name] = _Ratio()
             elif m.source not in ("counter", "trend"):
                 self._dists[m.name] = Distribution()
         self._by_source = {
             src: [th.metric for th in self.thresholds if th.metric.source == src]
-            for src in ("request", "task", "sample")
+            for src in ("request", "derived", "task", "sample")
         }
 
     def observe_request(self, row: Mapping[str, Any]) -> None:
         """One requests.csv row (contract.schema.REQUEST_COLUMNS)."""
-        self._observe("request", row, lambda r: _number(r.get("ok")) == 0)
+        self._observe("request", row, lambda r: number(r.get("ok")) == 0)
+        for metric in self._by_source["derived"]:
+            value = derived_value(metric.name, row)
+            if value is not None:
+                self._dists[metric.name].add(value)
+        self.goodput.observe_request(row)
 
     def observe_task(self, row: Mapping[str, Any]) -> None:
         """One tasks.csv row (TASK_COLUMNS), written when the task is terminal; not done counts as failed."""
         self._observe("task", row, lambda r: r.get("status") != "done")
+        self.goodput.observe_task(row)
 
     def observe_sample(self, row: Mapping[str, Any]) -> None:
         """One samples.csv row (SAMPLE_COLUMNS); empty cells are "not measured" and skipped."""
@@ -113,13 +116,13 @@ class ThresholdEvaluator:
                     ratio.count += 1
                     ratio.bad += is_bad(row)
                 continue
-            value = _number(row.get(metric.column))
+            value = number(row.get(metric.column))
             if value is not None:
                 self._dists[metric.name].add(value)
 
     def _judge(self, i: int, th: Threshold, now: float) -> ThresholdResult:
         value, samples = self._aggregate(th)
-        passed = None if value is None else _COMPARE[th.op](value, th.value)
+        passed = None if value is None else COMPARE[th.op](value, th.value)
         if passed is False:
             self._failed_ts.setdefault(i, now)
         abort_due = passed is False and th.abort and now - self.start_ts >= th.grace_s
@@ -131,6 +134,8 @@ class ThresholdEvaluator:
         name = th.metric.name
         if th.metric.source in ("counter", "trend"):
             return self._values.get(name, (None, 0))
+        if th.metric.source == "goodput":
+            return self.goodput.share(of_tasks=name == TASK_GOODPUT)
         if th.metric.rate:
             r = self._ratios[name]
             return (r.bad / r.count if r.count else None), r.count
@@ -150,13 +155,3 @@ def _summary(d: Distribution, th: Threshold) -> float | None:
 def exit_code(results: Sequence[ThresholdResult]) -> int:
     """THRESHOLD_FAILED (99) when any threshold failed at the end; no-data thresholds do not fail."""
     return THRESHOLD_FAILED if any(r.passed is False for r in results) else OK
-
-
-def _number(raw: Any) -> float | None:
-    """A cell as a float; None for empty or unparsable ("not measured")."""
-    if raw is None or raw == "":
-        return None
-    try:
-        return float(raw)
-    except (TypeError, ValueError):
-        return None

@@ -7,16 +7,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from contract.derived import OUTPUT_TOKENS_PER_S, TPOT_MS
+
+GOODPUT, TASK_GOODPUT = "goodput", "task_goodput"
 DISTRIBUTION_AGGS = frozenset({"avg", "min", "max", "count", "last"})  # plus pNN, e.g. p95, p99.9
 
 
 @dataclass(frozen=True)
 class Metric:
     name: str
-    # "request", "task", "sample" (rows), "counter" (a running total the caller feeds) or "trend" (a
-    # verdict on a whole series the caller computes at the end of the run: soak slopes and leak verdicts)
+    # "request", "task", "sample" (rows), "derived" (computed from a request row: contract/derived.py),
+    # "goodput" (the share of requests or tasks meeting every --slo), "counter" (a running total the
+    # caller feeds) or "trend" (a verdict on a whole series the caller computes at the end of the run:
+    # soak slopes and leak verdicts)
     source: str
-    column: str  # its contract/schema.py column (for a rate: the column that decides failure)
+    column: str  # its contract/schema.py column (for a rate: the column that decides failure; derived
+    # and goodput metrics: their own name)
     unit: str  # "ms", "bytes", "pct", "ratio", "count": which suffixes a threshold value may carry
     rate: bool = False  # a failure fraction (error_rate): only the "rate" aggregation
 
@@ -45,7 +51,12 @@ _SAMPLE_UNITS = {
 METRICS: dict[str, Metric] = {
     **{n: Metric(n, "request", n, "ms") for n in _REQUEST_MS},
     **{n: Metric(n, "request", n, "count") for n in _REQUEST_COUNTS},
+    TPOT_MS: Metric(TPOT_MS, "derived", TPOT_MS, "ms"),
+    OUTPUT_TOKENS_PER_S: Metric(OUTPUT_TOKENS_PER_S, "derived", OUTPUT_TOKENS_PER_S, "count"),
     "error_rate": Metric("error_rate", "request", "ok", "ratio", rate=True),
+    # the share of scored requests (tasks) that met every --slo (scenarios/slo.py says which are scored)
+    GOODPUT: Metric(GOODPUT, "goodput", GOODPUT, "ratio", rate=True),
+    TASK_GOODPUT: Metric(TASK_GOODPUT, "goodput", TASK_GOODPUT, "ratio", rate=True),
     "task_total_ms": Metric("task_total_ms", "task", "total_ms", "ms"),
     "task_queue_wait_ms": Metric("task_queue_wait_ms", "task", "queue_wait_ms", "ms"),
     "task_run_ms": Metric("task_run_ms", "task", "run_ms", "ms"),

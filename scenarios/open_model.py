@@ -1,7 +1,8 @@
 """Open-model wrapper: a staged profile's shape read as arrivals per second, served by a fixed agent pool.
 
-Locust is asked for the pool (all agents at once); the Pacer decides when each arrival starts.
-No clock here: the caller makes the Pacer with the run's start time.
+Locust is asked for the pool (all agents at once); the Pacer decides when each arrival starts, by the
+arrival process asked for (constant, Poisson, gamma). No clock here: the caller makes the Pacer with the
+run's start time.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from scenarios.arrival_process import ArrivalProcess, arrival_timing, share_of
 from scenarios.arrivals import ArrivalSchedule, Pacer
 from scenarios.errors import ProfileConfigError
-from scenarios.shape import Phase, StagedProfile, Tick
+from scenarios.shape import Phase, Stage, StagedProfile, Tick
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,9 @@ class OpenModelParams:
     peak_arrival_rate: float  # --arrival-rate: arrivals/s at the shape's peak
     max_agents: int  # --max-agents: agents (Locust users) serving arrivals
     expected_arrivals: float
+    arrivals: str  # --arrivals: constant, poisson or gamma
+    burstiness: float  # --burstiness (gamma's shape)
+    arrival_seed: int  # --arrival-seed
 
 
 class OpenModelProfile:
@@ -28,14 +33,29 @@ class OpenModelProfile:
 
     driver = None
 
-    def __init__(self, inner: StagedProfile, peak_arrival_rate: float, max_agents: int | None) -> None:
+    def __init__(
+        self,
+        inner: StagedProfile,
+        peak_arrival_rate: float,
+        max_agents: int | None,
+        process: ArrivalProcess | None = None,
+    ) -> None:
         if inner.peak() <= 0:
             raise ProfileConfigError(f"--arrival-rate: profile {inner.name} has no load to scale")
         self.name = inner.name
         self.scale = peak_arrival_rate / inner.peak()
         self.schedule = ArrivalSchedule(inner.stages, scale=self.scale)
+        self.process = process = process or ArrivalProcess()
         pool = max_agents or math.ceil(inner.peak())
-        self.params = OpenModelParams(inner.params, peak_arrival_rate, pool, self.schedule.total)
+        self.params = OpenModelParams(
+            inner.params,
+            peak_arrival_rate,
+            pool,
+            self.schedule.total,
+            process.kind,
+            process.burstiness,
+            process.seed,
+        )
         self._inner = inner
 
     def tick(self, t: float) -> Tick | None:
@@ -50,11 +70,30 @@ class OpenModelProfile:
 
     def paced_by(self, start_ts: float, late_after_s: float = 1.0) -> Pacer:
         """One per load generator; in a distributed run each worker gets a share (share_doc)."""
-        return Pacer(self.schedule, start_ts, late_after_s)
+        return Pacer(arrival_timing(self.schedule, self.process), start_ts, late_after_s)
 
-    def share_doc(self, workers: int, start_ts: float, late_after_s: float = 1.0) -> dict:
-        """Plain data for one of `workers` load generators to pace rate / workers from start_ts
-        (sent to Locust workers in a message; scenarios.arrivals.pacer_from_doc rebuilds the pacer)."""
-        stages = [[s.duration_s, s.target, s.phase] for s in self._inner.stages]
-        share = self.scale / max(workers, 1)
-        return {"stages": stages, "scale": share, "start_ts": start_ts, "late_after_s": late_after_s}
+    def share_doc(self, share: int, shares: int, start_ts: float, late_after_s: float = 1.0) -> dict:
+        """Plain data for load generator `share` of `shares` to pace its part of the arrivals from
+        start_ts (sent to Locust workers in a message; pacer_from_doc rebuilds the pacer there)."""
+        p = self.process
+        return {
+            "stages": [[s.duration_s, s.target, s.phase] for s in self._inner.stages],
+            "scale": self.scale,
+            "process": {"kind": p.kind, "burstiness": p.burstiness, "seed": p.seed},
+            "share": share,
+            "shares": max(shares, 1),
+            "start_ts": start_ts,
+            "late_after_s": late_after_s,
+        }
+
+    def rate_points(self) -> list[list[float]]:
+        """The asked arrivals/s over elapsed seconds, as corners (run.json open_model.rate_points)."""
+        return self.schedule.rate_points()
+
+
+def pacer_from_doc(doc: dict) -> Pacer:
+    """The pacer of one worker's share (OpenModelProfile.share_doc): the whole process's arrivals,
+    drawn from the same seed on every worker, every shares-th of them its own."""
+    schedule = ArrivalSchedule([Stage(*s) for s in doc["stages"]], scale=doc["scale"])
+    timing = arrival_timing(schedule, ArrivalProcess(**doc["process"]))
+    return Pacer(share_of(timing, doc["share"], doc["shares"]), doc["start_ts"], doc["late_after_s"])

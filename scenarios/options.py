@@ -15,6 +15,7 @@ from typing import Any
 from contract.cli import env_var
 from contract.units import parse_duration
 from scenarios import capacity, churn
+from scenarios.arrival_process import PROCESSES, ArrivalProcess
 from scenarios.capacity import CapacityParams
 from scenarios.churn import ChurnParams
 from scenarios.errors import ProfileConfigError
@@ -26,7 +27,7 @@ _TEXT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--base-users", "spike: users before and after the spike"),
     ("--spike-users", "spike: users at the top of the spike"),
     ("--ramp", "ramp time (average/stress/soak ramp up and down; spike: jump time), e.g. 30s"),
-    ("--hold", "time at the plateau (or at the top of a spike), e.g. 10m"),
+    ("--hold", "time at the plateau (or at the top of a spike; sweep: each pass, default 30s), e.g. 10m"),
     ("--settle", "spike: time at base load before and after the spike, e.g. 30s"),
     ("--step-users", "breakpoint: users added per step"),
     ("--step-every", "breakpoint: time between steps, e.g. 10s"),
@@ -36,7 +37,13 @@ _TEXT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--rounds", "rounds: concurrency levels, e.g. 6,8,10"),
     ("--round-hold", "rounds: longest a round waits for its tasks, e.g. 5m (default: until they finish)"),
     ("--arrival-rate", "open model: peak arrivals per second, following the profile's shape"),
-    ("--max-agents", "open model: simulated agents available to serve arrivals (default: profile peak)"),
+    ("--max-agents", "open model: agents serving arrivals (default: profile peak); sweep: its pool (32)"),
+    (
+        "--burstiness",
+        "open model: gamma arrivals' shape, 1 = Poisson, < 1 burstier (implies --arrivals gamma)",
+    ),
+    ("--arrival-seed", "open model: seed of the Poisson/gamma arrivals (default 0: every run the same)"),
+    ("--sweep-rates", "sweep: rates between the synchronous and the throughput pass (default 8)"),
     ("--thresholds", "TOML file of thresholds (NFRs), see examples/thresholds.toml"),
 )
 
@@ -61,8 +68,12 @@ class ProfileOptions:
     round_hold_s: float | None = None
     arrival_rate: float | None = None
     max_agents: int | None = None
+    arrival_process: ArrivalProcess = field(default_factory=ArrivalProcess)
+    arrivals_given: bool = False  # --arrivals or --burstiness given (warned about when nothing reads them)
+    sweep_rates: int | None = None
     thresholds_file: str | None = None
     threshold_exprs: tuple[str, ...] = field(default_factory=tuple)
+    slo_exprs: tuple[str, ...] = field(default_factory=tuple)
     num_users: int | None = None  # Locust's -u, -r, -t: read by the manual profile
     spawn_rate: float | None = None
     run_time_s: float | None = None
@@ -85,12 +96,29 @@ def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
             flag, env_var=env_var(flag), type=str, default=None, include_in_web_ui=True, help=text
         )
     parser.add_argument(
+        "--arrivals",
+        env_var=env_var("--arrivals"),
+        choices=list(PROCESSES),
+        default=None,
+        include_in_web_ui=True,
+        help="open model: arrival process, constant (default), poisson or gamma (see --burstiness)",
+    )
+    parser.add_argument(
         "--threshold",
         env_var=env_var("--threshold"),
         action="append",
         default=None,
         include_in_web_ui=True,
         help='a threshold, repeatable, e.g. "ttft_ms p95 < 500 abort grace=10s" (";" separates in the UI)',
+    )
+    parser.add_argument(
+        "--slo",
+        env_var=env_var("--slo"),
+        action="append",
+        default=None,
+        include_in_web_ui=True,
+        help="a service level a request or task must meet to count in goodput, repeatable, e.g. "
+        '"ttft_ms <= 500", "tpot_ms p95 <= 50", "task_total_ms <= 5m" (";" separates in the UI)',
     )
 
 
@@ -116,8 +144,12 @@ def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
         round_hold_s=_convert(get, "round_hold", _positive_duration),
         arrival_rate=_convert(get, "arrival_rate", _positive_float),
         max_agents=max_agents,
+        arrival_process=_arrival_process(get),
+        arrivals_given=get("arrivals") is not None or get("burstiness") is not None,
+        sweep_rates=_convert(get, "sweep_rates", _positive_int),
         thresholds_file=get("thresholds") or None,
         threshold_exprs=_threshold_list(get("threshold")),
+        slo_exprs=_threshold_list(get("slo")),
         num_users=_convert(get, "num_users", _positive_int, "-u/--users"),
         spawn_rate=_convert(get, "spawn_rate", _positive_float, "-r/--spawn-rate"),
         run_time_s=get("run_time"),
@@ -146,8 +178,24 @@ def _convert(
         raise ProfileConfigError(f"{flag or '--' + dest.replace('_', '-')} {raw!r}: {e}") from None
 
 
+def _arrival_process(get: Callable[[str], Any]) -> ArrivalProcess:
+    """--arrivals, --burstiness, --arrival-seed; --burstiness alone means gamma arrivals."""
+    burstiness = _convert(get, "burstiness", _positive_float)
+    kind = get("arrivals") or ("gamma" if burstiness is not None else "constant")
+    if burstiness is not None and kind != "gamma":
+        raise ProfileConfigError(f"--burstiness applies to --arrivals gamma, not --arrivals {kind}")
+    seed = _convert(get, "arrival_seed", _whole_seed)
+    return ArrivalProcess(kind, 1.0 if burstiness is None else burstiness, seed or 0)
+
+
+def _whole_seed(text: str) -> int:
+    if not text.isdigit():
+        raise ValueError("must be a whole number >= 0")
+    return int(text)
+
+
 def _threshold_list(raw: Any) -> tuple[str, ...]:
-    """--threshold is a list on the command line and one ';'-separated string from the web UI."""
+    """--threshold and --slo are lists on the command line and one ';'-separated string from the web UI."""
     items = [raw] if isinstance(raw, str) else list(raw or [])
     return tuple(part.strip() for item in items for part in item.split(";") if part.strip())
 

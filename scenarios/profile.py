@@ -1,15 +1,18 @@
 """The one interface every load profile satisfies: the shape's ticks, its phases, and what paces work.
 
-A Protocol only; the run (kit/) drives any profile through it without asking what kind it is.
+A Protocol (and how its parameters read as a dict); the run (kit/) drives any profile through it
+without asking what kind it is.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Protocol
 
 from scenarios.arrivals import Pacer
 from scenarios.rounds import RoundsPlan
 from scenarios.shape import Phase, Tick
+from scenarios.sweep import SweepPlan
 
 
 class Profile(Protocol):
@@ -36,6 +39,15 @@ class Profile(Protocol):
         """The phases known so far (all of them for a timed profile)."""
         ...
 
-    def paced_by(self, start_ts: float) -> Pacer | RoundsPlan | None:
-        """What paces the agents' work from start_ts: arrivals (open model), rounds, or nothing."""
+    def paced_by(self, start_ts: float) -> Pacer | RoundsPlan | SweepPlan | None:
+        """What paces the agents' work from start_ts: arrivals (open model), rounds, a sweep's passes,
+        or nothing."""
         ...
+
+
+def params_of(profile: Profile) -> dict[str, Any]:
+    """The profile's parameters as run.json records them (a dataclass, or a mapping)."""
+    params = profile.params
+    if dataclasses.is_dataclass(params) and not isinstance(params, type):
+        return dataclasses.asdict(params)
+    return dict(params or {})

@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scenarios import average, breakpoint, capacity, churn, manual, rounds, smoke, soak, spike, stress
+from scenarios import average, breakpoint, capacity, churn, manual, rounds, smoke, soak, spike, stress, sweep
 from scenarios.errors import ProfileConfigError
 from scenarios.open_model import OpenModelProfile
 from scenarios.options import ProfileOptions, read_options
 from scenarios.options import add_arguments as _add_arguments
 from scenarios.profile import Profile
 from scenarios.shape import StagedProfile
+from scenarios.slo import Slo, parse_slo
 from scenarios.thresholds import Threshold, load_thresholds_file, parse_threshold
 
 BUILDERS: dict[str, Callable[[ProfileOptions], Profile]] = {
@@ -27,6 +28,7 @@ BUILDERS: dict[str, Callable[[ProfileOptions], Profile]] = {
     "breakpoint": breakpoint.build,
     "soak": soak.build,
     "rounds": rounds.build,
+    "sweep": sweep.build,
     "capacity": lambda opts: capacity.build(opts.capacity),
     "churn": lambda opts: churn.build(opts.churn),
 }
@@ -42,11 +44,13 @@ READS: dict[str, frozenset[str]] = {
     "spike": frozenset({"base_users", "spike_users", "ramp_s", "hold_s", "settle_s", "baseline_s", "stages"}),
     "breakpoint": frozenset({"peak_users", "step_users", "step_every_s", "baseline_s", "stages"}),
     "rounds": frozenset({"rounds", "round_hold_s", "baseline_s", "stages"}),
+    "sweep": frozenset({"sweep_rates", "hold_s", "max_agents", "baseline_s"}),
     "capacity": frozenset({"max_agents"}),
     "churn": frozenset(),
 }
 _SHAPE_OPTIONS = frozenset().union(*READS.values())
 _FLAGS = {"num_users": "-u", "spawn_rate": "-r", "run_time_s": "-t"}
+ARRIVAL_PROFILES = frozenset({"sweep"})  # profiles that pace arrivals without --arrival-rate
 
 
 def add_arguments(parser: Any) -> None:
@@ -67,7 +71,7 @@ def build_profile(name: str | None, options: Any) -> Profile:
         return profile
     if not isinstance(profile, StagedProfile):
         raise ProfileConfigError(f"--arrival-rate does not apply to --load-profile {name}")
-    return OpenModelProfile(profile, opts.arrival_rate, opts.max_agents)
+    return OpenModelProfile(profile, opts.arrival_rate, opts.max_agents, opts.arrival_process)
 
 
 def build_thresholds(options: Any) -> list[Threshold]:
@@ -78,8 +82,17 @@ def build_thresholds(options: Any) -> list[Threshold]:
     return found
 
 
+def build_slos(options: Any) -> list[Slo]:
+    """Service levels from each --slo, validated before load starts."""
+    opts = options if isinstance(options, ProfileOptions) else read_options(options)
+    return [parse_slo(e, f"--slo #{i}") for i, e in enumerate(opts.slo_exprs, 1)]
+
+
 def ignored_options(name: str, opts: ProfileOptions) -> list[str]:
-    """The flags given that profile `name` does not read (the open model reads --max-agents)."""
+    """The flags given that profile `name` does not read (the open model reads --max-agents and the
+    arrival process)."""
     reads = READS[name] | ({"max_agents"} if opts.arrival_rate is not None else set())
     given = sorted(f for f in _SHAPE_OPTIONS - reads if getattr(opts, f) is not None)
-    return [_FLAGS.get(f) or "--" + f.removesuffix("_s").replace("_", "-") for f in given]
+    flags = [_FLAGS.get(f) or "--" + f.removesuffix("_s").replace("_", "-") for f in given]
+    paced = opts.arrival_rate is not None or name in ARRIVAL_PROFILES
+    return flags + (["--arrivals/--burstiness"] if opts.arrivals_given and not paced else [])

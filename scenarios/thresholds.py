@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contract.compare import COMPARE
 from contract.textfile import read_text
 from contract.units import parse_duration, parse_size
 from scenarios.errors import ThresholdConfigError
 from scenarios.metrics import DISTRIBUTION_AGGS, METRICS, Metric
 
-OPS = ("<", "<=", ">", ">=", "==", "!=")
+OPS = tuple(COMPARE)
 _TOKEN = re.compile(r"grace=\S*|<=|>=|==|!=|<|>|[^\s<>=!]+|\S")
 _PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?)")
 _MS_SUFFIX = {"ms": 1.0, "s": 1000.0, "m": 60000.0}
@@ -41,6 +42,11 @@ class Threshold:
     def quantile(self) -> float | None:
         m = _PERCENTILE.fullmatch(self.agg)
         return float(m.group(1)) / 100 if m else None
+
+    @property
+    def value_unit(self) -> str:
+        """The unit of the aggregate it compares: a count of rows is a count whatever its metric."""
+        return "count" if self.agg == "count" else self.metric.unit
 
 
 def parse_threshold(text: str, where: str) -> Threshold:
@@ -158,12 +164,12 @@ def _aggregation(metric: Metric, token: tuple[str, int] | None, fail: Any) -> st
 def _value(metric: Metric, token: tuple[str, int], fail: Any) -> float:
     text, col = token
     try:
-        return _number_in_unit(metric.unit, text)
+        return value_in_unit(metric.unit, text)
     except ValueError as e:
         raise fail(col, f"bad value for {metric.name} ({metric.unit}): {e}") from None
 
 
-def _number_in_unit(unit: str, text: str) -> float:
+def value_in_unit(unit: str, text: str) -> float:
     """The value in the file unit: "5s" -> 5000 for ms, "1GiB" -> bytes, "1%" -> 0.01 for a ratio."""
     if unit == "bytes":
         return parse_size(text)

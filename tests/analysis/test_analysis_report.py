@@ -113,3 +113,20 @@ def test_cli_builds_report_and_compares(full_run, tmp_path):
     )
     assert cmp.returncode == 0, cmp.stderr
     assert "| measure | r1 | r2 | runs | median | min | max | cv_pct |" in cmp.stdout
+
+
+def test_a_plot_that_cannot_be_drawn_leaves_the_tables_and_names_the_rebuild(full_run, monkeypatch, capsys):
+    from analysis import plots
+
+    def broken(*_args, **_kwargs):
+        raise TypeError("child watchers are only available on the default loop")
+
+    monkeypatch.setattr(plots, "timeline_plot", broken)
+    write_report(full_run)
+    md = (full_run / "report.md").read_text()
+    assert "## Headline" in md and "**latency**" in md  # the tables are all there
+    assert "timeline.png not drawn: TypeError: child watchers" in md
+    assert f"rebuild: python -m analysis {full_run}" in md
+    assert "latency_vs_users.png" in md  # the other plots are still drawn
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "timeline.png not drawn" in err

@@ -92,6 +92,16 @@ CASES: list[Case] = [
     Case("-r -1", ("--load-profile", "manual", "-u", "2", "-r", "-1")),
     Case("-r inf", ("--load-profile", "manual", "-u", "2", "-r", "inf")),
     Case("arrival-rate with rounds", ("--load-profile", "rounds", "--rounds", "2", "--arrival-rate", "1")),
+    # --- arrivals, the sweep, service levels -----------------------------------------------------------
+    *numbers("--arrivals", ("bursty",)),
+    *numbers("--burstiness", ("abc", "0", "-1", "inf", "nan")),
+    *numbers("--arrival-seed", ("abc", "-1", "1.5")),
+    *numbers("--sweep-rates", ("abc", "0", "-1")),
+    *numbers("--slo", ("ttft_ms", "ttft_ms <= fast", "error_rate < 0.1", "ttft_ms p0 <= 4")),
+    Case("burstiness with poisson", ("--arrivals", "poisson", "--burstiness", "0.5")),
+    Case("goodput without slo", ("--threshold", "goodput >= 0.9")),
+    Case("arrival-rate with sweep", ("--load-profile", "sweep", "--arrival-rate", "5")),
+    Case("sweep with stages", ("--load-profile", "sweep", "--stages", "10s:1")),
     # --- capacity and churn ----------------------------------------------------------------------------
     *numbers("--memory-budget", ("banana", "0", "-1GiB", "1ZiB", "1 GiB of RAM")),
     *numbers("--capacity-at-n", ("abc", "0", "-1")),

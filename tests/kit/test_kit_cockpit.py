@@ -128,6 +128,9 @@ def test_manual_run_edit_stop_and_the_page(ui):
     assert edited["success"], edited
     wait_for(lambda: _last_users(first).get("users") == "5", 60, "5 users in users.csv after EDIT")
     wait_for(lambda: csv_rows(first / schema.REQUESTS_CSV) >= 10, 60, "some requests")
+    going = httpx.get(f"{url}/loadkit/live.json", timeout=10).json()
+    assert going["run"]["params"]["users"] == 5 and going["run"]["edits"] == 1  # the parameters now
+    _assert_prometheus_follows_json(url, going)
     _post(url, "/stop")
     wait_for(lambda: _finished(first), 120, "run.json's stop reason and the report")
 
@@ -145,7 +148,8 @@ def test_manual_run_edit_stop_and_the_page(ui):
     assert live["run"]["id"] == meta["run_id"] and live["run"]["state"] in ("writing the report", "finished")
     assert httpx.get(f"{url}{live['run']['report']}", timeout=10).status_code == 200
     assert "run.json" in httpx.get(f"{url}{live['run']['files']}", timeout=10).text
-    _assert_prometheus_equals_json(url, live)
+    assert _prometheus(url) == {"loadkit_run_active": 0, "loadkit_run_exit_code": meta["exit_code"]}
+    assert meta["profile"]["params"]["users"] == 2  # run.json keeps the start's, and the edit
 
     if CHROMIUM is None:
         pytest.skip("Chromium not installed: the page's charts are not checked")
@@ -159,14 +163,20 @@ def test_manual_run_edit_stop_and_the_page(ui):
     assert (ARTIFACTS / "cockpit.png").stat().st_size > 10_000
 
 
-def _assert_prometheus_equals_json(url: str, live: dict) -> None:
+def _prometheus(url: str) -> dict[str, float]:
+    text = httpx.get(f"{url}/loadkit/metrics", timeout=10).text
+    return {s.name: s.value for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def _assert_prometheus_follows_json(url: str, live: dict) -> None:
+    """During the run: one series per `latest` value, each labelled with the run id (values move on
+    between the two reads, users do not), and loadkit_run_active 1."""
     text = httpx.get(f"{url}/loadkit/metrics", timeout=10).text
     samples = {s.name: s for family in text_string_to_metric_families(text) for s in family.samples}
-    for name, value in live["latest"].items():
-        sample = samples[f"loadkit_{name}"]
-        assert sample.labels == {"run_id": live["run"]["id"]}
-        assert sample.value == pytest.approx(value), name
-    assert samples["loadkit_users"].value == 5
+    assert {f"loadkit_{name}" for name in live["latest"]} <= set(samples)
+    assert {s.labels["run_id"] for s in samples.values()} == {live["run"]["id"]}
+    assert samples["loadkit_users"].value == live["latest"]["users"] == 5
+    assert samples["loadkit_run_active"].value == 1
 
 
 def test_shaped_run_says_why_edit_does_not_apply_and_a_failing_threshold_shows_then_aborts(ui):
@@ -192,6 +202,9 @@ def test_shaped_run_says_why_edit_does_not_apply_and_a_failing_threshold_shows_t
     wait_for(lambda: _finished(second), 120, "the abort")
     meta = _run_json(second)
     assert meta["profile"]["name"] == "smoke" and meta["stop_reason"].startswith("threshold failed")
+    assert meta["stop_reason"].endswith(" ms)")  # the value it failed on, in ms: "(value 52.3 ms)"
+    [shown] = live()["thresholds"]
+    assert shown["shown_limit"] == "1 ms" and shown["shown_value"].endswith(" ms"), shown
     assert meta["exit_code"] == 99
     assert [t["state"] for t in live()["thresholds"]] == ["aborted"]
     assert csv_rows(second / schema.REQUESTS_CSV) == _locust_total(second) == _ui_total(url)

@@ -50,7 +50,8 @@ def test_saturation_is_judged_on_the_worst_process_with_enough_readings():
     assert set(saturation_p90s([50.0] * 4, {})) == set()  # four readings of one process: not judged
 
 
-def test_capacity_is_refused_on_a_master_in_one_line(tmp_path):
+@pytest.mark.parametrize(("profile", "why"), [("capacity", "serial driver"), ("sweep", "its own rates")])
+def test_one_process_profiles_are_refused_on_a_master_in_one_line(tmp_path, profile, why):
     done = run_locust(
         tmp_path / "run",
         "--master",
@@ -59,12 +60,12 @@ def test_capacity_is_refused_on_a_master_in_one_line(tmp_path):
         "--expect-workers",
         "1",
         "--load-profile",
-        "capacity",
+        profile,
         timeout=60,
     )
     assert done.returncode == BAD_INPUT
     errors = [line for line in done.stderr.splitlines() if line.startswith("loadkit: error:")]
-    assert len(errors) == 1 and "serial driver" in errors[0] and "Traceback" not in done.stderr
+    assert len(errors) == 1 and why in errors[0] and "Traceback" not in done.stderr
 
 
 def test_every_worker_reports_its_cpu_to_the_masters_saturation_check(tmp_path):
@@ -94,6 +95,11 @@ def test_open_model_on_two_workers_issues_the_profiles_arrivals_and_rows_match_l
     stats = pd.read_csv(run_dir / "locust_stats.csv")
     assert len(rows) == int(stats.loc[stats["Name"] == "Aggregated", "Request Count"].iloc[0])
     assert rows["agent_id"].str.split("-").str[0].nunique() == 2  # both workers served arrivals
+    # each worker takes every other arrival of one schedule: together 10/s evenly spaced (two workers
+    # pacing 5/s each from the same start would send pairs at once, 0.2 s apart)
+    due = (rows["ts"] - rows["start_lateness_ms"] / 1000).dropna().sort_values()
+    gaps = due.diff().dropna()
+    assert gaps.median() == pytest.approx(0.1, abs=0.01) and (gaps < 0.05).mean() < 0.05
 
 
 ROUNDS = (

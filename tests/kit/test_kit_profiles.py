@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -120,8 +121,17 @@ def test_spike_at_an_arrival_rate_too_few_agents_can_serve_reports_dropped_arriv
     )
     assert done.returncode == exit_codes.THRESHOLD_FAILED, done.stderr[-1500:]
     meta = meta_of(run_dir)
-    assert meta["open_model"]["dropped_arrivals"] > 0
+    dropped = meta["open_model"]["dropped_arrivals"]
+    assert dropped > 0 and meta["open_model"]["first_dropped_ts"] >= meta["open_model"]["start_ts"]
     assert meta["thresholds"][0]["passed"] is False
+    # visible: on the console (count, share, first time), in the report's Arrivals, in summary.json
+    assert re.search(
+        rf"arrivals \(constant\): .* {dropped:,} dropped \(\d+\.\d %, first \d+ s in\)", done.stdout
+    )
+    report = (run_dir / schema.REPORT_MD).read_text()
+    assert "threshold dropped_arrivals count == 0: FAILED" in report.split("## Arrivals")[1]
+    summary = json.loads((run_dir / schema.SUMMARY_JSON).read_text())
+    assert summary["arrivals"]["dropped"]["count"] == dropped
 
 
 @pytest.mark.parametrize(

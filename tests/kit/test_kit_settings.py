@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from locust.argument_parser import get_empty_argument_parser, setup_parser_arguments
 from locust.env import Environment
 
 from agents import presets
@@ -18,7 +17,6 @@ from analysis.prices import PriceTableError
 from contract import exit_codes
 from contract.errors import InputError, KitError, TargetDiedError
 from kit import input_checks
-from kit import options as kit_options
 from kit.settings import read_settings, refresh
 from kit.startup import resolve_target
 from lifecycle.target import TargetError
@@ -27,20 +25,6 @@ from scenarios import registry
 from scenarios.errors import ProfileConfigError, ThresholdConfigError
 
 GIB = 1024**3
-
-
-@pytest.fixture
-def parse():
-    """Locust's own parser with the kit's options, as the locustfile registers them."""
-
-    def parse_args(*argv: str, config: str | None = None):
-        parser = get_empty_argument_parser(default_config_files=[config] if config else [])
-        setup_parser_arguments(parser)
-        kit_options.add_arguments(parser)
-        registry.add_arguments(parser)
-        return parser.parse_args(list(argv))
-
-    return parse_args
 
 
 def settings_of(options):

@@ -105,5 +105,6 @@ def test_a_real_browser_renders_the_kit_options_in_the_start_form(web_ui):
     ).stdout
     rendered = re.sub(r"<(script|style).*?</\1>", "", dom, flags=re.S)  # text React put on the page
     assert "Load Profile" in rendered and "Memory Budget" in rendered
-    # the cockpit beside the form names what the chosen profile (the dropdown's first, manual) uses
-    assert 'id="loadkit-profile-uses">profile <b>manual</b> uses' in rendered
+    # above START, what it will run: the dropdown's first profile (manual), with its defaults
+    preview = r'id="loadkit-preview"><p><b>START runs</b> profile <b>manual</b>: .*users <b>1</b>'
+    assert re.search(preview, rendered)

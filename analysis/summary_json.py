@@ -1,0 +1,210 @@
+"""summary.json: the run's headline figures, machine-readable (like k6's summary export), each with its
+unit and sample count, for a CI job or a nightly script to read instead of parsing the report. Built
+from the same functions as the report's sections; written beside report.md by write_report.
+
+Keys are added, never renamed (docs/run-directory.md lists them); a figure that was not measured is
+null, never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from analysis.arrivals import LATE_MS, arrivals
+from analysis.breaking import RULE, first_break, highest_held
+from analysis.capacity import capacity_result
+from analysis.goodput import goodput
+from analysis.headline import headline, profile_of
+from analysis.latency import latency_table
+from analysis.levels import run_levels
+from analysis.model import RunData
+from analysis.soak import soak_trends
+from analysis.sweep import sweep
+from contract.schema import SUMMARY_JSON
+
+SUMMARY_VERSION = 1
+
+
+def summary(run: RunData) -> dict[str, Any]:
+    """The whole document: what ran, how it ended, and every answer the run has."""
+    meta = run.meta
+    head = headline(run)
+    doc: dict[str, Any] = {
+        "summary_version": SUMMARY_VERSION,
+        "run_id": meta.get("run_id", run.path.name),
+        "profile": profile_of(run),
+        "exit_code": meta.get("exit_code"),
+        "stop_reason": meta.get("stop_reason"),
+        "headline": {"question": head.question, "verdict": head.verdict},
+        "requests": _requests(run),
+        "latency": _latency(run),
+        "breaking_level": _breaking_level(run),
+        "goodput": _goodput(run),
+        "arrivals": _arrivals(run),
+        "sweep": _sweep(run),
+        "capacity": _capacity(run),
+        "soak": _soak(run),
+        "thresholds": [
+            {k: t.get(k) for k in ("expr", "passed", "value", "samples")}
+            for t in meta.get("thresholds") or []
+            if isinstance(t, dict)
+        ],
+        "validity": meta.get("validity"),
+        "missing": run.missing,
+    }
+    return _clean(doc)
+
+
+def write_summary_json(run: RunData, out: Path) -> Path:
+    path = out / SUMMARY_JSON
+    path.write_text(json.dumps(summary(run), indent=2) + "\n")
+    return path
+
+
+def _requests(run: RunData) -> dict | None:
+    table = latency_table(run)
+    if table is None:
+        return None
+    return {"total": int(table["requests"].sum()), "failed": int(table["failed"].sum())}
+
+
+def _latency(run: RunData) -> dict | None:
+    """The busiest operation's percentiles (ms), each with its sample count."""
+    table = latency_table(run)
+    if table is None:
+        return None
+    op = table["requests"].idxmax()
+    row = table.loc[op]
+    figures = {"operation": op, "unit": "ms", "latency": {"n": row["latency_n"], "p50": row["latency_p50"]}}
+    figures["latency"]["p95"] = row["latency_p95"]
+    if "ttft_n" in row and row.get("ttft_n"):
+        figures["ttft"] = {"n": row["ttft_n"], "p50": row["ttft_p50"], "p95": row["ttft_p95"]}
+    if "tpot_ms_n" in row and row.get("tpot_ms_n"):
+        figures["tpot"] = {"n": row["tpot_ms_n"], "p50": row["tpot_ms_p50"], "p95": row["tpot_ms_p95"]}
+    return figures
+
+
+def _breaking_level(run: RunData) -> dict | None:
+    """The first level that broke the rule, in the run's unit; value null when none did."""
+    levels = run_levels(run)
+    if levels is None:
+        return None
+    broke = first_break(levels)
+    return {
+        "value": broke.level if broke else None,
+        "unit": levels.unit,
+        "rule": RULE,
+        "why": broke.why if broke else "did not break",
+        "held_up_to": highest_held(levels),
+        "levels": len(levels.table),
+    }
+
+
+def _goodput(run: RunData) -> dict | None:
+    found = goodput(run)
+    if found is None:
+        return None
+    return {
+        "share": found.requests.share,
+        "slos": [s["expr"] for s in found.slos],
+        "requests": {
+            "scored": found.requests.scored,
+            "met": found.requests.met,
+            "per_s": found.requests.per_s,
+        },
+        "tasks": {
+            "scored": found.tasks.scored,
+            "met": found.tasks.met,
+            "share": found.tasks.share,
+            "per_s": found.tasks.per_s,
+        },
+        "per_slo": [
+            {"slo": slo, "judged": int(r["judged"]), "met": int(r["met"]), "held": r["held"]}
+            for slo, r in found.attainment.iterrows()
+        ],
+    }
+
+
+def _arrivals(run: RunData) -> dict | None:
+    found = arrivals(run)
+    if found is None:
+        return None
+    lateness = found.lateness
+    return {
+        "process": found.process,
+        "due": found.due,
+        "started": found.started,
+        "late": {
+            "count": found.late,
+            "share": found.late_share,
+            "first_s": found.first_late_s,
+            "above_ms": LATE_MS,
+        },
+        "dropped": {"count": found.dropped, "share": found.dropped_share, "first_s": found.first_dropped_s},
+        "start_lateness_ms": {
+            "n": lateness["lateness_n"],
+            "p50": lateness["lateness_p50"],
+            "p95": lateness["lateness_p95"],
+        },
+    }
+
+
+def _sweep(run: RunData) -> dict | None:
+    found = sweep(run)
+    if found is None:
+        return None
+    return {
+        "unit": "arrivals/s",
+        "highest_rate_meeting_slos": found.best_rate,
+        "breaking_rate": found.broke.level if found.broke else None,
+        "latency_knee_rate": found.knee.users,
+        "rates": [float(r) for r in found.table["rate"].dropna()],
+    }
+
+
+def _capacity(run: RunData) -> dict | None:
+    frame = run.capacity
+    if frame is None or frame.empty or "event" not in frame or profile_of(run) != "capacity":
+        return None
+    r = capacity_result(frame)
+    return {
+        "n_max": r.n_max,
+        "n_stop": r.n_stop,
+        "unit": "agents",
+        "marginal_mib_per_agent": r.fit.slope if r.fit else None,
+        "r2": r.fit.r2 if r.fit else None,
+        "fit_points": r.fit.points if r.fit else None,
+        "budget_mib": r.budget_mib,
+        "stop_reason": r.stop_reason,
+    }
+
+
+def _soak(run: RunData) -> dict | None:
+    memory, errors = soak_trends(run)
+    if memory.verdict == "not enough data" and errors.verdict == "not enough data":
+        return None
+    return {
+        t.measure: {
+            "verdict": t.verdict,
+            "slope_per_h": t.slope_per_h,
+            "unit": f"{t.unit}/h",
+            "points": t.points,
+        }
+        for t in (memory, errors)
+    }
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN as null, numpy numbers as Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalar
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
