@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 
 from locust import between, tag, task
 
-from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
-from agents.openai_chat import DEFAULT_PROMPT
+from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced, thinking
 from agents.sse import StreamTiming, iter_sse
+from agents.workload import Draw
 from contract.records import RequestRecord, TaskRecord
 
 VERSION_HEADER = "A2A-Version"
@@ -50,7 +50,8 @@ class A2AAgent(KitAgent):
 
     weight = 1
     task_agent = True  # rounds run only agents that work tasks
-    wait_time = between(0.5, 1.5)
+    wait_time = thinking(between(0.5, 1.5))
+    draw: Draw  # the current task's message, drawn from the workload when the task starts
 
     def on_start(self) -> None:
         super().on_start()
@@ -71,6 +72,7 @@ class A2AAgent(KitAgent):
     @task
     @paced
     def send_and_wait(self) -> None:
+        self.draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
         row = TaskRecord(task_id="", agent_id=self.agent_id, round=self.round, submitted_ts=time.time())
         if self.settings.a2a_stream:
             self.stream_task(row)
@@ -83,7 +85,7 @@ class A2AAgent(KitAgent):
             self.record(row)
 
     def poll_after_send(self, row: TaskRecord) -> None:
-        result = self.rpc("a2a.send", "send", lambda: self.send_params(blocking=False))
+        result = self.rpc("a2a.send", "send", lambda: self.send_params(blocking=False), asked=True)
         found = task_of(result)
         if found is None:
             return
@@ -102,7 +104,8 @@ class A2AAgent(KitAgent):
         """SendStreamingMessage: TTFT at the first artifact, completion at the terminal status event.
         A refusal of 1.0 (a JSON error instead of an event stream, or as the first event) is reported as
         its own failed row, and the stream is opened again as 0.3's message/stream."""
-        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation="a2a.stream")
+        asked = self.draw.asked(sends_max_tokens=False)
+        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation="a2a.stream", **asked)
         started = time.perf_counter()
         try:
             body = self.envelope("stream", self.send_params(blocking=True))
@@ -146,21 +149,28 @@ class A2AAgent(KitAgent):
             )
 
     def rpc(
-        self, operation: str, verb: str, params: Callable[[], dict], task_id: str | None = None
+        self,
+        operation: str,
+        verb: str,
+        params: Callable[[], dict],
+        task_id: str | None = None,
+        asked: bool = False,
     ) -> dict | None:
         """One JSON-RPC call; on the first refusal of 1.0 it switches this agent to 0.3 and sends the call
-        again, its params rebuilt in 0.3's shape (hence a callable, not a dict)."""
+        again, its params rebuilt in 0.3's shape (hence a callable, not a dict). `asked`: the call carries
+        the workload's message (its row records the size asked)."""
+        sizes = self.draw.asked(sends_max_tokens=False) if asked else {}
         body, record = self.json_call(
             operation,
             "POST",
             self.rpc_path,
-            ids={"task_id": task_id},
+            ids={"task_id": task_id, **sizes},
             check=rpc_problem,
             json=self.envelope(verb, params()),
             headers=self.headers(),
         )
         if body is None and self.fall_back(record):
-            return self.rpc(operation, verb, params, task_id)
+            return self.rpc(operation, verb, params, task_id, asked)
         return None if body is None else body.get("result")
 
     def fall_back(self, record: RequestRecord) -> bool:
@@ -182,7 +192,7 @@ class A2AAgent(KitAgent):
         return {VERSION_HEADER: "1.0"} if self.version == "1.0" else {}
 
     def send_params(self, blocking: bool) -> dict:
-        text = f"[agent {self.agent_id} run {self.run_id}] {self.settings.prompt or DEFAULT_PROMPT}"
+        text = self.draw.text
         meta = {"loadkit_run": self.run_id, "loadkit_agent": self.agent_id}
         if self.version == "1.0":
             message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}]}

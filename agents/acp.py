@@ -19,8 +19,8 @@ import gevent
 from locust import between, tag, task
 from locust.exception import StopUser
 
-from agents.base import KitAgent, one_line, paced
-from agents.openai_chat import DEFAULT_PROMPT, fill_usage
+from agents.base import KitAgent, one_line, paced, thinking
+from agents.openai_chat import fill_usage
 from agents.sse import StreamTiming
 from contract.records import AgentRecord, RequestRecord
 from lifecycle.target import Target, stop_target
@@ -85,11 +85,18 @@ class AcpProcess:
 
 
 def acp_call(
-    agent: KitAgent, process: AcpProcess, operation: str, method: str, params: dict, session_id: str | None
+    agent: KitAgent,
+    process: AcpProcess,
+    operation: str,
+    method: str,
+    params: dict,
+    session_id: str | None,
+    asked: dict | None = None,
 ) -> dict | None:
-    """One request reported as a row; session/update notifications on the way are timed as tokens."""
+    """One request reported as a row (with the sizes the workload `asked`, for a prompt);
+    session/update notifications on the way are timed as tokens."""
     record = RequestRecord(
-        ts=time.time(), agent_id=agent.agent_id, operation=operation, session_id=session_id
+        ts=time.time(), agent_id=agent.agent_id, operation=operation, session_id=session_id, **(asked or {})
     )
     timing = StreamTiming(time.perf_counter(), [])
     result = None
@@ -125,8 +132,7 @@ def open_acp_session(agent: KitAgent, process: AcpProcess, initialize: bool = Tr
     return str(reply["sessionId"]) if reply and reply.get("sessionId") else None
 
 
-def prompt_params(agent: KitAgent, session_id: str) -> dict:
-    text = f"[agent {agent.agent_id} run {agent.run_id}] {agent.settings.prompt or DEFAULT_PROMPT}"
+def prompt_params(session_id: str, text: str) -> dict:
     return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
 
 
@@ -134,7 +140,7 @@ class AcpAgent(KitAgent):
     """One agent process and one ACP session per simulated agent (`--acp-command`)."""
 
     weight = 1
-    wait_time = between(0.5, 1.5)
+    wait_time = thinking(between(0.5, 1.5))
 
     def on_start(self) -> None:
         # No HTTP client: the transport is the child's stdio.
@@ -178,13 +184,15 @@ class AcpAgent(KitAgent):
     @paced
     def prompt(self) -> None:
         if self.session_id and self.process is not None:
+            draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
             acp_call(
                 self,
                 self.process,
                 "acp.prompt",
                 "session/prompt",
-                prompt_params(self, self.session_id),
+                prompt_params(self.session_id, draw.text),
                 self.session_id,
+                draw.asked(sends_max_tokens=False),
             )
 
 

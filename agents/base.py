@@ -24,6 +24,7 @@ from agents import recorder
 from agents.pacing import Ticket, pacing_of
 from agents.run_link import run_link_of
 from agents.settings import agent_settings_of
+from agents.workload import AgentWorkload, Draw, agent_workload
 from contract import (
     gevent_compat,  # noqa: F401 - before any httpx client exists
     schema,
@@ -34,6 +35,7 @@ from contract.redact import redact
 _AGENT_IDS = itertools.count(1)
 A = TypeVar("A", bound="KitAgent")
 IDLE_POLL_S = 0.2
+DEFAULT_PROMPT = "Summarise the state of the task board in one sentence."
 TERMINAL_STATUSES = frozenset({"done", "failed", "cancelled"})
 
 
@@ -48,7 +50,8 @@ class KitAgent(User):
 
     def __init__(self, environment):
         super().__init__(environment)
-        self.agent_id = f"{os.getpid()}-{next(_AGENT_IDS)}"
+        self.agent_number = next(_AGENT_IDS)  # this load generator's n-th agent: its workload stream
+        self.agent_id = f"{os.getpid()}-{self.agent_number}"
         self.http: httpx.Client | None = None
         self.backoff_until = 0.0
         self.round: int | None = None  # the rounds profile's round the current work belongs to
@@ -84,6 +87,28 @@ class KitAgent(User):
     @property
     def run_id(self) -> str:
         return self.settings.run_id
+
+    @property
+    def tag(self) -> str:
+        """What every prompt of this agent carries: its id and the run's (gateways like Hermes derive a
+        session from the first message; a person reading the gateway's log finds the run)."""
+        return f"[agent {self.agent_id} run {self.run_id}]"
+
+    def tagged_prompt(self) -> str:
+        """The fixed prompt of a run with no workload: the agent's tag, then --prompt or the default."""
+        return f"{self.tag} {self.settings.prompt or DEFAULT_PROMPT}"
+
+    def session_of(self, draw: Draw, own: str) -> str:
+        """The session a request goes in: a trace line's session id (with the run id), else `own`."""
+        return f"{self.run_id}-trace-{draw.session}" if draw.session else own
+
+    @functools.cached_property
+    def workload(self) -> AgentWorkload:
+        """This agent's draws from the run's workload (its stream of prompts and think times)."""
+        workload = self.settings.workload
+        return agent_workload(
+            self.environment, workload, self.settings.max_tokens, self.agent_number, self.tag
+        )
 
     def report(self, record: RequestRecord, response_length: int = 0) -> None:
         """Fire Locust's request event carrying the raw record."""
@@ -263,6 +288,17 @@ def paced(work: Callable[[A], None]) -> Callable[[A], None]:
 
     gated.paced = True  # type: ignore[attr-defined] # a marker tests/agents/test_pacing_open_model.py reads
     return gated
+
+
+def thinking(default: Callable[[Any], float]) -> Callable[[Any], float]:
+    """An agent's Locust wait_time: the workload's think time (--think-time) when it sets one, else the
+    agent's own `default` (between(0.5, 1.5) for the chat-like agents), as it always was."""
+
+    def wait(user: Any) -> float:
+        think = user.workload.think()
+        return default(user) if think is None else think
+
+    return wait
 
 
 def auth_headers(api_key_env: str | None) -> dict[str, str]:

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import psutil
 from locust import constant, tag, task
 
-from agents.base import TERMINAL_STATUSES, KitAgent, one_line, paced
+from agents.base import TERMINAL_STATUSES, KitAgent, one_line, paced, thinking
 from agents.pacing import pacing_of
 from contract.records import RequestRecord, TaskRecord
 
@@ -104,7 +104,7 @@ class HermesKanbanAgent(KitAgent):
     """Creates one board task at a time and waits for a worker to end it, like a user on a board."""
 
     weight = 1
-    wait_time = constant(0.5)
+    wait_time = thinking(constant(0.5))
     task_agent = True  # rounds run only agents that work tasks
 
     def on_start(self) -> None:
@@ -133,8 +133,9 @@ class HermesKanbanAgent(KitAgent):
 
     def submit(self, round_no: int | None = None) -> TaskRecord | None:
         """Create a tagged task; its id is remembered for cleanup before anything else can fail."""
+        draw = self.workload.next_request(self.settings.prompt or "Do a small task.", self.arrival)
         args = ["create", run_title(self.run_id, self.agent_id), "--tenant", run_tag(self.run_id)]
-        args += ["--body", self.settings.prompt or "Do a small task.", "--created-by", "loadkit"]
+        args += ["--body", draw.text, "--created-by", "loadkit"]
         assignee = self.settings.kanban_assignee
         args += ["--assignee", assignee] if assignee else []
         submitted = time.time()

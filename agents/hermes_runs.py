@@ -14,8 +14,7 @@ import time
 
 from locust import between, tag, task
 
-from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced
-from agents.openai_chat import DEFAULT_PROMPT
+from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced, thinking
 from agents.session_policy import session_key
 from agents.sse import StreamTiming, iter_sse
 from agents.usage import parse_usage
@@ -31,7 +30,7 @@ class HermesRunsAgent(KitAgent):
 
     weight = 1
     task_agent = True  # rounds run only agents that work tasks
-    wait_time = between(0.5, 1.5)
+    wait_time = thinking(between(0.5, 1.5))
 
     def on_start(self) -> None:
         super().on_start()
@@ -54,15 +53,15 @@ class HermesRunsAgent(KitAgent):
     @task
     @paced
     def run_and_follow(self) -> None:
-        prompt = f"[agent {self.agent_id} run {self.run_id}] {self.settings.prompt or DEFAULT_PROMPT}"
-        session, self.turns = self.session_key, self.turns + 1
+        draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
+        session, self.turns = self.session_of(draw, self.session_key), self.turns + 1
         submitted, sent = time.time(), time.perf_counter()
         body, _ = self.json_call(
             "run.create",
             "POST",
             "/v1/runs",
-            ids={"session_id": session},
-            json={"input": prompt, "session_id": session},
+            ids={"session_id": session, **draw.asked(sends_max_tokens=False)},
+            json={"input": draw.text, "session_id": session},
         )
         if not body or not body.get("run_id"):
             return
@@ -78,6 +77,7 @@ class HermesRunsAgent(KitAgent):
             self.open_runs.discard(row.task_id)
         row.fill_durations()
         self.record(row)
+        self.workload.observe(draw, row.tokens_in, row.llm_calls or 1, as_text=True)
 
     def poll_once(self, row: TaskRecord) -> None:
         run, _ = self.json_call("run.poll", "GET", f"/v1/runs/{row.task_id}", ids={"task_id": row.task_id})

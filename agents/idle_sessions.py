@@ -16,8 +16,7 @@ from typing import Any
 import httpx
 
 from agents.acp import AcpError, AcpProcess, acp_call, initialize_acp, open_acp_session, prompt_params
-from agents.base import KitAgent, auth_headers, one_line, shared_tls_context
-from agents.openai_chat import DEFAULT_PROMPT
+from agents.base import DEFAULT_PROMPT, KitAgent, auth_headers, one_line, shared_tls_context
 from agents.spec import ReadyCheck, RequestTemplate, SessionSteps, json_path, render
 from contract.errors import InputError
 from contract.records import AgentRecord
@@ -221,7 +220,8 @@ class AcpSessionClient:
         return Opened(session_id, (time.perf_counter() - started) * 1000.0, None)
 
     def prompt(self, session_id: str) -> bool:
-        process, params = self.process_for(session_id), prompt_params(self.agent, session_id)
+        process = self.process_for(session_id)
+        params = prompt_params(session_id, self.agent.tagged_prompt())
         return acp_call(self.agent, process, "acp.prompt", "session/prompt", params, session_id) is not None
 
     def close(self, session_id: str) -> str | None:

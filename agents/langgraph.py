@@ -13,9 +13,9 @@ from datetime import datetime
 
 from locust import between, tag, task
 
-from agents.base import TERMINAL_STATUSES, KitAgent, paced
+from agents.base import DEFAULT_PROMPT, TERMINAL_STATUSES, KitAgent, paced, thinking
 from agents.idle_sessions import RestSessionClient, SessionSetupError
-from agents.openai_chat import DEFAULT_PROMPT
+from agents.workload import Draw
 from contract.records import AgentRecord, TaskRecord
 
 STATUS_OF_RUN = {"success": "done", "error": "failed", "timeout": "failed", "interrupted": "cancelled"}
@@ -27,7 +27,7 @@ class LangGraphAgent(KitAgent):
 
     weight = 1
     task_agent = True  # rounds run only agents that work tasks
-    wait_time = between(0.5, 1.5)
+    wait_time = thinking(between(0.5, 1.5))
 
     def on_start(self) -> None:
         super().on_start()
@@ -61,11 +61,13 @@ class LangGraphAgent(KitAgent):
     def run_and_wait(self) -> None:
         if not self.thread_id or not self.assistant_id:
             return
-        body = {"assistant_id": self.assistant_id, "input": self.run_input()}
+        draw = self.workload.next_request(self.settings.prompt or DEFAULT_PROMPT, self.arrival)
+        body = {"assistant_id": self.assistant_id, "input": self.run_input(draw)}
         body["metadata"] = self.tags()
         submitted = time.time()
+        asked = draw.asked(sends_max_tokens=False) if not self.settings.langgraph_input else {}
         run, _ = self.json_call(
-            "run.create", "POST", f"/threads/{self.thread_id}/runs", ids=self.ids(), json=body
+            "run.create", "POST", f"/threads/{self.thread_id}/runs", ids={**self.ids(), **asked}, json=body
         )
         if run is None or not run.get("run_id"):
             return
@@ -89,11 +91,11 @@ class LangGraphAgent(KitAgent):
         if run is not None:
             apply_run(row, run)
 
-    def run_input(self) -> dict:
-        """`--langgraph-input` JSON, or a MessagesState-style input carrying the prompt."""
+    def run_input(self, draw: Draw) -> dict:
+        """`--langgraph-input` JSON, or a MessagesState-style input carrying the workload's messages."""
         if self.settings.langgraph_input:
             return dict(self.settings.langgraph_input)
-        return {"messages": [{"role": "user", "content": self.settings.prompt or DEFAULT_PROMPT}]}
+        return {"messages": list(draw.messages)}
 
     def tags(self) -> dict[str, str]:
         return {"loadkit_run": self.run_id, "loadkit_agent": self.agent_id}

@@ -14,20 +14,19 @@ import time
 
 from locust import between, tag, task
 
-from agents.base import KitAgent, failed_record, http_record, one_line, paced
+from agents.base import KitAgent, failed_record, http_record, one_line, paced, thinking
 from agents.session_policy import session_key
 from agents.sse import StreamTiming, iter_sse
 from agents.usage import parse_usage
+from agents.workload import Draw
 from contract.records import RequestRecord
-
-DEFAULT_PROMPT = "Summarise the state of the task board in one sentence."
 
 
 class ChatAgent(KitAgent):
     """One chat session per simulated agent, streamed."""
 
     weight = 3
-    wait_time = between(0.5, 1.5)
+    wait_time = thinking(between(0.5, 1.5))
     turns = 0  # chat calls made so far: the session policy renews the session by it
 
     @tag("chat")
@@ -38,8 +37,9 @@ class ChatAgent(KitAgent):
         self.honour_backoff()
         stream = self.settings.chat_stream
         operation = "chat.stream" if stream else "chat"
-        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation)
-        record.session_id = self.session_key
+        draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
+        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **draw.asked())
+        session = record.session_id = self.session_of(draw, self.session_key)
         started = time.perf_counter()
         try:
             with (
@@ -47,8 +47,8 @@ class ChatAgent(KitAgent):
                 self.client.stream(
                     "POST",
                     "/v1/chat/completions",
-                    json=self.chat_body(stream),
-                    headers=self.session_headers(),
+                    json=self.chat_body(stream, draw, session),
+                    headers=session_headers(self.settings.session_header, session),
                 ) as response,
             ):
                 if response.status_code >= 400:
@@ -66,25 +66,20 @@ class ChatAgent(KitAgent):
             record.latency_ms = (time.perf_counter() - started) * 1000.0
         self.turns += 1
         self.report(record)
+        self.workload.observe(draw, record.tokens_in)
 
     @property
     def session_key(self) -> str:
         """This turn's session (one per agent unless `--session-policy` renews it), carrying the run id."""
         return session_key(self.run_id, self.agent_id, self.turns, self.settings.session_policy)
 
-    def session_headers(self) -> dict[str, str]:
-        """The gateway's stickiness header (X-Hermes-Session-Id, x-openclaw-session-key...), if any."""
-        return session_headers(self.settings.session_header, self.session_key)
-
-    def chat_body(self, stream: bool = True) -> dict:
-        prompt = self.settings.prompt or DEFAULT_PROMPT
+    def chat_body(self, stream: bool, draw: Draw, session: str) -> dict:
         body = {
             "model": self.settings.model,
-            # A per-agent first message: gateways like Hermes derive the session from it.
-            "messages": [{"role": "user", "content": f"[agent {self.agent_id} run {self.run_id}] {prompt}"}],
+            "messages": list(draw.messages),
             "stream": stream,
-            "max_tokens": self.settings.max_tokens,
-            "user": self.session_key,
+            "max_tokens": draw.max_tokens,
+            "user": session,
         }
         if stream:
             body["stream_options"] = {"include_usage": True}

@@ -11,9 +11,10 @@ import time
 
 from locust import between, tag, task
 
-from agents.base import KitAgent, failed_record, http_record, one_line, paced
-from agents.openai_chat import DEFAULT_PROMPT, fill_usage, session_headers
+from agents.base import KitAgent, failed_record, http_record, one_line, paced, thinking
+from agents.openai_chat import fill_usage, session_headers
 from agents.sse import StreamTiming, iter_sse
+from agents.workload import Draw
 from contract.records import RequestRecord
 
 DELTA_EVENT = "response.output_text.delta"
@@ -25,7 +26,7 @@ class ResponsesAgent(KitAgent):
     """One conversation per simulated agent over the Responses API (`--responses-stream` to stream)."""
 
     weight = 3
-    wait_time = between(0.5, 1.5)
+    wait_time = thinking(between(0.5, 1.5))
 
     @tag("responses")
     @task
@@ -34,25 +35,28 @@ class ResponsesAgent(KitAgent):
         self.honour_backoff()
         stream = self.settings.responses_stream
         operation = "responses.stream" if stream else "responses"
-        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation)
-        record.session_id = self.session_key
+        draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
+        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **draw.asked())
+        record.session_id = self.session_of(draw, self.session_key)
         started = time.perf_counter()
         try:
             with self.reported_if_cut(record, started):
-                self.send(record, stream, started)
+                self.send(record, stream, started, draw)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
         if record.latency_ms is None:
             record.latency_ms = (time.perf_counter() - started) * 1000.0
         self.report(record)
+        self.workload.observe(draw, record.tokens_in)
 
     @property
     def session_key(self) -> str:
         return f"{self.run_id}-{self.agent_id}"
 
-    def send(self, record: RequestRecord, stream: bool, started: float) -> None:
-        headers = session_headers(self.settings.session_header, self.session_key)
-        body = self.request_body(self.session_key, stream)
+    def send(self, record: RequestRecord, stream: bool, started: float, draw: Draw) -> None:
+        session = self.session_of(draw, self.session_key)
+        headers = session_headers(self.settings.session_header, session)
+        body = self.request_body(session, stream, draw)
         with self.client.stream("POST", "/v1/responses", json=body, headers=headers) as response:
             if response.status_code >= 400:
                 response.read()
@@ -64,13 +68,14 @@ class ResponsesAgent(KitAgent):
                 record.status_code = response.status_code
                 read_body(json.loads(response.read()), response.headers, record)
 
-    def request_body(self, session_key: str, stream: bool) -> dict:
-        prompt = self.settings.prompt or DEFAULT_PROMPT
+    def request_body(self, session_key: str, stream: bool, draw: Draw) -> dict:
+        """One user message goes as the `input` text (as it always did); more, as input items."""
+        single = len(draw.messages) == 1 and draw.messages[0].get("role") == "user"
         return {
             "model": self.settings.model,
-            "input": f"[agent {self.agent_id} run {self.run_id}] {prompt}",
+            "input": draw.messages[0]["content"] if single else list(draw.messages),
             "stream": stream,
-            "max_output_tokens": self.settings.max_tokens,
+            "max_output_tokens": draw.max_tokens,
             "user": session_key,
             "store": False,
         }

@@ -12,6 +12,7 @@ from typing import Any
 
 from scenarios.capacity import CapacityParams
 from scenarios.churn import ChurnParams
+from scenarios.workload import WorkloadSettings
 
 _SETTINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -26,7 +27,7 @@ class AgentSettings:
     api_key_env: str | None = None  # the variable's name; its value is read at connect time only
     model: str = "sim-model"
     prompt: str | None = None  # None: each agent's own short prompt
-    max_tokens: int = 64
+    max_tokens: int = 64  # max_tokens of every call unless the workload draws an output size
     poll_interval: float = 0.5
     task_timeout: float = 600.0
     cleanup: bool = True
@@ -59,6 +60,7 @@ class AgentSettings:
     sampler_token_env: str = "LOADKIT_SAMPLER_TOKEN"
     capacity: CapacityParams = field(default_factory=CapacityParams)
     churn: ChurnParams = field(default_factory=ChurnParams)
+    workload: WorkloadSettings = field(default_factory=WorkloadSettings)  # what agents send (workload.py)
 
 
 DEFAULTS = AgentSettings()

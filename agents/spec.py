@@ -20,7 +20,7 @@ from typing import Any
 from locust import constant, task
 from locust.exception import StopUser
 
-from agents.base import KitAgent, paced
+from agents.base import KitAgent, paced, thinking
 from contract.errors import InputError
 from contract.records import TaskRecord
 from contract.textfile import read_text
@@ -271,7 +271,7 @@ class SpecAgent(KitAgent):
 
     weight = 1
     task_agent = True  # rounds run only agents that work tasks
-    wait_time = constant(0.5)
+    wait_time = thinking(constant(0.5))
 
     def on_start(self) -> None:
         super().on_start()
@@ -294,8 +294,10 @@ class SpecAgent(KitAgent):
     def run_task(self, round_no: int | None) -> TaskRecord | None:
         if self.spec.create is None:  # a capacity-only spec: refused at on_start
             return None
+        draw = self.workload.next_request(self.settings.prompt or "Do a small task.", self.arrival)
+        prompt, asked = draw.text, draw.asked(sends_max_tokens=False)
         submitted = time.time()
-        reply = self.send(self.spec.create, None)
+        reply = self.send(self.spec.create, None, prompt, asked)
         id_path = self.spec.create.id_path
         thing_id = json_path(reply, id_path) if reply is not None and id_path else None
         if reply is None or thing_id is None:
@@ -305,7 +307,7 @@ class SpecAgent(KitAgent):
         row = TaskRecord(task_id=thing_id, agent_id=self.agent_id, round=round_no, submitted_ts=submitted)
         apply_reply(row, self.spec, reply)
         if self.spec.prompt is not None:
-            answer = self.send(self.spec.prompt, thing_id)
+            answer = self.send(self.spec.prompt, thing_id, prompt, asked)
             new_id = (
                 json_path(answer, self.spec.prompt.id_path) if answer and self.spec.prompt.id_path else None
             )
@@ -322,12 +324,20 @@ class SpecAgent(KitAgent):
         if reply is not None:
             apply_reply(row, self.spec, reply)
 
-    def send(self, template: RequestTemplate, thing_id: str | None) -> dict | None:
+    def send(
+        self,
+        template: RequestTemplate,
+        thing_id: str | None,
+        prompt: str | None = None,
+        asked: dict | None = None,
+    ) -> dict | None:
+        """One templated request; `prompt` (the task's draw) fills {prompt}, and a request that carries
+        it records the sizes `asked`."""
         values = {
             "run_id": self.run_id,
             "agent_id": self.agent_id,
             "session": f"{self.run_id}-{self.agent_id}",
-            "prompt": self.settings.prompt or "Do a small task.",
+            "prompt": self.settings.prompt or "Do a small task." if prompt is None else prompt,
             "model": self.settings.model,
             "id": thing_id or "",
         }
@@ -335,7 +345,8 @@ class SpecAgent(KitAgent):
         if template.body is not None:
             kwargs["json"] = render(template.body, values)
         path = str(render(template.path, values))
-        body, _ = self.json_call(
-            template.operation, template.method, path, ids={"task_id": thing_id}, **kwargs
-        )
+        ids: dict[str, Any] = {"task_id": thing_id}
+        if asked and "{prompt}" in repr(template):
+            ids.update(asked)
+        body, _ = self.json_call(template.operation, template.method, path, ids=ids, **kwargs)
         return body

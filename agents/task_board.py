@@ -7,10 +7,11 @@ Speaks the simulator's board protocol (POST /v1/tasks, GET /v1/tasks/{id}, DELET
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from locust import constant, tag, task
 
-from agents.base import TERMINAL_STATUSES, KitAgent, paced
+from agents.base import TERMINAL_STATUSES, KitAgent, paced, thinking
 from contract.records import TaskRecord
 
 TERMINAL = {"done": "done", "completed": "done", "failed": "failed", "archived": "cancelled"}
@@ -20,7 +21,7 @@ class TaskAgent(KitAgent):
     """Submits one task at a time and waits for it, like a user working a board."""
 
     weight = 1
-    wait_time = constant(0.5)
+    wait_time = thinking(constant(0.5))
     task_agent = True  # rounds run only agents that work tasks
 
     def on_start(self) -> None:
@@ -41,13 +42,17 @@ class TaskAgent(KitAgent):
 
     def run_task(self, round_no: int | None) -> TaskRecord | None:
         """Submit, poll to a terminal state (or the task timeout), record the task row."""
-        body = {
+        draw = self.workload.next_request(self.settings.prompt or "Do a small task.", self.arrival)
+        body: dict[str, Any] = {
             "title": f"loadkit {self.run_id}",
-            "prompt": self.settings.prompt or "Do a small task.",
+            "prompt": draw.text,
             "tags": [f"loadkit:{self.run_id}"],
         }
+        sized_output = self.workload.asks_output
+        if sized_output:  # the board passes it to its LLM calls; a run with no workload sends none
+            body["max_tokens"] = draw.max_tokens
         submitted = time.time()
-        reply = self.request("task.submit", "POST", "/v1/tasks", json=body)
+        reply, _ = self.json_call("task.submit", "POST", "/v1/tasks", ids=draw.asked(sized_output), json=body)
         if reply is None:
             return None
         row = TaskRecord(
@@ -60,6 +65,7 @@ class TaskAgent(KitAgent):
         self.poll_until_terminal(row)
         row.fill_durations()
         self.record(row)
+        self.workload.observe(draw, row.tokens_in, row.llm_calls or 1, as_text=True)
         return row
 
     def poll_until_terminal(self, row: TaskRecord) -> None:

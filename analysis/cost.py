@@ -377,14 +377,19 @@ def _agents(run: RunData, capacity_agents: float | None) -> tuple[float | None, 
     return float(len(ids)), f"{len(ids)} distinct agents in this run (not a measured capacity)"
 
 
-def _source_notes(source: str, priced: pd.DataFrame, prices: PriceTable) -> list[str]:
-    looked_up = (prices.lookup(model) for model in priced["model"].dropna().unique())
+def price_dates(models, prices: PriceTable) -> str:
+    """ "Price table: FILE; MODEL as of DATE, ...": where the dollars came from, and how old they are."""
+    looked_up = (prices.lookup(model) for model in models)
     used = {price.model: price for price in looked_up if price is not None}
     dated = ", ".join(
         f"{p.model} as of {p.as_of}" + (" (FICTIONAL)" if p.fictional else "")
         for _, p in sorted(used.items())
     )
-    notes = [f"Price table: {prices.origin}" + (f"; {dated}." if dated else ".")]
+    return f"Price table: {prices.origin}" + (f"; {dated}." if dated else ".")
+
+
+def _source_notes(source: str, priced: pd.DataFrame, prices: PriceTable) -> list[str]:
+    notes = [price_dates(priced["model"].dropna().unique(), prices)]
     if source != "none":
         notes.append(
             f"Usage from {source}. List price = every input token at the input price; as billed = cache "

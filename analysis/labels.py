@@ -148,6 +148,16 @@ LABELS: dict[str, str] = {
     "turn": "turn of the session",
     "tokens_in_median": "input tokens, median",
     "from_s": "from (s into run)",
+    # workload (analysis/workload.py)
+    "asked_mean": "asked, mean",
+    "asked_p5": "asked p5",
+    "asked_p50": "asked p50",
+    "asked_p95": "asked p95",
+    "reported_mean": "reported, mean",
+    "reported_p5": "reported p5",
+    "reported_p50": "reported p50",
+    "reported_p95": "reported p95",
+    "input_per_output": "input per output token",
     # capacity projection
     "budget_gib": "budget (GiB)",
     "projected_agents": "projected agents",

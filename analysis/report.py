@@ -37,6 +37,8 @@ from analysis.summary import record_gaps, run_summary_table, thresholds_table
 from analysis.summary_json import write_summary_json
 from analysis.sweep import sweep, sweep_answer
 from analysis.tasks import task_outcome_table, task_timing_table
+from analysis.workload import TITLE as WORKLOAD
+from analysis.workload import workload_section
 from contract.schema import MIB, REPORT_HTML, REPORT_MD
 
 
@@ -84,6 +86,7 @@ LEADS: dict[str, tuple[str, ...]] = {
     "soak": (headline_mod.SOAK, "Resources"),
     "breakpoint": (headline_mod.LEVELS, headline_mod.LATENCY),
     "sweep": (headline_mod.SWEEP, headline_mod.GOODPUT, headline_mod.LATENCY),
+    "trace": (WORKLOAD, headline_mod.ARRIVALS),  # what the trace sent, and whether it kept its timing
 }
 
 
@@ -104,6 +107,7 @@ def build_sections(
     """The headline, then every section that has data (profile's own first), then one line naming what
     was not measured. Tables and notes only: plots are attached by write_report."""
     candidates: dict[str, Section | None] = {
+        WORKLOAD: workload_section(run, headline_mod.run_prices(run)),  # what load it was, first
         headline_mod.LATENCY: _section(
             headline_mod.LATENCY + " (ms, successful requests)",
             [("latency", latency_table(run))],
@@ -156,6 +160,7 @@ def summary_section(run: RunData) -> Section:
 
 # What each left-out section would have measured, in words.
 ABSENT_WORDS = {
+    WORKLOAD: "what agents sent (no requests)",
     headline_mod.LATENCY: "request latency",
     "Tasks": "tasks",
     "Errors": "failed requests (none failed)",

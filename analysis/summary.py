@@ -98,10 +98,9 @@ def console_summary(run: RunData) -> str:
     counts = task_counts(run)
     if counts:
         lines.append(f"tasks: {counts['done']} done, {counts['not_done']} not done of {counts['submitted']}")
-    if run.requests is not None:
-        lines.append(
-            f"tokens in/out: {_total(run.requests, 'tokens_in')} / {_total(run.requests, 'tokens_out')}"
-        )
+    if run.requests is not None:  # usage from the calls' rows, and from tasks' rows (a task board's)
+        usage = usage_rows(run)[0]
+        lines.append(f"tokens in/out: {_total(usage, 'tokens_in')} / {_total(usage, 'tokens_out')}")
     lines += _cost_lines(run)
     lines += _capacity_lines(run)
     lines += _verdict_lines(run.meta)

@@ -36,6 +36,8 @@ class RequestRecord:
     request_id: str | None = None
     task_id: str | None = None
     start_lateness_ms: float | None = None
+    asked_tokens_in: int | None = None
+    asked_tokens_out: int | None = None
 
 
 @dataclass

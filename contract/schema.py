@@ -77,6 +77,8 @@ REQUEST_COLUMNS: tuple[str, ...] = (
     "task_id",
     # open model: the first request of each arrival, sent minus due (ms); empty for every other request
     "start_lateness_ms",
+    "asked_tokens_in",  # input tokens the workload asked for (empty: no size asked, e.g. a fixed prompt)
+    "asked_tokens_out",  # max_tokens sent (a ceiling: the model may stop sooner)
 )
 
 # Lifecycle of agent sessions (idle agents, capacity, churn).

@@ -11,12 +11,15 @@ from agents.pacing import FleetArrivals, OpenModelPacing, SweepPacing, arrival_c
 from scenarios.open_model import OpenModelProfile
 from scenarios.profile import Profile
 from scenarios.sweep import SweepProfile
+from scenarios.trace_replay import TraceReplayProfile
 
 ArrivalPacing = OpenModelPacing | FleetArrivals
 
 
 def open_model_meta(profile: Profile, start_ts: float) -> dict | None:
     """At start: the arrivals asked for, from `start_ts` (the pacers' start); None for a closed model."""
+    if isinstance(profile, TraceReplayProfile):  # the trace's own timing: line k due at start + offset
+        return {"start_ts": start_ts, "rate_points": profile.rate_points(), "arrivals": "trace"}
     if not isinstance(profile, (OpenModelProfile, SweepProfile)):
         return None
     p = profile.process

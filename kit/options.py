@@ -10,6 +10,8 @@ from agents.session_policy import session_policy_arg
 from agents.settings import DEFAULTS
 from contract.cli import add, positive_float, positive_int, whole
 from kit.webui import WEB_HOST
+from scenarios.datasets import ORDERS
+from scenarios.distributions import KINDS
 
 # Options shown in the web UI form are text defaulting to None: Locust converts a form value to the type
 # of the option's current value, so "" for a float would fail inside Locust; kit/settings.py converts
@@ -239,6 +241,8 @@ def add_arguments(parser) -> None:
         help="count HTTP 429 as a success in Locust's stats (it stays a backpressure row in requests.csv)",
     )
 
+    add_workload_arguments(parser)
+
     protocols = parser.add_argument_group("loadkit: protocols", "options of particular gateway protocols")
     add(
         protocols,
@@ -327,3 +331,63 @@ def add_arguments(parser) -> None:
         default=None,
         help="$ per month of the machine under test, for $ per agent-hour and per task",
     )
+
+
+def add_workload_arguments(parser) -> None:
+    """What agents send (docs/workloads.md): sizes, a shared prefix, a dataset or a trace, the think time,
+    the seed; the rest in a workload file. Text defaulting to None: scenarios/workload.py converts them."""
+    workload = parser.add_argument_group("loadkit: workload", "what agents send (docs/workloads.md)")
+    add(
+        workload,
+        "--workload",
+        dest="workload_file",
+        web_ui=True,
+        default=None,
+        help="workload file (TOML; examples/workloads/); the options below override its values",
+    )
+    sizes = (
+        ("input", "input tokens per request, the shared prefix included"),
+        ("output", "output tokens per request, sent as max_tokens (instead of --max-tokens)"),
+    )
+    for name, what in sizes:
+        add(workload, f"--{name}-tokens", web_ui=True, default=None, help=f"mean {what}")
+        add(workload, f"--{name}-tokens-stdev", default=None, help=f"spread of --{name}-tokens (default 0)")
+        add(workload, f"--{name}-tokens-min", default=None, help=f"smallest --{name}-tokens drawn (clipped)")
+        add(workload, f"--{name}-tokens-max", default=None, help=f"largest --{name}-tokens drawn (clipped)")
+        add(
+            workload,
+            f"--{name}-tokens-distribution",
+            choices=KINDS,
+            default=None,
+            help=f"distribution of --{name}-tokens (default: fixed, normal with a stdev)",
+        )
+    add(
+        workload,
+        "--prefix-tokens",
+        web_ui=True,
+        default=None,
+        help="a shared prefix (system prompt) of N tokens every request repeats, part of --input-tokens",
+    )
+    add(workload, "--dataset", default=None, help="JSONL of OpenAI messages lists or ShareGPT conversations")
+    add(
+        workload,
+        "--dataset-order",
+        choices=ORDERS,
+        default=None,
+        help="random (seeded, the default) or sequential (the file's order, cycled)",
+    )
+    add(
+        workload,
+        "--trace",
+        default=None,
+        help="JSONL trace (AIPerf's: timestamp, input_length, output_length...) replayed at its own timing",
+    )
+    add(workload, "--trace-speed", default=None, help="replay the trace this many times faster (default 1)")
+    add(
+        workload,
+        "--think-time",
+        web_ui=True,
+        default=None,
+        help="pause between an agent's requests: 0, 2s or 1s..3s (default: each agent's own, 0.5-1.5 s chat)",
+    )
+    add(workload, "--seed", default=None, help="seed of every draw (prompts, sizes, think times); default 0")

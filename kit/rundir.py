@@ -11,6 +11,7 @@ import platform
 import secrets
 import sys
 import time
+import tomllib
 from importlib import metadata
 from pathlib import Path
 
@@ -20,7 +21,19 @@ from contract import schema
 from contract.csv_append import RunFileError
 from contract.redact import redact_args, redact_command
 
-KIT_VERSION = "0.1.0"
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+
+
+def kit_version(pyproject: Path = PYPROJECT) -> str:
+    """The kit's version from pyproject.toml, its one place: the kit runs from its checkout, not installed,
+    so package metadata would name whatever was pip-installed last (or nothing)."""
+    try:
+        return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
+    except (OSError, ValueError, KeyError):
+        return "unknown"
+
+
+KIT_VERSION = kit_version()
 COMMAND_FLAGS = frozenset({"--target-cmd", "--sim-args", "--acp-command", "--hermes-command"})
 
 

@@ -25,6 +25,7 @@ from locust.runners import STATE_RUNNING, MasterRunner, WorkerRunner
 
 from agents import presets
 from agents.base import warm_up_http
+from agents.calibration import calibration_of
 from agents.pacing import (
     ROUND_GRANT_MESSAGE,
     SHARE_MESSAGE,
@@ -79,6 +80,7 @@ from scenarios.manual import ManualProfile
 from scenarios.open_model import OpenModelProfile
 from scenarios.profile import Profile, params_of
 from scenarios.rounds import RoundsPlan
+from scenarios.trace_replay import TraceReplayProfile
 
 log = logging.getLogger("loadkit")
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown Locust's
@@ -178,6 +180,7 @@ class KitRun:
         self.guarded(self.users_csv.close)
         self.guarded(write_locust_csvs, self.environment, self.run_dir)
         self.record_outcome(now)
+        self.record_calibration()
         self.environment.process_exit_code = self.exit_code()
         self.meta["stop_reason"] = self.stop.reason if self.stop else default_reason
         self.meta["exit_code"] = self.environment.process_exit_code
@@ -301,11 +304,11 @@ class KitRun:
         self.profile = profile = registry.build_profile(self.settings.profile_name, self.settings.profile)
         self.driver_class = presets.resolve_class(profile.driver) if profile.driver else None
         runner = self.environment.runner
-        if isinstance(profile, OpenModelProfile):  # arrivals wait for the pool (the first tick spawns it)
+        if isinstance(profile, OpenModelProfile | TraceReplayProfile):  # arrivals wait for the pool to spawn
             self.lead_s = WORKER_SPAWN_LEAD_S if isinstance(runner, MasterRunner) else LOCAL_SPAWN_LEAD_S
         schedule = profile.paced_by(now + self.lead_s)
         if isinstance(schedule, Pacer) and isinstance(runner, MasterRunner):
-            assert isinstance(profile, OpenModelProfile)  # only the open model paces by arrivals
+            assert isinstance(profile, OpenModelProfile | TraceReplayProfile)  # what paces by arrivals
             self.pacing = self.share_arrivals(profile, runner, now)
         elif isinstance(schedule, RoundsPlan) and isinstance(runner, MasterRunner):
             self.pacing = self.lead_rounds(schedule, runner)
@@ -331,6 +334,7 @@ class KitRun:
             "params": params_of(profile),
             "phases": self.phases,
         }
+        self.meta["workload"] = self.settings.agent.workload.describe()
         self.meta["slos"] = [slo.as_json() for slo in self.settings.slos]
         self.save()
         self.live.judge = judge
@@ -374,7 +378,9 @@ class KitRun:
             runner.stop()
             gevent.sleep(WORKER_REPORT_S)
 
-    def share_arrivals(self, profile: OpenModelProfile, runner: MasterRunner, now: float) -> FleetArrivals:
+    def share_arrivals(
+        self, profile: OpenModelProfile | TraceReplayProfile, runner: MasterRunner, now: float
+    ) -> FleetArrivals:
         """On a master: each worker paces its share of the arrivals (every n-th of one sequence) and
         reports them, from WORKER_SPAWN_LEAD_S on (the profile's first tick, the agent pool, holds until
         then)."""
@@ -439,6 +445,13 @@ class KitRun:
         if (passes := sweep_passes(self.pacing)) is not None:
             self.meta["sweep"] = passes
         self.save()
+
+    def record_calibration(self) -> None:
+        """The characters per token this process learnt from the gateway's usage (a master running no
+        agents learnt none: each worker calibrates its own)."""
+        calibration = calibration_of(self.environment)
+        if "workload" in self.meta and (calibration.samples or calibration.implausible):
+            self.meta["workload"]["calibration"] = calibration.describe()
 
     # ---- phases (profiles tag the time axis) -------------------------------------------------------
     def note_phase(self, name: str, now: float) -> None:

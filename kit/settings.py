@@ -26,6 +26,7 @@ from scenarios import registry
 from scenarios.options import ProfileOptions, read_options
 from scenarios.slo import Slo, check_goodput_thresholds
 from scenarios.thresholds import Threshold
+from scenarios.workload import WorkloadSettings, read_workload
 
 RUNS_ROOT = Path("runs")
 # Agent options that must be finite and > 0 (the web form bypasses argparse's `type=` checks).
@@ -108,9 +109,14 @@ def refresh(settings: KitSettings, options: Any) -> KitSettings:
 
 def _form_part(options: Any, preset: presets.GatewayPreset, run_id: str, run_dir: Path) -> dict[str, Any]:
     """The part of the settings the web UI form may change; the profile is built once to check it."""
+    workload = read_workload(options)
     profile = read_options(options)
-    name = profile_name(options)
+    if workload.trace is not None:  # the trace's timestamps pace the run (scenarios/trace_replay.py)
+        offsets = tuple(entry.offset_s for entry in workload.trace.entries)
+        profile = dataclasses.replace(profile, trace_offsets_s=offsets, trace_speed=workload.trace.speed)
+    name = profile_name(options, traced=workload.trace is not None)
     registry.build_profile(name, profile)
+    agent = agent_settings(options, preset, profile, run_id=run_id, run_dir=str(run_dir), workload=workload)
     thresholds, slos = tuple(registry.build_thresholds(profile)), tuple(registry.build_slos(profile))
     check_goodput_thresholds(thresholds, slos)
     return {
@@ -118,15 +124,23 @@ def _form_part(options: Any, preset: presets.GatewayPreset, run_id: str, run_dir
         "profile": profile,
         "thresholds": thresholds,
         "slos": slos,
-        "agent": agent_settings(options, preset, profile, run_id=run_id, run_dir=str(run_dir)),
+        "agent": agent,
     }
 
 
-def profile_name(options: Any) -> str:
-    """--load-profile; else Locust's own --profile label when it names one of ours; else Locust's
-    -u/-r/-t (the web UI form sets them) drive the manual profile; else a bounded smoke run."""
-    if _given(options, "load_profile"):
+def profile_name(options: Any, traced: bool = False) -> str:
+    """--load-profile; else the trace replay when the workload has a trace; else Locust's own --profile
+    label when it names one of ours; else Locust's -u/-r/-t (the web UI form sets them) drive the
+    manual profile; else a bounded smoke run."""
+    given = _given(options, "load_profile")
+    if traced and given not in (None, "trace"):
+        raise InputError(
+            f"--trace replays the trace's own timing: it runs as --load-profile trace, not {given}"
+        )
+    if given:
         return options.load_profile
+    if traced:
+        return "trace"
     label = _given(options, "profile")
     if label in registry.PROFILE_NAMES:
         return label
@@ -157,7 +171,14 @@ def agent_settings(
     for name in _COMMANDS:
         input_checks.command("--" + name.replace("_", "-"), values.get(name))
     values.update(capacity=profile.capacity, churn=profile.churn, **fixed)
+    _check_max_tokens(options, values.get("workload"))
     return AgentSettings(**values)
+
+
+def _check_max_tokens(options: Any, workload: WorkloadSettings | None) -> None:
+    """--output-tokens sets max_tokens per request: with --max-tokens too, one of them would be ignored."""
+    if workload is not None and workload.output is not None and _given(options, "max_tokens") is not None:
+        raise InputError("--max-tokens and --output-tokens both set max_tokens: give one (--output-tokens N)")
 
 
 def _check_session_policy(policy: str) -> None:

@@ -28,6 +28,7 @@ from kit.live import READY, LiveRun
 from kit.session import Session
 from kit.settings import KitSettings
 from scenarios import registry
+from scenarios.errors import ProfileConfigError
 from scenarios.options import ProfileOptions
 from scenarios.profile import params_of
 
@@ -39,11 +40,18 @@ ROOT = "/loadkit"
 STATIC = Path(__file__).parent / "static"
 SHAPE = "KitShape"  # locustfile.py's one shape: the kit's profiles run through it
 _TEMPLATE_ARGS = "window.templateArgs = "
-FORM_GROUPS = ("profile", "thresholds", "agents")  # the start form's order; load-profile parameters first
-_GROUP_OF = {"threshold": "thresholds", "thresholds": "thresholds", "slo": "thresholds"} | {
-    dest: "agents"
-    for dest in ("request_timeout", "model", "prompt", "max_tokens", "poll_interval", "task_timeout")
-}
+FORM_GROUPS = ("profile", "thresholds", "agents", "workload")  # the start form's order, profile first
+_GROUP_OF = (
+    {"threshold": "thresholds", "thresholds": "thresholds", "slo": "thresholds"}
+    | {
+        dest: "agents"
+        for dest in ("request_timeout", "model", "prompt", "max_tokens", "poll_interval", "task_timeout")
+    }
+    | {
+        dest: "workload"
+        for dest in ("workload_file", "input_tokens", "output_tokens", "prefix_tokens", "think_time")
+    }
+)
 _COCKPIT_TAGS = (
     f'<link rel="stylesheet" href="{ROOT}/static/cockpit.css">'
     f'<script src="{ROOT}/static/cockpit.js" defer></script>'
@@ -204,10 +212,13 @@ def _grouped(extra: dict) -> dict:
 
 def _profile_defaults() -> dict[str, dict]:
     """What each profile uses, with its defaults: the parameters it builds from an empty form."""
-    return {
-        name: params_of(registry.build_profile(name, ProfileOptions(profile=name)))
-        for name in registry.PROFILE_NAMES
-    }
+    found = {}
+    for name in registry.PROFILE_NAMES:
+        try:
+            found[name] = params_of(registry.build_profile(name, ProfileOptions(profile=name)))
+        except ProfileConfigError:  # a profile that needs its input (the trace replay: a trace)
+            continue
+    return found
 
 
 def _run_dir(session: Session, run_id: str) -> Path:

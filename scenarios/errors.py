@@ -1,4 +1,4 @@
-"""The two error types a user sees before any load starts: a bad profile option or a bad threshold.
+"""The error types a user sees before any load starts: a bad profile option, threshold or workload.
 
 Each carries ONE line naming where the problem is and what is wrong; nothing here prints or exits.
 """
@@ -14,3 +14,8 @@ class ProfileConfigError(InputError):
 
 class ThresholdConfigError(InputError):
     """A threshold (NFR) in a file or a --threshold option cannot be parsed or makes no sense."""
+
+
+class WorkloadError(InputError):
+    """A workload option or file (workload TOML, dataset, trace) cannot be used; the line names the file,
+    the line and the field."""

@@ -15,6 +15,7 @@ from scenarios.arrival_process import ArrivalProcess, arrival_timing, share_of
 from scenarios.arrivals import ArrivalSchedule, Pacer
 from scenarios.errors import ProfileConfigError
 from scenarios.shape import Phase, Stage, StagedProfile, Tick
+from scenarios.trace_replay import trace_pacer
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,10 @@ class OpenModelProfile:
 
 def pacer_from_doc(doc: dict) -> Pacer:
     """The pacer of one worker's share (OpenModelProfile.share_doc): the whole process's arrivals,
-    drawn from the same seed on every worker, every shares-th of them its own."""
+    drawn from the same seed on every worker, every shares-th of them its own; a trace replay's share
+    (TraceReplayProfile.share_doc) likewise."""
+    if "trace_offsets" in doc:
+        return trace_pacer(doc)
     schedule = ArrivalSchedule([Stage(*s) for s in doc["stages"]], scale=doc["scale"])
     timing = arrival_timing(schedule, ArrivalProcess(**doc["process"]))
     return Pacer(share_of(timing, doc["share"], doc["shares"]), doc["start_ts"], doc["late_after_s"])

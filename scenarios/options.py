@@ -79,6 +79,8 @@ class ProfileOptions:
     run_time_s: float | None = None
     capacity: CapacityParams = field(default_factory=CapacityParams)
     churn: ChurnParams = field(default_factory=ChurnParams)
+    trace_offsets_s: tuple[float, ...] | None = None  # the workload's trace (scenarios/workload.py)
+    trace_speed: float = 1.0
 
 
 def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:

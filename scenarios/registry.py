@@ -9,7 +9,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scenarios import average, breakpoint, capacity, churn, manual, rounds, smoke, soak, spike, stress, sweep
+from scenarios import (
+    average,
+    breakpoint,
+    capacity,
+    churn,
+    manual,
+    rounds,
+    smoke,
+    soak,
+    spike,
+    stress,
+    sweep,
+    trace_replay,
+)
 from scenarios.errors import ProfileConfigError
 from scenarios.open_model import OpenModelProfile
 from scenarios.options import ProfileOptions, read_options
@@ -31,6 +44,7 @@ BUILDERS: dict[str, Callable[[ProfileOptions], Profile]] = {
     "sweep": sweep.build,
     "capacity": lambda opts: capacity.build(opts.capacity),
     "churn": lambda opts: churn.build(opts.churn),
+    "trace": trace_replay.build,
 }
 PROFILE_NAMES: tuple[str, ...] = tuple(BUILDERS)
 _PLATEAU = frozenset({"peak_users", "ramp_s", "hold_s", "duration_s", "baseline_s", "stages"})
@@ -47,6 +61,7 @@ READS: dict[str, frozenset[str]] = {
     "sweep": frozenset({"sweep_rates", "hold_s", "max_agents", "baseline_s"}),
     "capacity": frozenset({"max_agents"}),
     "churn": frozenset(),
+    "trace": frozenset({"max_agents"}),
 }
 _SHAPE_OPTIONS = frozenset().union(*READS.values())
 _FLAGS = {"num_users": "-u", "spawn_rate": "-r", "run_time_s": "-t"}

@@ -38,6 +38,7 @@ class Task:
     tags: list[str]
     submitted_at: float
     model: str
+    max_tokens: int | None = None  # passed to the task's LLM calls when the submitter gave one
     status: str = "queued"
     started_at: float | None = None
     finished_at: float | None = None
@@ -101,12 +102,13 @@ class Board:
         try:
             proc = await asyncio.create_subprocess_exec(
                 *self._worker_argv(task, fail),
-                stdin=asyncio.subprocess.DEVNULL,
+                stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 env={**os.environ, "PYTHONPATH": _PACKAGE_ROOT},
             )
             self.procs[task.id] = proc
             task.worker_pid = proc.pid
+            await _hand_prompt(proc, task.prompt)
             result = await self._read_worker(task, proc)
             code = await proc.wait()
         except OSError as e:
@@ -135,11 +137,10 @@ class Board:
             str(k.task_llm_calls),
             "--until",
             repr(task.started_at + k.task_seconds),
-            "--prompt",
-            task.prompt,
             "--model",
             task.model,
         ]
+        argv += ["--max-tokens", str(task.max_tokens)] if task.max_tokens is not None else []
         return argv + (["--fail"] if fail else []) + (["--detach"] if k.detach_workers else [])
 
     @staticmethod
@@ -190,6 +191,9 @@ class Board:
         tags = body.get("tags") or []
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
             return web.json_response({"error": "'tags' must be a list of strings"}, status=400)
+        max_tokens = body.get("max_tokens")
+        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)):
+            return web.json_response({"error": "'max_tokens' must be a whole number"}, status=400)
         task = Task(
             f"task-{next(self._ids)}",
             str(body.get("title", "")),
@@ -197,6 +201,7 @@ class Board:
             tags,
             time.time(),
             self.knobs.model or body.get("model") or DEFAULT_MODEL,
+            max_tokens,
         )
         self.tasks[task.id] = task
         self.queue.append(task.id)
@@ -259,6 +264,19 @@ class Board:
         app.router.add_get("/v1/tasks/{task_id}", self.get)
         app.router.add_delete("/v1/tasks/{task_id}", self.archive)
         app.router.add_get("/v1/board/inspect", self.inspect)
+
+
+async def _hand_prompt(proc: asyncio.subprocess.Process, prompt: str) -> None:
+    """The prompt goes to the worker on its stdin: a command-line argument is capped at 128 KiB, and an
+    agent's prompt (a 225 K-token context) is megabytes."""
+    assert proc.stdin is not None  # started with stdin=PIPE
+    try:
+        proc.stdin.write(prompt.encode())
+        await proc.stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the worker died first: _read_worker reports it without a result
+    finally:
+        proc.stdin.close()
 
 
 def _not_found(task_id: str) -> web.Response:

@@ -100,9 +100,10 @@ class _Reader:
         self.in_calls = False
 
     def done(self, body: dict, offered: dict[str, dict], nested: bool) -> Conversation:
-        tools = body.get("tools")
+        """The conversation read; the tool schemas lead the prompt, as providers place them (so a prefix
+        cache sees them first)."""
         if offered:
-            self.texts.append(json.dumps(tools, separators=(",", ":")))
+            self.texts.insert(0, json.dumps(body.get("tools"), separators=(",", ":")))
         mode, forced = _choice(body.get("tool_choice"), nested)
         return Conversation(
             texts=tuple(self.texts),

@@ -30,6 +30,7 @@ class Knobs:
     output_tokens: int = 20
     prompt_tokens: int | None = None  # None: estimate ceil(chars / 4) over the message contents
     cached_share: float = 0.0
+    prefix_cache_block: int = 0  # tokens per prompt-cache block (0: no prefix cache; prefix_cache.py)
     model: str | None = None  # None: echo the request's model
     usage_dialect: str = "openai"
     reasoning_tokens: int = 0
@@ -127,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--output-tokens", type=_COUNT, default=20)
     llm.add_argument("--prompt-tokens", type=_COUNT, default=None)
     llm.add_argument("--cached-share", type=_RATE, default=0.0)
+    llm.add_argument("--prefix-cache-block", type=_COUNT, default=0)
     llm.add_argument("--model", default=None)
     llm.add_argument("--usage-dialect", choices=USAGE_DIALECTS, default="openai")
     llm.add_argument("--reasoning-tokens", type=_COUNT, default=0)

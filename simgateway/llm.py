@@ -12,7 +12,7 @@ import itertools
 import json
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from aiohttp import web
 
@@ -21,6 +21,7 @@ from simgateway.calls import CallLog
 from simgateway.conversation import Conversation, chat_conversation, responses_conversation
 from simgateway.faults import FaultGate
 from simgateway.knobs import Knobs
+from simgateway.prefix_cache import PrefixCache
 from simgateway.scripted import plan_calls
 from simgateway.tool_wire import WireCall
 from simgateway.usage import Tokens, cost_usd, count_tokens, usage_body
@@ -82,6 +83,7 @@ class MockLLM:
         # compares a client's TTFT with when the host is too busy for the knob itself to be kept
         self.stream_log: deque[dict] = deque(maxlen=STREAM_LOG_SIZE)
         self.calls = CallLog()  # what the model answered, per call and conversation: GET /v1/sim/calls
+        self.prefix_cache = PrefixCache(knobs.prefix_cache_block) if knobs.prefix_cache_block else None
 
     async def stream_timings(self, _: web.Request) -> web.Response:
         return web.json_response({"streams": list(self.stream_log)})
@@ -103,10 +105,17 @@ class MockLLM:
             body["cost"] = cost_usd(self.knobs, tokens)
         return body
 
+    def tokens_for(
+        self, texts: Sequence[str], max_tokens: int | None, tool_call_tokens: int | None = None
+    ) -> Tokens:
+        """The call's token counts under the knobs, its prompt-cache hits included."""
+        tokens = count_tokens(self.knobs, texts, max_tokens, tool_call_tokens)
+        return tokens if self.prefix_cache is None else self.prefix_cache.apply(tokens, texts)
+
     async def complete(self, texts: list[str], max_tokens: int | None) -> tuple[str, Tokens]:
         """One non-streamed reply after the full generation time (used by agent prompts too)."""
         t0 = asyncio.get_running_loop().time()
-        tokens = count_tokens(self.knobs, texts, max_tokens)
+        tokens = self.tokens_for(texts, max_tokens)
         await sleep_until(done_at(t0, self.knobs, tokens))
         return reply_text(tokens.content), tokens
 
@@ -138,7 +147,7 @@ class MockLLM:
         """This step's tool calls (none: a text answer) and its token counts, logged as one model call."""
         calls = tool_wire.wire_calls(plan_calls(self.knobs, conv))
         ticks = tool_wire.tick_count(calls, self.knobs.tool_arg_fragment_chars) if calls else None
-        tokens = count_tokens(self.knobs, conv.texts, max_tokens, ticks)
+        tokens = self.tokens_for(conv.texts, max_tokens, ticks)
         self.calls.add(api, response_id, conv, calls, tokens)
         return calls, tokens
 

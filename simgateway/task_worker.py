@@ -1,7 +1,8 @@
 """The worker process one task runs in: hold worker memory, call the gateway's mock LLM, report usage.
 
-Started by the board as `python -m simgateway.task_worker ...`; prints JSON lines on stdout (`started` with
-its pid, then `done` or `failed` with summed usage). Must not outlive its gateway.
+Started by the board as `python -m simgateway.task_worker ...`, the task's prompt on its stdin; prints JSON
+lines on stdout (`started` with its pid, then `done` or `failed` with summed usage). Must not outlive its
+gateway.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--until", type=float, required=True, help="epoch seconds the task ends (LLM time included)"
     )
-    p.add_argument("--prompt", default="")
     p.add_argument("--model", default="sim-model")
+    p.add_argument("--max-tokens", type=int, default=None, help="max_tokens of each LLM call")
     p.add_argument("--fail", action="store_true", help="report failure at the end (the gateway drew it)")
     p.add_argument("--detach", action="store_true", help="leave the gateway's process tree first")
     return p.parse_args(argv)
@@ -47,20 +48,22 @@ def detach() -> None:
     os.setsid()
 
 
-def call_llm(url: str, model: str, prompt: str, timeout: float) -> dict:
+def call_llm(url: str, model: str, prompt: str, timeout: float, max_tokens: int | None = None) -> dict:
     """One non-streamed chat completion against the gateway; returns its `usage` object."""
-    body = {"model": model, "messages": [{"role": "user", "content": prompt}]}
+    body: dict = {"model": model, "messages": [{"role": "user", "content": prompt}]}
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
     reply = client.request(url, "POST", "/v1/chat/completions", body, timeout)
     if reply.status != 200:
         raise ValueError(f"HTTP {reply.status}")
     return reply.json()["usage"]
 
 
-def run_calls(args: argparse.Namespace) -> tuple[TaskUsage, str | None]:
+def run_calls(args: argparse.Namespace, prompt: str) -> tuple[TaskUsage, str | None]:
     usage = TaskUsage()
     for i in range(args.calls):
         try:
-            usage = usage.plus(call_llm(args.url, args.model, args.prompt, timeout=60.0))
+            usage = usage.plus(call_llm(args.url, args.model, prompt, 60.0, args.max_tokens))
         except (OSError, ValueError, KeyError, TypeError) as e:
             return usage, f"llm call {i + 1}: {e}"
     return usage, None
@@ -68,13 +71,14 @@ def run_calls(args: argparse.Namespace) -> tuple[TaskUsage, str | None]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    prompt = sys.stdin.read()  # the board writes the task's prompt, then closes the pipe
     if args.detach:
         detach()
     else:
         die_with_parent(args.gateway_pid)
     block = memory.allocate_touched(args.mib)  # noqa: F841  (held for the task's life)
     emit({"event": "started", "pid": os.getpid(), "task_id": args.task_id})  # memory already resident
-    usage, error = run_calls(args)
+    usage, error = run_calls(args, prompt)
     if not sleep_while_alive(args.until - time.time(), args.gateway_pid):
         return 1
     if error is None and args.fail:

@@ -8,12 +8,15 @@ Truth: the board's started_at/finished_at of each task (read back by an independ
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from agents.task_board import TaskAgent
 from analysis.load import load_run
 from analysis.tasks import task_timing_table
 from contract import schema
 from tests.gateways.harness import agent_user, rows
+
+pytestmark = pytest.mark.e2e
 
 TASK_S = 0.4
 INTERVAL_S = 0.3

@@ -17,6 +17,8 @@ from contract import schema
 from lifecycle.target import free_port, simulator_command, start_target, stop_target
 from scenarios.options import read_options
 
+pytestmark = pytest.mark.e2e
+
 FAST = ["--agent-startup-ms", "0", "--ttft-ms", "0", "--itl-ms", "0", "--output-tokens", "2"]
 
 

@@ -60,6 +60,7 @@ def smaps_rss(pid: int) -> int:
     raise AssertionError("no Rss line")
 
 
+@pytest.mark.e2e
 def test_rss_comes_from_statm_and_matches_smaps_rollup():
     code = (
         "b = bytearray(200 * 2**20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint(1, flush=True)\ninput()"

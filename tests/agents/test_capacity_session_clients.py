@@ -4,6 +4,7 @@ that finds no assistant, refused before any session is opened (the simulator lis
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from agents import presets
 from agents.idle_sessions import AcpSessions
@@ -22,6 +23,7 @@ def test_every_http_preset_with_sessions_names_a_client_that_can_close_them():
     assert presets.session_client(presets.preset("openclaw")).__name__ == "OpenClawSessionClient"
 
 
+@pytest.mark.e2e
 def test_langgraph_capacity_without_an_assistant_is_one_line_and_sends_no_placeholder(simulator, tmp_path):
     gateway = simulator()
     run = tmp_path / "run"

@@ -22,11 +22,14 @@ from analysis import capacity as cap
 from contract import exit_codes, schema
 from lifecycle.target import free_port, start_target, stop_target
 from tests.locust_runs import locust_command, run_locust, wait_for
-from tests.machine_noise import NoiseWindow
+from tests.machine_noise import NoiseWindow, judge, retake
 from tests.paths import REPO, TEST_GATEWAYS
+
+pytestmark = pytest.mark.e2e
 
 SERVER = TEST_GATEWAYS / "rest_sessions.py"
 SPEC = REPO / "examples" / "specs" / "rest-sessions.toml"
+STALL_MS = 40.0  # the delayed-ACK stall a keep-alive client meets on a two-write server (measured here)
 
 
 @pytest.fixture
@@ -110,15 +113,21 @@ def test_two_write_gateway_start_up_is_the_servers_own_time(rest_gateway, tmp_pa
     meets the delayed-ACK stall (~40 ms). The create reply already says `ready`, so no poll is sent.
     Measured here: fresh +3.4 to +4.4 ms in quiet phases (the issue's 5 ms), +7 to +15 ms when the shared
     box is busy: one request's own cost under CPU contention, not a stall (docs/capacity.md)."""
-    noise = NoiseWindow()
-    fresh = start_up_over_truth(rest_gateway, tmp_path / "fresh", "fresh")
-    keep_alive = start_up_over_truth(rest_gateway, tmp_path / "keep-alive", "keep-alive")
-    noise.close()
-    tolerance = noise.tolerance_ms(15.0)
-    assert abs(fresh) <= tolerance, (fresh, keep_alive, tolerance)
-    assert keep_alive >= fresh + 20.0, (fresh, keep_alive)  # the server has the artefact
+    stalls = []
+
+    def fresh_over_truth() -> list:
+        noise = NoiseWindow()
+        run = tmp_path / f"take-{len(stalls)}"
+        fresh = start_up_over_truth(rest_gateway, run / "fresh", "fresh")
+        stalls.append(start_up_over_truth(rest_gateway, run / "keep-alive", "keep-alive") - fresh)
+        noise.close()
+        return [noise.reading("fresh start-up - server's time", fresh, 15.0, STALL_MS / 2)]
+
+    judge(retake(fresh_over_truth))  # capped at half the stall the fresh figure must not contain
+    assert stalls[-1] >= 20.0, stalls  # the server has the artefact: keep-alive pays it
 
 
+@pytest.mark.timing
 def test_a_session_not_ready_at_create_is_polled_until_it_is(rest_gateway, tmp_path):
     """The create reply says `starting`; the conversation turns ready 80 ms later (the server's truth):
     start-up reads at least that, and the 10 ms polls overshoot it by little."""

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from contract import exit_codes
 from tests.locust_runs import run_locust
+
+pytestmark = pytest.mark.e2e
 
 
 def test_bad_session_policy_is_one_line_and_exit_2(tmp_path):

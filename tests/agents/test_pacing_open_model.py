@@ -32,6 +32,7 @@ def test_every_agent_task_is_paced(cls):
     assert cls.tasks and all(getattr(t, "paced", False) for t in cls.tasks), cls.__name__
 
 
+@pytest.mark.e2e
 def test_an_open_model_run_sends_at_most_its_arrivals_times_requests_per_arrival(tmp_path):
     run_dir = tmp_path / "run"
     done = run_locust(

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from analysis.index import index_rows
 from analysis.synthetic import T0
 from tests.paths import REPO
@@ -27,6 +29,7 @@ def runs_folder(root: Path) -> Path:
     return root
 
 
+@pytest.mark.e2e
 def test_index_lists_every_run_newest_first_with_trends_and_unreadable_reasons(tmp_path):
     root = runs_folder(tmp_path / "runs")
     proc = subprocess.run(

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pandas as pd
+import pytest
 
 from analysis.load import load_run
 from analysis.report import write_report
@@ -70,6 +71,7 @@ def test_absent_run_json_and_absent_columns_are_named(tmp_path):
     write_report(tmp_path)
 
 
+@pytest.mark.e2e
 def test_cli_on_missing_directory_prints_one_line_and_exits_bad_input(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "analysis", str(tmp_path / "nope")], capture_output=True, text=True, timeout=60

@@ -21,6 +21,8 @@ from contract import exit_codes
 from tests.locust_runs import chat_smoke, csv_rows, locust_command, wait_for
 from tests.paths import REPO
 
+pytestmark = pytest.mark.e2e
+
 
 def rebuild(run_dir: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(

@@ -93,6 +93,7 @@ def test_compare_aggregates_median_range_and_cv_across_runs(tmp_path):
     assert row["cv_pct"] == pytest.approx(70.71, abs=0.01)
 
 
+@pytest.mark.e2e
 def test_cli_builds_report_and_compares(full_run, tmp_path):
     other = write_run_dir(tmp_path / "r2", {**META, "run_id": "r2"}, samples=soak_samples(600, seed=1))
     run = subprocess.run(

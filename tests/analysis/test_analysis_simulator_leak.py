@@ -16,6 +16,8 @@ from sampler.options import SamplerOptions
 from simgateway import client
 from simgateway.launch import running, wait_for
 
+pytestmark = pytest.mark.e2e
+
 CYCLES, PERIOD_S = 120, 0.05  # 6 s of create+close, one every 50 ms
 # A short run: a steady gateway must not grow 8 MiB in 6 s; the leaking one grows ~240 MiB.
 SHORT_RUN_RULE = SoakRule(min_points=20, min_duration_s=3.0, min_slope_per_h=5000.0)

@@ -122,6 +122,7 @@ def _sample_rss(child: psutil.Process, readings: int = 60, interval_s: float = 0
     return pd.DataFrame(rows)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("step_mib", "verdict"), [(1.0, "leak"), (0.0, "no evidence of leak")])
 def test_real_process_leaking_20_mib_per_s_is_judged_leak_and_steady_one_is_not(
     tmp_path, leaky_child, step_mib, verdict

@@ -24,7 +24,10 @@ MEASURE = (
     "<script>document.body.setAttribute('data-scroll-width', document.documentElement.scrollWidth)</script>"
 )
 
-pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="Chromium not installed")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("chromium") is None, reason="Chromium not installed"),
+    pytest.mark.e2e,
+]
 
 
 def scroll_width(page: Path) -> int:

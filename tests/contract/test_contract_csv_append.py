@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from contract.csv_append import CsvAppender
 from tests.locust_runs import REPO
 
@@ -37,6 +39,7 @@ def append_until_refused(path) -> subprocess.CompletedProcess:
     return subprocess.run(child, cwd=REPO, capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.e2e
 def test_a_refused_write_leaves_whole_lines_and_names_file_and_cause(tmp_path):
     path = tmp_path / "rows.csv"
     done = append_until_refused(path)

@@ -17,7 +17,7 @@ from kit.disk import RESERVE_NAME
 from tests.fault_runs import KitProcess, assert_nothing_left, assert_whole_rows
 from tests.locust_runs import chat_smoke_args
 
-pytestmark = pytest.mark.faults
+pytestmark = [pytest.mark.faults, pytest.mark.e2e]
 
 
 @pytest.fixture

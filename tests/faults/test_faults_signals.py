@@ -21,7 +21,7 @@ from tests.fault_runs import (
 )
 from tests.locust_runs import chat_smoke_args, csv_rows, wait_for
 
-pytestmark = pytest.mark.faults
+pytestmark = [pytest.mark.faults, pytest.mark.e2e]
 STOP_TIMEOUT_S = 30  # locust.conf's stop-timeout, which these runs inherit
 
 

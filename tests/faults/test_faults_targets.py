@@ -16,7 +16,7 @@ from contract import exit_codes, schema
 from tests.fault_runs import KitProcess, assert_nothing_left, assert_whole_rows, freeze, task_run, thaw
 from tests.locust_runs import wait_for
 
-pytestmark = pytest.mark.faults
+pytestmark = [pytest.mark.faults, pytest.mark.e2e]
 SIM_KNOBS = "--task-seconds 20 --dispatch-interval 0.1"  # tasks still running when the target goes
 LIVENESS_S = 3.0
 

@@ -19,7 +19,7 @@ from tests.fault_runs import KitProcess, alive, assert_nothing_left, assert_whol
 from tests.locust_runs import LOCUST, wait_for
 from tests.paths import REPO
 
-pytestmark = pytest.mark.faults
+pytestmark = [pytest.mark.faults, pytest.mark.e2e]
 WORKER_EXIT_S = 20  # well under the 30 s stop-timeout (locust.conf) a blocked worker would wait
 
 

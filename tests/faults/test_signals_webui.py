@@ -18,7 +18,7 @@ from tests.browser import answers
 from tests.fault_runs import KitProcess, assert_nothing_left, assert_whole_rows, gateway_tasks
 from tests.locust_runs import wait_for
 
-pytestmark = pytest.mark.faults
+pytestmark = [pytest.mark.faults, pytest.mark.e2e]
 
 
 def web_ui(tmp_path, target: tuple[str, ...], run_id: str) -> tuple[KitProcess, str]:

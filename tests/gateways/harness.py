@@ -67,6 +67,18 @@ def installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+@contextmanager
+def tiktoken_offline() -> Iterator[None]:
+    """tiktoken reads its encodings from the copies LiteLLM ships (it would download them otherwise)."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("litellm not installed: no offline copy of tiktoken's encodings")
+    folder = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIKTOKEN_CACHE_DIR", str(folder))
+        yield
+
+
 def rows(run_dir: Path, file_name: str) -> list[dict[str, str]]:
     path = run_dir / file_name
     if not path.exists():
@@ -82,6 +94,7 @@ __all__ = ["RUN_ID", "agent_user", "free_port", "hermes_gateway", "installed", "
 HERMES = os.environ.get("LOADKIT_HERMES_BIN") or shutil.which("hermes")
 NEEDS_HERMES = [
     pytest.mark.gateways,
+    pytest.mark.e2e,
     pytest.mark.skipif(
         not HERMES, reason="no hermes executable (set LOADKIT_HERMES_BIN; see docs/gateways.md)"
     ),

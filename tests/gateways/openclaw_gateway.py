@@ -26,6 +26,7 @@ _CANDIDATE = os.environ.get("LOADKIT_OPENCLAW_BIN") or str(LOCAL_BIN)
 OPENCLAW = shutil.which(_CANDIDATE)  # None when the install was skipped or failed
 NEEDS_OPENCLAW = [
     pytest.mark.gateways,
+    pytest.mark.e2e,
     pytest.mark.skipif(
         not OPENCLAW,
         reason="no openclaw (run tests/gateways/install_openclaw.sh or set LOADKIT_OPENCLAW_BIN)",

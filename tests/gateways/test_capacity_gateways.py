@@ -30,7 +30,7 @@ from tests.gateways.harness import (
 from tests.locust_runs import run_locust
 from tests.paths import TEST_GATEWAYS
 
-pytestmark = pytest.mark.gateways
+pytestmark = [pytest.mark.gateways, pytest.mark.e2e]
 AGENTS = "12"
 CHURN = ["--load-profile", "churn", "--churn-cycles", "4", "--churn-batch", "3"]
 

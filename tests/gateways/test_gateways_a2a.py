@@ -24,6 +24,7 @@ from tests.gateways.harness import agent_user, free_port, installed, rows, runni
 from tests.paths import TEST_GATEWAYS
 
 pytestmark = [
+    pytest.mark.e2e,
     pytest.mark.gateways,
     pytest.mark.skipif(
         not installed("a2a"), reason="a2a-sdk[http-server] not installed (requirements-gateways.txt)"
@@ -54,6 +55,7 @@ def run(url: str, run_dir: Path, tasks: int = 2, **options) -> tuple[A2AAgent, l
     return user, rows(run_dir, schema.TASKS_CSV)
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("version", ["auto", "1.0", "0.3"])
 def test_polled_tasks_complete_by_task_state_in_each_protocol_version(a2a_url, tmp_path, version):
     user, tasks = run(a2a_url, tmp_path, a2a_version=version)
@@ -66,6 +68,7 @@ def test_polled_tasks_complete_by_task_state_in_each_protocol_version(a2a_url, t
     assert {"a2a.send", "a2a.get"} <= {r["operation"] for r in requests}
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("version", ["1.0", "0.3"])
 def test_streamed_task_ttft_is_the_work_time_within_150ms(a2a_url, tmp_path, version):
     _, tasks = run(a2a_url, tmp_path, a2a_version=version, a2a_stream=True)

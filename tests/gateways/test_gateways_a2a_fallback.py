@@ -22,7 +22,7 @@ from contract import schema
 from tests.gateways.harness import agent_user, free_port, rows, running_server
 from tests.paths import TEST_GATEWAYS
 
-pytestmark = pytest.mark.gateways
+pytestmark = [pytest.mark.gateways, pytest.mark.e2e]
 WORK_S = 0.2
 TASKS = 4
 OPTIONS = {"poll_interval": 0.05, "task_timeout": 10.0, "request_timeout": 10.0, "a2a_version": "1.0"}
@@ -66,6 +66,7 @@ def refusing_url(request):
         yield url
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("stream", [False, True], ids=["message", "stream"])
 def test_every_task_completes_after_falling_back_to_0_3(refusing_url, tmp_path, stream):
     with agent_user(A2AAgent, refusing_url, tmp_path, a2a_stream=stream, **OPTIONS) as user:

@@ -7,6 +7,7 @@ Truth: the test agent's --mib (resident ballast per process) and --first-ms (del
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import sys
@@ -14,12 +15,15 @@ import time
 from contextlib import ExitStack
 
 import psutil
+import pytest
 
 from agents.acp import AcpAgent
 from contract import schema
 from sampler.selection import PatternSelector
 from tests.gateways.harness import agent_user, rows
 from tests.paths import TEST_GATEWAYS
+
+pytestmark = pytest.mark.e2e
 
 AGENT_SCRIPT = TEST_GATEWAYS / "acp_agent.py"
 MIB = 30
@@ -55,15 +59,15 @@ def wait_gone(pids: list[int], timeout_s: float = 10.0) -> list[int]:
 
 
 def test_n_acp_agents_are_n_processes_holding_their_memory_and_all_are_gone_after(tmp_path):
-    options = {"acp_command": acp_command(mib=MIB, first_ms=FIRST_MS), "request_timeout": 20.0}
+    tag = f"acp-{os.getpid()}-{tmp_path.name}"  # this test's agents only: others may run beside it
+    options = {"acp_command": acp_command(mib=MIB, first_ms=FIRST_MS, tag=tag), "request_timeout": 20.0}
     with ExitStack() as stack:
         users = [stack.enter_context(agent_user(AcpAgent, "", tmp_path, **options)) for _ in range(AGENTS)]
         procs = agent_processes()
         pids = sorted(u.pid for u in users)
         assert sorted(p.pid for p in procs) == pids
-        assert (
-            sorted(PatternSelector(re.escape(str(AGENT_SCRIPT))).pids()) == pids
-        )  # what --target-match finds
+        pattern = f"{re.escape(str(AGENT_SCRIPT))}.*{re.escape(tag)}"
+        assert sorted(PatternSelector(pattern).pids()) == pids  # what --target-match finds
         rss_mib = sum(p.memory_info().rss for p in procs) / schema.MIB
         assert rss_mib >= AGENTS * MIB * 0.9, rss_mib  # each process holds its ballast resident
         users[0].prompt()
@@ -75,6 +79,7 @@ def test_n_acp_agents_are_n_processes_holding_their_memory_and_all_are_gone_afte
     assert len({r["session_id"] for r in agents}) == AGENTS
 
 
+@pytest.mark.timing
 def test_acp_prompt_ttft_reads_back_the_first_chunk_delay_within_50ms(tmp_path):
     options = {"acp_command": acp_command(first_ms=FIRST_MS, chunks=4, chunk_ms=20), "request_timeout": 20.0}
     with agent_user(AcpAgent, "", tmp_path, **options) as user:

@@ -33,6 +33,7 @@ def hermes_url(simulator, tmp_path, monkeypatch):
         yield url
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("follow", ["events", "poll"])
 def test_hermes_runs_complete_with_usage_and_the_servers_times(hermes_url, tmp_path, follow):
     options = {"api_key_env": "LOADKIT_TEST_HERMES_KEY", "runs_follow": follow, "poll_interval": 0.3}

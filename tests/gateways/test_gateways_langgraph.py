@@ -25,6 +25,7 @@ from tests.gateways.harness import agent_user, free_port, installed, rows, runni
 from tests.paths import TEST_GATEWAYS
 
 pytestmark = [
+    pytest.mark.e2e,
     pytest.mark.gateways,
     pytest.mark.skipif(
         not installed("langgraph_api"),
@@ -52,6 +53,7 @@ def langgraph_url(tmp_path_factory):
         yield url
 
 
+@pytest.mark.timing
 def test_runs_reach_success_and_take_the_graphs_work_time(langgraph_url, tmp_path):
     foreign = httpx.post(f"{langgraph_url}/threads", json={"metadata": {"owner": "someone else"}}).json()
     options = {"langgraph_input": {"prompt": "hi", "work_s": WORK_S}, "poll_interval": 0.05}
@@ -67,6 +69,7 @@ def test_runs_reach_success_and_take_the_graphs_work_time(langgraph_url, tmp_pat
     assert httpx.get(f"{langgraph_url}/threads/{foreign['thread_id']}").status_code == 200  # theirs kept
 
 
+@pytest.mark.timing
 def test_run_times_are_the_servers_own_within_50ms_with_the_polled_figure_beside(langgraph_url, tmp_path):
     work_s, interval = 0.5, 0.2
     options = {"langgraph_input": {"work_s": work_s}, "poll_interval": interval, "cleanup": False}

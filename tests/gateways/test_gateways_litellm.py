@@ -23,10 +23,13 @@ from analysis.load import load_run
 from analysis.prices import load_prices, parse_prices
 from analysis.summary import console_summary
 from contract import schema
+from scenarios.distributions import Distribution, fixed
+from scenarios.workload import WorkloadSettings
 from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
 from tests.paths import TEST_GATEWAYS
 
 pytestmark = [
+    pytest.mark.e2e,
     pytest.mark.gateways,
     pytest.mark.skipif(
         not installed("litellm"), reason="litellm[proxy] not installed (requirements-gateways.txt)"
@@ -93,3 +96,22 @@ def test_missing_key_gives_failed_rows_not_a_crash(litellm_url, tmp_path):
     requests = chat_rows(litellm_url, tmp_path, api_key_env="LOADKIT_TEST_UNSET_KEY")
     assert [r["ok"] for r in requests] == ["0"] * 3, requests
     assert all(int(r["status_code"]) >= 400 and not r["gateway_cost_usd"] for r in requests), requests
+
+
+def test_asked_input_sizes_are_what_litellm_counts_with_tiktoken_within_5_percent(litellm_url, tmp_path):
+    """LiteLLM counts the prompt with tiktoken (its mock deployment reports that count): 60 calls of a
+    lognormal workload; after the first few responses calibrate the kit's characters per token, every
+    call's reported input is within 5 % of its asked size, and the mean too."""
+    workload = WorkloadSettings(input=Distribution("lognormal", 2000, 600), output=fixed(16), seed=3)
+    options = {"model": "mock-gpt", "api_key_env": KEY_ENV, "session_header": "user"}
+    with agent_user(ChatAgent, litellm_url, tmp_path, workload=workload, **options) as user:
+        for _ in range(60):
+            user.chat_stream()
+        calibration = user.workload.calibration
+    frame = pd.read_csv(tmp_path / schema.REQUESTS_CSV)
+    assert (frame["ok"] == 1).all() and len(frame) == 60, frame["error"].dropna().tolist()[:3]
+    later = frame.iloc[5:]
+    ratio = later["tokens_in"] / later["asked_tokens_in"]
+    assert ratio.between(0.95, 1.05).all(), ratio.describe()
+    assert later["tokens_in"].mean() == pytest.approx(later["asked_tokens_in"].mean(), rel=0.05)
+    assert calibration.samples == 60 and 3.5 < calibration.chars_per_token < 4.5

@@ -18,6 +18,8 @@ TTFT_MS = 200
 KNOBS = ("--ttft-ms", str(TTFT_MS), "--itl-ms", "5", "--output-tokens", "8", "--prompt-tokens", "50")
 
 
+@pytest.mark.timing
+@pytest.mark.e2e
 @pytest.mark.parametrize("stream", [True, False])
 def test_responses_agent_reads_back_ttft_and_usage(simulator, tmp_path, stream):
     gateway = simulator(*KNOBS, "--usage-dialect", "responses")

@@ -14,6 +14,8 @@ from agents.task_board import TaskAgent
 from contract import schema
 from tests.gateways.harness import agent_user, rows
 
+pytestmark = pytest.mark.e2e
+
 SPEC = "examples/specs/simulator-tasks.toml"
 TASK_S = 0.4
 KNOBS = (
@@ -37,6 +39,7 @@ def board(simulator):
     return simulator(*KNOBS)
 
 
+@pytest.mark.timing
 def test_spec_file_gives_the_same_task_rows_as_the_task_agent(board, tmp_path):
     built_in = run_tasks(TaskAgent, board.url, tmp_path / "builtin")
     by_spec = run_tasks(SpecAgent, board.url, tmp_path / "spec")

@@ -162,6 +162,51 @@ CASES: list[Case] = [
     Case("spec bad toml", ("--gateway", "spec:s.toml"), files={"s.toml": b"[create\n"}),
     Case("spec unknown section", ("--gateway", "spec:s.toml"), files={"s.toml": b"[nope]\n"}),
     Case("spec name not text", ("--gateway", "spec:s.toml"), files={"s.toml": b"name = 5\n"}),
+    # --- workload options and files (docs/workloads.md) ----------------------------------------------
+    *numbers("--input-tokens", ("abc", "-5", "inf", "nan")),
+    *numbers("--output-tokens", ("abc", "-1")),
+    *numbers("--input-tokens-distribution", ("gauss",)),
+    *numbers("--think-time", ("soon", "1s..", "-2s")),
+    *numbers("--seed", ("abc", "-1")),
+    *numbers("--trace-speed", ("2",)),  # without a trace
+    Case("prefix without input", ("--prefix-tokens", "100")),
+    Case("prefix above input", ("--input-tokens", "100", "--prefix-tokens", "200")),
+    Case("lognormal without stdev", ("--input-tokens", "100", "--input-tokens-distribution", "lognormal")),
+    Case("max-tokens and output-tokens", ("--max-tokens", "10", "--output-tokens", "20")),
+    Case("workload missing", ("--workload", "missing.toml")),
+    Case("workload bad toml", ("--workload", "w.toml"), files={"w.toml": b"[input\n"}),
+    Case("workload unknown section", ("--workload", "w.toml"), files={"w.toml": b"[inptu]\nmean = 1\n"}),
+    Case("workload unknown key", ("--workload", "w.toml"), files={"w.toml": b"[input]\nmeen = 1\n"}),
+    Case(
+        "workload unknown distribution",
+        ("--workload", "w.toml"),
+        files={"w.toml": b'[input]\nmean = 9\ndistribution = "gauss"\n'},
+    ),
+    Case("workload negative size", ("--workload", "w.toml"), files={"w.toml": b"[output]\nmean = -4\n"}),
+    Case("dataset missing", ("--dataset", "missing.jsonl")),
+    Case("dataset not json", ("--dataset", "d.jsonl"), files={"d.jsonl": b'{"messages": []\n'}),
+    Case("dataset not utf-8", ("--dataset", "d.jsonl"), files={"d.jsonl": NOT_UTF8}),
+    Case(
+        "dataset bad role",
+        ("--dataset", "d.jsonl"),
+        files={"d.jsonl": b'{"messages": [{"role": "robot", "content": "x"}]}\n'},
+    ),
+    Case(
+        "trace out of order",
+        ("--trace", "t.jsonl"),
+        files={"t.jsonl": b'{"timestamp": 50, "input_length": 5}\n{"timestamp": 10, "input_length": 5}\n'},
+    ),
+    Case(
+        "trace negative size",
+        ("--trace", "t.jsonl"),
+        files={"t.jsonl": b'{"timestamp": 0, "input_length": -5}\n'},
+    ),
+    Case(
+        "trace with another profile",
+        ("--trace", "t.jsonl", "--load-profile", "average"),
+        files={"t.jsonl": b'{"timestamp": 0, "input_length": 5}\n'},
+    ),
+    Case("trace profile without a trace", ("--load-profile", "trace")),
     # --- LOCUST_* variables, read like Locust's own --------------------------------------------------
     *[
         Case(f"{k}={v}", (), env={k: v})
@@ -256,6 +301,7 @@ def test_the_corpus_has_at_least_150_cases():
     assert len(CASES) >= 150 and len({c.name for c in CASES}) == len(CASES)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_bad_input_exits_2_with_one_line_and_leaves_nothing(results, case):
     result, cwd, requests = results[case.name]

@@ -13,6 +13,8 @@ import pytest
 from kit import campaign
 from tests.paths import REPO
 
+pytestmark = pytest.mark.e2e
+
 SIM = "--agent-startup-ms 0 --agent-mib 4 --first-agent-mib 20"
 
 

@@ -4,9 +4,12 @@ sessions it opened (tagged with its run id) and only those; a session someone el
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from contract import exit_codes
 from tests.locust_runs import run_locust
+
+pytestmark = pytest.mark.e2e
 
 
 def sessions(url: str, **query) -> list[dict]:

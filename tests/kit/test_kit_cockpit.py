@@ -26,6 +26,8 @@ from lifecycle.target import free_port
 from tests.browser import HEADLESS_CHROMIUM, answers
 from tests.locust_runs import REPO, csv_rows, wait_for
 
+pytestmark = pytest.mark.e2e
+
 CHROMIUM = shutil.which("chromium")
 ARTIFACTS = REPO / "runs" / "test-artifacts"  # runs/ is git-ignored
 FAILING = "latency_ms p50 < 1"  # no request is that fast: failing from the first row

@@ -26,6 +26,7 @@ class FastChatAgent(ChatAgent):
     wait_time = constant(0.05)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("dialect", ["openai", "deepseek", "anthropic", "responses"])
 @pytest.mark.parametrize("stream", [True, False])
 def test_every_usage_dialect_reads_back_the_knobs_streamed_and_not(simulator, dialect, stream):
@@ -56,6 +57,7 @@ def _with_settings(**changes):
     return __init__
 
 
+@pytest.mark.e2e
 def test_a_run_costs_exactly_its_tokens_times_the_price_table(tmp_path):
     run_dir = tmp_path / "run"
     sim = (

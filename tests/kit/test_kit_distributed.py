@@ -50,6 +50,7 @@ def test_saturation_is_judged_on_the_worst_process_with_enough_readings():
     assert set(saturation_p90s([50.0] * 4, {})) == set()  # four readings of one process: not judged
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("profile", "why"), [("capacity", "serial driver"), ("sweep", "its own rates")])
 def test_one_process_profiles_are_refused_on_a_master_in_one_line(tmp_path, profile, why):
     done = run_locust(
@@ -68,6 +69,7 @@ def test_one_process_profiles_are_refused_on_a_master_in_one_line(tmp_path, prof
     assert len(errors) == 1 and why in errors[0] and "Traceback" not in done.stderr
 
 
+@pytest.mark.e2e
 def test_every_worker_reports_its_cpu_to_the_masters_saturation_check(tmp_path):
     run_dir = tmp_path / "run"
     done = distributed_smoke(run_dir, "--ttft-ms 20")
@@ -80,6 +82,7 @@ def test_every_worker_reports_its_cpu_to_the_masters_saturation_check(tmp_path):
     assert validity["loadgen_cpu_p90"] == worst and validity["valid"] is (worst < SATURATED_CPU_PCT)
 
 
+@pytest.mark.e2e
 def test_open_model_on_two_workers_issues_the_profiles_arrivals_and_rows_match_locust(tmp_path):
     run_dir = tmp_path / "run"
     rate = ("--arrival-rate", "10", "--max-agents", "8")
@@ -144,6 +147,7 @@ def assert_rounds_counted(run_dir, board: list[dict]) -> None:
     assert len(rows) == int(stats.loc[stats["Name"] == "Aggregated", "Request Count"].iloc[0])
 
 
+@pytest.mark.e2e
 def test_rounds_on_two_workers_count_every_task_and_pace_rounds_fleet_wide(procs, tmp_path):
     """Rounds on master + 2 workers (`--processes 2`) against a task board started here."""
     port = free_port()
@@ -202,6 +206,7 @@ def run_fleet(hosts, ns_procs, master: list[str], tmp_path, workers: int = 2) ->
     assert kit.wait(300) == OK, (tmp_path / "master.log").read_text()[-2000:]
 
 
+@pytest.mark.e2e
 def test_master_and_two_workers_in_other_namespaces_keep_the_open_model(three_hosts, ns_procs, tmp_path):
     """Gateway in one namespace, master in another, two workers in a third: arrivals within 5 %, none
     dropped, and the master's request rows equal Locust's totals."""
@@ -222,6 +227,7 @@ def test_master_and_two_workers_in_other_namespaces_keep_the_open_model(three_ho
     assert len([p for p in meta["validity"]["processes"] if p.startswith("worker ")]) == 2
 
 
+@pytest.mark.e2e
 def test_rounds_with_master_and_two_workers_in_other_namespaces(three_hosts, ns_procs, tmp_path):
     """The same rounds with the task board, the master and the two workers in three namespaces."""
     gw = three_hosts["gw"]
@@ -232,6 +238,7 @@ def test_rounds_with_master_and_two_workers_in_other_namespaces(three_hosts, ns_
     assert_rounds_counted(run_dir, board_of(url, run=gw.command))
 
 
+@pytest.mark.e2e
 def test_killing_one_worker_keeps_the_rows_it_reported(procs, tmp_path):
     """A worker SIGKILLed mid-run: the rows it had reported stay in requests.csv; the run completes."""
     run_dir, port = tmp_path / "run", str(free_port())

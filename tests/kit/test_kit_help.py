@@ -6,11 +6,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from locust.argument_parser import get_empty_argument_parser
 
 from kit import options
 from scenarios import registry
 from tests.locust_runs import REPO
+
+pytestmark = pytest.mark.e2e
 
 
 def kit_flags() -> list[str]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import subprocess
 
+import pytest
+
 from agents.presets import key_warning
 from lifecycle.target import free_port
 from tests.locust_runs import REPO, locust_command
@@ -25,6 +27,7 @@ def run_with(env: dict[str, str], run_dir) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.e2e
 def test_unset_key_variable_gives_one_warning_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "LITELLM_MASTER_KEY"}
     done = run_with(env, tmp_path / "run")
@@ -32,6 +35,7 @@ def test_unset_key_variable_gives_one_warning_line(tmp_path):
     assert len(warnings) == 1 and "LITELLM_MASTER_KEY is not set" in warnings[0], done.stderr[-1500:]
 
 
+@pytest.mark.e2e
 def test_set_key_gives_no_warning_and_is_never_printed(tmp_path):
     done = run_with({**os.environ, "LITELLM_MASTER_KEY": SECRET}, tmp_path / "run")
     assert "LITELLM_MASTER_KEY is not set" not in done.stderr

@@ -56,6 +56,7 @@ def test_no_health_path_counts_any_answer_and_a_closed_port_is_not_one(health_se
     assert closed.dead(0.0) is None and closed.dead(1.0).endswith("for 1 s (ConnectError)")
 
 
+@pytest.mark.e2e
 def test_a_pid_gone_or_a_zombie_is_dead_at_once():
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     live = Liveness([child.pid], None, 10.0)

@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from contract import exit_codes, schema
 from tests.fixtures.spawning_agent import BURN_S
 from tests.locust_runs import REPO, run_locust
+
+pytestmark = pytest.mark.e2e
 
 USERS = 4
 

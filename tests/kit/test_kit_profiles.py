@@ -16,6 +16,9 @@ from analysis.breaking import breaking_level
 from analysis.load import load_run
 from contract import exit_codes, schema
 from tests.locust_runs import chat_smoke, run_locust
+from tests.machine_noise import NoiseWindow, judge, retake
+
+pytestmark = pytest.mark.e2e
 
 SIM_TTFT = "--ttft-ms 300 --itl-ms 10 --output-tokens 5"
 
@@ -29,18 +32,29 @@ def chat_run_with_threshold(run_dir, threshold: str, duration: str):
     return chat_smoke(run_dir, duration, SIM_TTFT, "--threshold", threshold)
 
 
+@pytest.mark.timing
 def test_ttft_threshold_below_the_knob_aborts_after_its_grace_with_exit_99(tmp_path):
-    run_dir = tmp_path / "run"
-    done = chat_run_with_threshold(run_dir, "ttft_ms p95 < 150 abort grace=4s", "40s")
-    assert done.returncode == exit_codes.THRESHOLD_FAILED, done.stderr[-1500:]
-    meta = meta_of(run_dir)
-    [threshold] = meta["thresholds"]
-    assert threshold["passed"] is False and 280 <= threshold["value"] <= 400
-    assert meta["exit_code"] == exit_codes.THRESHOLD_FAILED
-    assert meta["stop_reason"].startswith("threshold failed: ttft_ms p95 < 150")
-    assert meta["end_ts"] - meta["start_ts"] >= 4.0  # no abort before the grace period
-    assert meta["end_ts"] - meta["start_ts"] < 30  # stopped by the threshold, not by the profile's end
-    assert "THRESHOLD FAILED: ttft_ms p95 < 150" in done.stdout
+    """The threshold's value is the run's TTFT p95: the 300 ms knob within 100 ms on a quiet machine,
+    widened by the noise measured around the run, capped at 150 ms (half the knob: a value that far off
+    is not the TTFT, e.g. seconds read as ms)."""
+
+    def run_and_value() -> list:
+        run_dir = tmp_path / f"run-{len(list(tmp_path.iterdir()))}"
+        noise = NoiseWindow()
+        done = chat_run_with_threshold(run_dir, "ttft_ms p95 < 150 abort grace=4s", "40s")
+        noise.close()
+        assert done.returncode == exit_codes.THRESHOLD_FAILED, done.stderr[-1500:]
+        meta = meta_of(run_dir)
+        [threshold] = meta["thresholds"]
+        assert threshold["passed"] is False
+        assert meta["exit_code"] == exit_codes.THRESHOLD_FAILED
+        assert meta["stop_reason"].startswith("threshold failed: ttft_ms p95 < 150")
+        assert meta["end_ts"] - meta["start_ts"] >= 4.0  # no abort before the grace period
+        assert meta["end_ts"] - meta["start_ts"] < 30  # stopped by the threshold, not by the profile's end
+        assert "THRESHOLD FAILED: ttft_ms p95 < 150" in done.stdout
+        return [noise.reading("threshold's TTFT p95 - 300 ms knob", threshold["value"] - 300, 100, 150, 10)]
+
+    judge(retake(run_and_value))
 
 
 def test_ttft_threshold_above_the_knob_passes_with_exit_0(tmp_path):

@@ -26,6 +26,8 @@ from tests.locust_runs import locust_command, run_locust
 from tests.netns import Host, lan
 from tests.sampler.support import ALLOCATOR, REPO, Children, read_rows, tell, wait_for
 
+pytestmark = pytest.mark.e2e
+
 TOKEN = "ns-test-token-0123456789"
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "LOADKIT_SAMPLER_TOKEN": TOKEN}
 GATEWAY_PORT, SAMPLER_PORT = 18080, 9107  # inside private namespaces: no other test can hold them
@@ -83,6 +85,7 @@ def remote_rows(run_dir: Path) -> list[dict[str, str]]:
     return [r for r in read_rows(run_dir / "samples.csv") if r["host"] == LABEL and r["target_rss_bytes"]]
 
 
+@pytest.mark.timing
 def test_remote_sampler_reads_a_known_allocation_aligned_and_a_memory_threshold_aborts(
     hosts, procs, tmp_path
 ):

@@ -13,7 +13,10 @@ import pandas as pd
 import pytest
 
 from contract import exit_codes, schema
+from kit import rundir
 from tests.locust_runs import REPO, chat_smoke, csv_rows, locust_command, run_locust, wait_for
+
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +46,7 @@ def test_smoke_run_writes_a_complete_run_directory(smoke_run):
     meta = json.loads((run_dir / schema.RUN_JSON).read_text())
     assert meta["stop_reason"] == "profile complete" and meta["exit_code"] == 0
     assert meta["profile"]["name"] == "smoke" and meta["profile"]["phases"]
+    assert meta["kit_version"] == rundir.KIT_VERSION  # pyproject.toml's version
     assert meta["target"]["started_by_kit"] and meta["target"]["exit_code"] == 0
 
 
@@ -64,6 +68,7 @@ def test_smoke_summary_agrees_with_the_files(smoke_run):
     assert str(run_dir) in done.stdout
 
 
+@pytest.mark.timing
 def test_eight_tasks_with_max_in_progress_six_run_six_and_queue_two(tmp_path):
     run_dir = tmp_path / "run"
     done = run_locust(

@@ -20,6 +20,8 @@ from lifecycle.target import free_port
 from tests.locust_runs import run_locust
 from tests.sampler.support import ALLOCATOR, REPO, Children, read_rows, tell
 
+pytestmark = pytest.mark.e2e
+
 TOKEN = "two-hosts-token-0123456789"
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "LOADKIT_SAMPLER_TOKEN": TOKEN}
 HOSTS = {"gw-a": 40, "gw-b": 160}  # label: MiB its target allocates

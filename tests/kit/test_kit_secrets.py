@@ -88,6 +88,7 @@ class _Echo(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.e2e
 def test_an_api_key_echoed_by_the_gateway_reaches_no_file_line_or_report(tmp_path):
     gateway = EchoGateway()
     threading.Thread(target=gateway.serve_forever, daemon=True).start()
@@ -109,6 +110,7 @@ def test_an_api_key_echoed_by_the_gateway_reaches_no_file_line_or_report(tmp_pat
     assert leaks == [] and SECRET not in done.stdout + done.stderr
 
 
+@pytest.mark.e2e
 def test_secrets_on_the_target_command_line_are_masked_in_run_json(tmp_path):
     run_dir = tmp_path / "run"
     target = f"env API_TOKEN=tok-{SECRET} {sys.executable} -m simgateway --port {{port}} --ttft-ms 5"
@@ -148,6 +150,7 @@ def _listening(pid: int, port: int) -> set[str]:
     return found
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "env, bound, warned",
     [({}, {"127.0.0.1"}, False), ({"LOCUST_WEB_HOST": "0.0.0.0"}, {"0.0.0.0"}, True)],

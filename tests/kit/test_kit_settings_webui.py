@@ -15,6 +15,8 @@ from contract import schema
 from tests.browser import running_web_ui
 from tests.locust_runs import wait_for
 
+pytestmark = pytest.mark.e2e
+
 GIB = 1024**3
 
 

@@ -8,9 +8,12 @@ Truth: the operations each agent class makes (chat.*, task.*, session.*), read f
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from contract import exit_codes, schema
 from tests.locust_runs import run_locust
+
+pytestmark = pytest.mark.e2e
 
 SMOKE = ("--load-profile", "smoke", "--peak-users", "3", "--duration", "6s", "--poll-interval", "0.2")
 

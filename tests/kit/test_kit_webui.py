@@ -19,6 +19,8 @@ from kit import webui
 from tests.browser import HEADLESS_CHROMIUM, running_web_ui
 from tests.locust_runs import wait_for
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture
 def web_ui(tmp_path):

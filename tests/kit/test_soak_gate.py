@@ -13,6 +13,8 @@ import pytest
 from contract.exit_codes import OK, THRESHOLD_FAILED
 from tests.locust_runs import run_locust
 
+pytestmark = pytest.mark.e2e
+
 # ~1 task/s x 3 MiB = ~10,000 MiB/h when leaking; flat, the task workers coming and going in the
 # gateway's tree move its RSS by tens of MiB, a slope of a few hundred MiB/h either way over 45 s.
 SLOPE_RULE = "target_rss_slope_mib_per_h < 3000"

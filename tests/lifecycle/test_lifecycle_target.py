@@ -17,6 +17,8 @@ from lifecycle.target import TargetError, free_port, simulator_command, start_ta
 from tests.locust_runs import wait_for
 from tests.paths import REPO
 
+pytestmark = pytest.mark.e2e
+
 # A server that starts a child (a gateway's worker) in its own process group, then serves /health.
 WITH_WORKER = textwrap.dedent(
     """

@@ -16,6 +16,8 @@ from sampler.launch import start_sampler, stop_sampler
 from sampler.options import SamplerOptions
 from tests.sampler.support import SLEEPER, Children, read_rows, wait_for, wait_rows
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture
 def children():

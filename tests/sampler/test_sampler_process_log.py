@@ -14,10 +14,13 @@ import time
 import uuid
 
 import psutil
+import pytest
 
 from contract import schema
 from sampler.loop import Sampler
 from sampler.options import SamplerOptions
+
+pytestmark = pytest.mark.e2e
 
 PARENT = "import subprocess, sys; subprocess.run([sys.executable, '-c', 'import time; time.sleep(60)'])"
 

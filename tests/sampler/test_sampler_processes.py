@@ -26,6 +26,8 @@ from tests.sampler.support import (
     wait_rows,
 )
 
+pytestmark = pytest.mark.e2e
+
 MIB = 1024 * 1024
 V1_MEMORY = Path("/sys/fs/cgroup/memory")
 

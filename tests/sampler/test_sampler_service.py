@@ -67,6 +67,7 @@ def test_best_offset_takes_the_fastest_round_trip():
     assert offset.offset_s == pytest.approx(100.0)
 
 
+@pytest.mark.e2e
 def test_service_without_a_token_is_bad_input_in_one_line(children):
     env = {k: v for k, v in ENV.items() if k != "LOADKIT_SAMPLER_TOKEN"}
     proc = children.start(
@@ -80,6 +81,7 @@ def test_service_without_a_token_is_bad_input_in_one_line(children):
     assert len(err) == 1 and "LOADKIT_SAMPLER_TOKEN" in err[0]
 
 
+@pytest.mark.e2e
 def test_service_answers_only_with_the_token_and_never_prints_it(children):
     sleeper = children.python(SLEEPER)
     assert sleeper.stdout.readline().strip() == b"ready"
@@ -102,6 +104,7 @@ def test_service_answers_only_with_the_token_and_never_prints_it(children):
     assert TOKEN not in proc.stderr.read()
 
 
+@pytest.mark.timing
 def test_puller_applies_the_measured_clock_offset(tmp_path):
     """A service whose clock runs 100 s ahead: pulled rows land on our time axis within 20 ms."""
     skew = 100.0
@@ -136,6 +139,7 @@ def test_puller_applies_the_measured_clock_offset(tmp_path):
         assert pulled_at - 5.0 < float(r["ts"]) <= pulled_at + 0.02
 
 
+@pytest.mark.e2e
 def test_a_silent_service_is_a_recorded_gap_and_a_restarted_one_resumes(children, tmp_path):
     sleeper = children.python(SLEEPER)
     assert sleeper.stdout.readline().strip() == b"ready"

@@ -5,9 +5,12 @@ from __future__ import annotations
 import signal
 
 import psutil
+import pytest
 
 from simgateway import launch
 from simgateway.client import request
+
+pytestmark = pytest.mark.e2e
 
 MIB = 1024 * 1024
 FAST = ["--agent-startup-ms", "0"]

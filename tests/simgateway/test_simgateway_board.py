@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import psutil
+import pytest
 
 from simgateway import launch
 from simgateway.client import request
+
+pytestmark = pytest.mark.e2e
 
 MIB = 1024 * 1024
 QUICK_LLM = ["--ttft-ms", "5", "--itl-ms", "1"]

@@ -11,7 +11,9 @@ import pytest
 
 from simgateway import launch
 from simgateway.client import request, stream_lines
-from tests.machine_noise import NoiseWindow
+from tests.machine_noise import NoiseWindow, judge, retake
+
+pytestmark = pytest.mark.e2e
 
 CHAT = [{"role": "user", "content": "x" * 40}]  # 10 prompt tokens by the chars/4 estimate
 
@@ -45,24 +47,26 @@ def first_content_delay_ms(url: str) -> tuple[float, float, int]:
 
 @pytest.mark.timing
 def test_first_content_chunk_arrives_at_ttft_within_15ms_at_10_concurrent_streams():
+    """The simulator's own punctuality: 15 ms on this 2-core host for the first token (the kit's own bar
+    is a client's error), 20 ms for the last after 9 more sleeps, each as late as the machine makes it;
+    capped at half of what a broken knob would move them (the TTFT knob ignored: -200 ms; the ITL
+    knob ignored: -180 ms)."""
     with launch.running(["--ttft-ms", "200", "--itl-ms", "20", "--output-tokens", "10"]) as gw:
         concurrently(10, lambda: first_content_delay_ms(gw.url))  # warm-up: first requests pay imports
-        noise = NoiseWindow()
-        results = concurrently(10, lambda: first_content_delay_ms(gw.url))
-        noise.close()
-    firsts = [r[0] for r in results]
-    lasts = [r[1] for r in results]
-    assert all(r[2] == 10 for r in results)
-    # the simulator's own punctuality: 15 ms on this 2-core host (the kit's own bar is a client's error)
-    assert abs(statistics.median(firsts) - 200) <= noise.tolerance_ms(15, per_busy_core_ms=10), (
-        firsts,
-        noise.delay_ms,
-    )
-    # one token every itl_ms after the first: 9 more sleeps, each as late as the machine makes it
-    assert abs(statistics.median(lasts) - (200 + 9 * 20)) <= noise.tolerance_ms(20, per_busy_core_ms=10), (
-        lasts,
-        noise.delay_ms,
-    )
+
+        def deviations() -> list:
+            noise = NoiseWindow()
+            results = concurrently(10, lambda: first_content_delay_ms(gw.url))
+            noise.close()
+            assert all(r[2] == 10 for r in results)
+            first = statistics.median(r[0] for r in results) - 200
+            last = statistics.median(r[1] for r in results) - (200 + 9 * 20)
+            return [
+                noise.reading("first content chunk - 200 ms", first, 15, 100, per_busy_core_ms=10),
+                noise.reading("last content chunk - 380 ms", last, 20, 90, per_busy_core_ms=10),
+            ]
+
+        judge(retake(deviations))
 
 
 def test_stream_sends_role_chunk_content_finish_usage_then_done():
@@ -76,6 +80,7 @@ def test_stream_sends_role_chunk_content_finish_usage_then_done():
     assert events[6]["usage"]["prompt_tokens"] == 10 and events[-1] == "[DONE]"
 
 
+@pytest.mark.timing
 def test_non_stream_waits_the_whole_generation_and_max_tokens_caps_output():
     with launch.running(["--ttft-ms", "100", "--itl-ms", "20", "--output-tokens", "8"]) as gw:
         request(gw.url, "GET", "/health")  # warm up

@@ -17,6 +17,7 @@ def test_knob_parser_defaults_equal_the_knobs_record_defaults():
     assert parse_knobs(["--port", "0"]) == Knobs()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "bad",
     [["--error-rate", "1.5"], ["--agent-mib", "-1"], ["--usage-dialect", "klingon"],
@@ -30,6 +31,7 @@ def test_bad_knob_value_exits_2_with_one_line(bad):
     assert len(lines) == 1 and lines[0].startswith("simgateway: error:") and bad[0] in lines[0]
 
 
+@pytest.mark.e2e
 def test_taken_port_fails_start_with_one_line():
     with launch.running([]) as gw:
         port = gw.url.rsplit(":", 1)[1]
@@ -37,6 +39,7 @@ def test_taken_port_fails_start_with_one_line():
             launch.start([], port=int(port))
 
 
+@pytest.mark.e2e
 def test_ready_line_gives_a_url_whose_health_names_the_gateway_pid_and_sigterm_exits_0():
     with launch.running(["--seed", "7"]) as gw:
         health = request(gw.url, "GET", "/health").json()

@@ -72,13 +72,13 @@ def test_responses_steps_count_runs_of_function_calls():
     tools = [{"type": "function", "name": "weather", "parameters": WEATHER}]
     conv = responses_conversation({"instructions": "be brief", "input": items, "tools": tools})
     assert conv.step == 3 and conv.first_user == "go" and list(conv.offered) == ["weather"]
-    assert "be brief" in conv.said and conv.texts[-1] == json.dumps(tools, separators=(",", ":"))
+    assert "be brief" in conv.said and conv.texts[0] == json.dumps(tools, separators=(",", ":"))
 
 
 def test_prompt_texts_cover_history_tool_calls_results_and_schemas():
     body = chat(*calls_turn("weather"))
     texts = chat_conversation(body).texts
-    assert texts == ("plan my trip", "weather", "{}", "ok", json.dumps(TOOLS, separators=(",", ":")))
+    assert texts == (json.dumps(TOOLS, separators=(",", ":")), "plan my trip", "weather", "{}", "ok")
     plain = chat_conversation({"messages": [{"role": "user", "content": "x" * 40}]})
     assert plain.texts == ("x" * 40,), "no tools, no history: the count is the message text alone"
 

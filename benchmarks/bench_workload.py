@@ -1,0 +1,134 @@
+"""Benchmark, run by hand: what a workload costs the load generator.
+
+1. Prompt generation: one 8K-token chat request drawn from a synthetic workload (a slice of the pool,
+   cut to the calibrated size, its numbered tag joined on), and the same with its JSON body encoded.
+   Goal (issue 19): <= 0.2 ms per request.
+2. Request rate: the chat agent with a synthetic workload against the fixed-prompt chat agent, the
+   simulator at 0 ms TTFT, 100 users, no think time, `locust -f locustfile.py --headless` as a user
+   runs it, the two alternated so drift on a shared host hits both. Goal: >= 90 % of the fixed rate.
+Run: python benchmarks/bench_workload.py [--seconds 20] [--pairs 2] [--input-tokens 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from agents.calibration import Calibration  # noqa: E402
+from agents.workload import AgentWorkload  # noqa: E402
+from contract.exit_codes import INVALID_RUN, OK  # noqa: E402
+from scenarios.distributions import Distribution, fixed  # noqa: E402
+from scenarios.workload import WorkloadSettings  # noqa: E402
+
+SIM = "--ttft-ms 0 --itl-ms 0 --output-tokens 16"
+
+
+def generation_us(workload: WorkloadSettings, draws: int = 20_000) -> tuple[float, float]:
+    """Median µs of one draw, and of one draw with its chat body JSON-encoded (what httpx sends)."""
+    agent = AgentWorkload(workload, 64, "w0/a1", "[agent 1234-1 run 20261201-000000-abcdef]", Calibration())
+    draw_s, body_s = [], []
+    for _ in range(draws):
+        t0 = time.perf_counter()
+        draw = agent.next_request("unused")
+        t1 = time.perf_counter()
+        json.dumps({"model": "m", "messages": list(draw.messages), "max_tokens": draw.max_tokens})
+        t2 = time.perf_counter()
+        draw_s.append(t1 - t0)
+        body_s.append(t2 - t0)
+    return statistics.median(draw_s) * 1e6, statistics.median(body_s) * 1e6
+
+
+def request_rate(seconds: int, *workload: str) -> tuple[float, float, float]:
+    """Successful chat requests per second over a smoke plateau of 100 agents, and the CPU ms per
+    request of the load generator and of the simulator (the sampler's readings): the rate moves with
+    what else runs on a shared host, the CPU per request much less."""
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp) / "run"
+        command = [
+            sys.executable,
+            "-m",
+            "locust",
+            "-f",
+            str(REPO / "locustfile.py"),
+            "--headless",
+            "ChatAgent",
+        ]
+        command += ["--load-profile", "smoke", "--peak-users", "100", "--duration", f"{seconds}s"]
+        command += ["--think-time", "0", "--sim-args", SIM, "--run-dir", str(run_dir), *workload]
+        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=seconds + 180)
+        # exit 4: the load generator saturated its core, the case this comparison is about
+        if done.returncode not in (OK, INVALID_RUN):
+            raise SystemExit(f"locust exited {done.returncode}: {done.stderr[-2000:]}")
+        rows = _rows(run_dir / "requests.csv")
+        samples = _rows(run_dir / "samples.csv")
+    ts = sorted(float(r["ts"]) for r in rows if r["ok"] == "1" and r["operation"] == "chat.stream")
+    span = ts[-1] - ts[0]
+    rate = (len(ts) - 1) / span if span > 0 else 0.0
+    inside = [s for s in samples if ts[0] <= float(s["ts"]) <= ts[-1]]
+    return (
+        rate,
+        _cpu_ms_per_request(inside, "loadgen_cpu_pct", rate),
+        _cpu_ms_per_request(inside, "target_cpu_pct", rate),
+    )
+
+
+def _rows(path: Path) -> list[dict]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _cpu_ms_per_request(samples: list[dict], column: str, rate: float) -> float:
+    values = [float(s[column]) for s in samples if s.get(column)]
+    return statistics.mean(values) * 10.0 / rate if values and rate else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--pairs", type=int, default=2)
+    parser.add_argument("--input-tokens", type=int, default=2000)
+    args = parser.parse_args()
+    print(f"{platform.node()} {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
+    for name, workload in (
+        ("8K tokens, fixed", WorkloadSettings(input=fixed(8192))),
+        (
+            "8K tokens, lognormal, 1K-token prefix",
+            WorkloadSettings(input=Distribution("lognormal", 8192, 2000), prefix_tokens=1024),
+        ),
+    ):
+        draw_us, body_us = generation_us(workload)
+        print(f"generation ({name}): {draw_us:.1f} µs a draw, {body_us:.1f} µs with its JSON body")
+    synthetic = ("--input-tokens", str(args.input_tokens))
+    runs: dict[str, list[tuple[float, float, float]]] = {"fixed prompt": [], "synthetic": []}
+    for _ in range(args.pairs):
+        for name, extra in (("fixed prompt", ()), ("synthetic", synthetic)):
+            runs[name].append(request_rate(args.seconds, *extra))
+            rate, loadgen, target = runs[name][-1]
+            print(
+                f"  {name}: {rate:.1f} req/s, load generator {loadgen:.2f} CPU ms/request, simulator "
+                f"{target:.2f} (load average {os.getloadavg()[0]:.2f})"
+            )
+    (fixed_rate, fixed_cpu), (synthetic_rate, synthetic_cpu) = (
+        (sum(r[0] for r in runs[n]), statistics.mean(r[1] for r in runs[n])) for n in runs
+    )
+    print(
+        f"request rate, 100 users, no think time: synthetic {args.input_tokens} tokens at "
+        f"{synthetic_rate / fixed_rate * 100:.0f} % of the fixed prompt's; load generator CPU per request "
+        f"{fixed_cpu:.2f} vs {synthetic_cpu:.2f} ms; load average now {os.getloadavg()[0]:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

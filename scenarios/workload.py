@@ -1,0 +1,243 @@
+"""What a run's agents send, parsed once into frozen WorkloadSettings: token-sized synthetic prompts
+(input and output distributions, a shared prefix), or a dataset, or a timed trace; the think time
+between an agent's requests; the seed every draw derives from.
+
+From the options (`--input-tokens`...) over the workload file (`--workload FILE`), the command line
+winning. Pure: it reads the files it is pointed at and converts; it draws nothing and sends nothing.
+Every bad value is a WorkloadError naming the flag, or the file, line and key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from contract.units import parse_duration
+from scenarios import distributions
+from scenarios.datasets import ORDERS, Dataset, load_dataset
+from scenarios.distributions import Distribution
+from scenarios.errors import WorkloadError
+from scenarios.traces import BLOCK_TOKENS, Trace, load_trace
+from scenarios.workload_file import DISTRIBUTION_KEYS, Value, WorkloadFile, read_workload_file
+
+DEFAULT_SEED = 0
+_DESTS = {"distribution": "distribution", "mean": "", "stdev": "stdev", "min": "min", "max": "max"}
+
+
+@dataclass(frozen=True)
+class WorkloadSettings:
+    """None everywhere (the default): each agent sends its own short fixed prompt with --max-tokens and
+    waits its own think time, as the kit always did."""
+
+    input: Distribution | None = None  # input tokens per request, the shared prefix included
+    output: Distribution | None = None  # max_tokens per request
+    prefix_tokens: int = 0  # a system prompt every request repeats (a prompt cache can hit it)
+    dataset: Dataset | None = None
+    trace: Trace | None = None
+    think: Distribution | None = None  # seconds between an agent's requests; None: the agent's own
+    seed: int = DEFAULT_SEED
+    file: str | None = None
+    sections: Mapping[str, Any] = field(default_factory=dict)  # extension sections ([tools], [loop])
+
+    @property
+    def sized(self) -> bool:
+        """Requests are synthetic text of a drawn size (from --input-tokens or the trace's lengths)."""
+        return self.input is not None or (self.trace is not None)
+
+    def describe(self) -> dict:
+        """What run.json records: every choice and the seed."""
+        return {
+            "file": self.file,
+            "seed": self.seed,
+            "input_tokens": self.input.describe() if self.input else None,
+            "output_tokens": self.output.describe() if self.output else None,
+            "prefix_tokens": self.prefix_tokens,
+            "dataset": self.dataset.describe() if self.dataset else None,
+            "trace": self.trace.describe() if self.trace else None,
+            "think_time": self.think.describe("s") if self.think else None,
+            "sections": sorted(self.sections),
+        }
+
+
+def read_workload(ns: Any) -> WorkloadSettings:
+    """The workload of the parsed options (command line, LOCUST_*, locust.conf, web form)."""
+    path = _text(ns, "workload_file")
+    found = read_workload_file(path) if path else WorkloadFile("")
+    options = _option_fields(ns)
+    replaced = {section for section, key in options if section == "think"}  # the option is a whole spec
+    fields = {k: v for k, v in found.fields.items() if k[0] not in replaced}
+    fields.update(options)
+    trace = _trace(fields)
+    dataset = _dataset(fields)
+    settings = WorkloadSettings(
+        input=_distribution(fields, "input", _tokens),
+        output=_distribution(fields, "output", _tokens),
+        prefix_tokens=_whole(fields.get(("prefix", "tokens")), 0),
+        dataset=dataset,
+        trace=trace,
+        think=_think(fields),
+        seed=_whole(fields.get(("", "seed")), DEFAULT_SEED),
+        file=path,
+        sections=found.sections,
+    )
+    _check_combination(settings, fields)
+    return settings
+
+
+# (section, key) <- option dest; None values (not given) are left out.
+_OPTIONS: dict[tuple[str, str], str] = {
+    **{("input", k): f"input_tokens{'_' + d if d else ''}" for k, d in _DESTS.items()},
+    **{("output", k): f"output_tokens{'_' + d if d else ''}" for k, d in _DESTS.items()},
+    ("prefix", "tokens"): "prefix_tokens",
+    ("dataset", "file"): "dataset",
+    ("dataset", "order"): "dataset_order",
+    ("trace", "file"): "trace",
+    ("trace", "speed"): "trace_speed",
+    ("", "seed"): "seed",
+}
+
+
+def _option_fields(ns: Any) -> dict[tuple[str, str], Value]:
+    out = {}
+    for key, dest in _OPTIONS.items():
+        value = _text(ns, dest)
+        if value is not None:
+            out[key] = Value(value, "--" + dest.replace("_", "-"))
+    think = _text(ns, "think_time")
+    if think is not None:
+        out.update({(("think", k), v) for k, v in _think_option(think).items()})
+    return out
+
+
+def _think_option(text: str) -> dict[str, Value]:
+    """`0`, `2s` (fixed) or `1s..3s` (uniform between)."""
+    where = "--think-time"
+    if ".." in text:
+        low, _, high = text.partition("..")
+        return {
+            "distribution": Value("uniform", where),
+            "min": Value(low.strip(), where),
+            "max": Value(high.strip(), where),
+        }
+    return {"distribution": Value("fixed", where), "mean": Value(text, where)}
+
+
+def _distribution(fields: dict, section: str, number) -> Distribution | None:
+    given = {k: fields[(section, k)] for k in DISTRIBUTION_KEYS if (section, k) in fields}
+    if not given:
+        return None
+    values = {k: number(v) for k, v in given.items() if k != "distribution"}
+    kind_value = given.get("distribution")
+    kind = str(kind_value.value) if kind_value else distributions.default_kind(values.get("stdev"))
+    if kind_value is not None and kind not in distributions.KINDS:
+        raise WorkloadError(f"{kind_value.where} {kind!r}: unknown; use {', '.join(distributions.KINDS)}")
+    if "mean" not in values:
+        if kind != "uniform" or "min" not in values or "max" not in values:
+            where = next(iter(given.values())).where
+            raise WorkloadError(f"{where}: [{section}] needs a mean (or uniform with min and max)")
+        values["mean"] = (values["min"] + values["max"]) / 2.0
+    where = next(iter(given.values())).place  # the section (a file's) or the flag
+    try:
+        return Distribution(
+            kind, values["mean"], values.get("stdev", 0.0), values.get("min"), values.get("max")
+        )
+    except ValueError as exc:
+        raise WorkloadError(f"{where}: {exc}") from None
+
+
+def _tokens(field_: Value) -> float:
+    """A token count: a finite number >= 0 (a mean may be fractional)."""
+    try:
+        value = float(str(field_.value).strip()) if not isinstance(field_.value, bool) else math.nan
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise WorkloadError(f"{field_.where} {field_.value!r}: expected a number of tokens >= 0")
+    return value
+
+
+def _seconds(field_: Value) -> float:
+    """Seconds: a number, or a duration such as 250ms, 2s, 1m."""
+    value = field_.value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        try:
+            seconds = parse_duration(str(value))
+        except ValueError as exc:
+            raise WorkloadError(f"{field_.where}: {exc}") from None
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise WorkloadError(f"{field_.where} {value!r}: expected a duration >= 0")
+    return seconds
+
+
+def _think(fields: dict) -> Distribution | None:
+    return _distribution(fields, "think", _seconds)
+
+
+def _whole(field_: Value | None, default: int) -> int:
+    if field_ is None:
+        return default
+    text = str(field_.value).strip()
+    if isinstance(field_.value, bool) or not text.isdigit():
+        raise WorkloadError(f"{field_.where} {field_.value!r}: expected a whole number >= 0")
+    return int(text)
+
+
+def _positive(field_: Value | None, default: float) -> float:
+    if field_ is None:
+        return default
+    value = _tokens(field_)
+    if value <= 0:
+        raise WorkloadError(f"{field_.where} {field_.value!r}: must be > 0")
+    return value
+
+
+def _trace(fields: dict) -> Trace | None:
+    path = fields.get(("trace", "file"))
+    if path is None:
+        for key in ("speed", "block_tokens"):
+            if ("trace", key) in fields:
+                raise WorkloadError(f"{fields[('trace', key)].where}: needs a trace file (--trace FILE)")
+        return None
+    speed = _positive(fields.get(("trace", "speed")), 1.0)
+    block = _whole(fields.get(("trace", "block_tokens")), BLOCK_TOKENS)
+    return load_trace(str(path.value), speed, max(block, 1))
+
+
+def _dataset(fields: dict) -> Dataset | None:
+    path = fields.get(("dataset", "file"))
+    order = fields.get(("dataset", "order"))
+    if path is None:
+        if order is not None:
+            raise WorkloadError(f"{order.where}: needs a dataset file (--dataset FILE)")
+        return None
+    if order is not None and order.value not in ORDERS:
+        raise WorkloadError(f"{order.where} {order.value!r}: use {' or '.join(ORDERS)}")
+    return load_dataset(str(path.value), str(order.value) if order else "random")
+
+
+def _check_combination(settings: WorkloadSettings, fields: dict) -> None:
+    """One source of prompts at a time, and a prefix that fits inside the prompt."""
+    sources = [s for s in ("trace", "dataset") if getattr(settings, s) is not None]
+    if len(sources) > 1:
+        raise WorkloadError(f"{fields[('dataset', 'file')].where}: a dataset and a trace both give prompts")
+    sized = [k for k in fields if k[0] in ("input", "prefix")]
+    if sources and sized:
+        raise WorkloadError(
+            f"{fields[sized[0]].where}: the {sources[0]} gives the prompts; drop the input size"
+        )
+    if settings.prefix_tokens and settings.input is None:
+        raise WorkloadError(f"{fields[('prefix', 'tokens')].where}: needs an input size (--input-tokens)")
+    if settings.input is not None and settings.prefix_tokens >= settings.input.mean:
+        raise WorkloadError(
+            f"{fields[('prefix', 'tokens')].where} {settings.prefix_tokens}: the prefix is part of the "
+            f"input; it must be below the input mean {settings.input.mean:g}"
+        )
+
+
+def _text(ns: Any, name: str) -> str | None:
+    value = getattr(ns, name, None)
+    return None if value is None or value == "" else str(value)

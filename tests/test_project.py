@@ -1,0 +1,33 @@
+"""The project's own papers: a licence, a changelog kept from this version on, and the version in one
+place (pyproject.toml) that every run records. Pure file reads; starts nothing."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+from kit import rundir
+from tests.paths import REPO
+
+
+def pyproject_version() -> str:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_the_version_run_json_records_is_pyprojects(tmp_path):
+    assert rundir.KIT_VERSION == pyproject_version() == rundir.versions()["kit"]
+    (tmp_path / "pyproject.toml").write_text('[project]\nversion = "9.8.7"\n')
+    assert rundir.kit_version(tmp_path / "pyproject.toml") == "9.8.7"
+    assert rundir.kit_version(tmp_path / "absent.toml") == "unknown"
+
+
+def test_the_changelog_has_an_unreleased_section_and_the_current_version_as_its_newest_release():
+    headings = re.findall(r"^## (.+)$", (REPO / "CHANGELOG.md").read_text(), re.MULTILINE)
+    assert headings[0] == "Unreleased", headings
+    released = [h.split(" - ")[0] for h in headings[1:]]
+    assert released and released[0] == pyproject_version(), (released, pyproject_version())
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+ - \d{4}-\d{2}-\d{2}", h) for h in headings[1:]), headings
+
+
+def test_the_licence_is_mit():
+    assert (REPO / "LICENSE").read_text().startswith("MIT License\n")
