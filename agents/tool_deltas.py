@@ -110,6 +110,27 @@ class ToolCallAssembler:
         return [ToolCall(d.call_id, d.name, "".join(d.parts)) for d in drafts]
 
 
+def message_calls(messages: list[dict]) -> list[ToolCall]:
+    """The tool calls of non-streamed chat messages (`message.tool_calls`)."""
+    calls = []
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            calls.append(
+                ToolCall(call.get("id", ""), function.get("name", ""), function.get("arguments", ""))
+            )
+    return calls
+
+
+def output_calls(output: list[dict]) -> list[ToolCall]:
+    """The `function_call` items of a non-streamed Responses API output."""
+    return [
+        ToolCall(item.get("call_id", ""), item.get("name", ""), item.get("arguments", ""))
+        for item in output
+        if item.get("type") == "function_call"
+    ]
+
+
 def chat_token_kind(chunk: dict, calls: ToolCallAssembler) -> str | None:
     """Which generated token a chat chunk carries, if any: `content` (text) or `tool_call` (a call's
     fragment, handed to `calls`). A role-only or empty chunk carries none."""

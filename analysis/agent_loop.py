@@ -7,11 +7,12 @@ Must not read files or price anything itself (analysis/cost.py prices).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from analysis.cost import price_rows
+from analysis.cost import TOKEN_COLUMNS, price_rows
 from analysis.model import RunData, Section
-from analysis.prices import PriceTable
+from analysis.prices import PriceTable, PriceTableError
 from analysis.stats import describe
 
 PERCENTILES = (50, 95)
@@ -45,11 +46,18 @@ def end_reasons(tasks: pd.DataFrame) -> pd.DataFrame:
 
 
 def steps_table(tasks: pd.DataFrame) -> pd.DataFrame:
+    return _described({"model calls (steps)": tasks["steps"], "tool calls": tasks["tool_calls"]})
+
+
+def _described(columns: dict[str, pd.Series], with_mean: bool = False) -> pd.DataFrame:
+    """One row per named series: (mean,) count, p50, p95, max and the small-sample flag."""
     rows = {
-        "steps": describe(tasks["steps"], percentiles=PERCENTILES),
-        "tool calls": describe(tasks["tool_calls"], percentiles=PERCENTILES),
+        name: {**({"mean": values.mean()} if with_mean else {}), **describe(values, percentiles=PERCENTILES)}
+        for name, values in columns.items()
     }
-    return pd.DataFrame.from_dict(rows, orient="index")
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "item"
+    return table[table["n"] > 0]  # a figure nobody reported (the gateway's cost, say) is left out
 
 
 def context_by_step(steps: pd.DataFrame) -> pd.DataFrame:
@@ -80,45 +88,47 @@ def time_split(tasks: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
     frame = tasks.set_index("task_id")[["total_ms", "tool_ms"]].astype(float)
     frame["model_ms"] = model_ms.reindex(frame.index)
     frame["other_ms"] = (frame["total_ms"] - frame["model_ms"] - frame["tool_ms"]).clip(lower=0)
-    rows = {
-        name: describe(frame[name], percentiles=PERCENTILES)
-        for name in ("model_ms", "tool_ms", "other_ms", "total_ms")
+    parts = {
+        "model_ms": "waiting for the model",
+        "tool_ms": "running tools",
+        "other_ms": "the agent's own work",
     }
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    table["share_pct"] = (
-        frame[["model_ms", "tool_ms", "other_ms", "total_ms"]].sum() / frame["total_ms"].sum() * 100
-    )
+    parts["total_ms"] = "end to end"
+    table = _described({words: frame[name] for name, words in parts.items()})
+    shares = frame[list(parts)].sum() / frame["total_ms"].sum() * 100
+    table["share_pct"] = shares.rename(index=parts)  # aligned by row: a row left out has none
     return table
 
 
 def task_ledger(tasks: pd.DataFrame, prices: PriceTable) -> tuple[pd.DataFrame, list[str]]:
     """Tokens and dollars per task and per step: mean and percentiles, dollars at list price, as billed
     and at the cache floor (every input token at the cached price), and the input:output ratio."""
-    priced, warnings = price_rows(tasks, prices)
+    absent = {c: np.nan for c in TOKEN_COLUMNS if c not in tasks}  # tasks.csv has no cache writes
+    priced, warnings = price_rows(tasks.assign(**absent), prices)
     per_step = priced["steps"].where(priced["steps"] > 0)
     columns = {
-        "tokens_in": priced["tokens_in"],
-        "tokens_cached": priced["tokens_cached"],
-        "tokens_out": priced["tokens_out"],
-        "usd_list": priced["usd_list"],
-        "usd_billed": priced["usd_billed"],
-        "usd_floor": priced["usd_floor"],
-        "usd_gateway": priced["gateway_cost_usd"],
-        "usd_billed_per_step": priced["usd_billed"] / per_step,
+        "input tokens": priced["tokens_in"],
+        "cached input tokens": priced["tokens_cached"],
+        "output tokens": priced["tokens_out"],
+        "$ at list price": priced["usd_list"],
+        "$ as billed": priced["usd_billed"],
+        "$ at the cache floor": priced["usd_floor"],
+        "$ the gateway reported": priced["gateway_cost_usd"],
+        "$ per step, as billed": priced["usd_billed"] / per_step,
     }
-    rows = {
-        name: {"mean": values.mean(), **describe(values, percentiles=PERCENTILES)}
-        for name, values in columns.items()
-    }
-    return pd.DataFrame.from_dict(rows, orient="index"), warnings
+    return _described(columns, with_mean=True), warnings
 
 
-def loop_section(run: RunData, prices: PriceTable) -> Section | None:
-    """The report's Agent loop section; None when the run made no agent-loop task."""
+def loop_section(run: RunData, prices: PriceTable | PriceTableError) -> Section | None:
+    """The report's Agent loop section; None when the run made no agent-loop task. Given a rejected price
+    file, tokens are still shown, every dollar is n/a and the error is a note."""
     tasks, steps = loop_tasks(run), loop_steps(run)
     if tasks.empty:
         return None
     section = Section("Agent loop")
+    if isinstance(prices, PriceTableError):
+        section.notes.append(f"error: {prices}")
+        prices = PriceTable(origin="(none: the price file was rejected)", prices={})
     section.tables.append(("steps and tool calls per task", steps_table(tasks)))
     section.tables.append(("why tasks ended", end_reasons(tasks)))
     if not steps.empty:

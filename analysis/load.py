@@ -33,6 +33,8 @@ TEXT_COLUMNS = frozenset(
         "phase",
         "host",
         "times_from",
+        "first_token_kind",
+        "end_reason",
     }
 )
 

@@ -79,6 +79,9 @@ REQUEST_COLUMNS: tuple[str, ...] = (
     "start_lateness_ms",
     "asked_tokens_in",  # input tokens the workload asked for (empty: no size asked, e.g. a fixed prompt)
     "asked_tokens_out",  # max_tokens sent (a ceiling: the model may stop sooner)
+    "step",  # agent loop: the call's step in its task (1-based; the task is task_id); empty outside a loop
+    "tool_calls",  # tool calls in the response (chat and Responses agents; 0: an answer)
+    "first_token_kind",  # what ttft_ms was timed to: content or tool_call (streams only)
 )
 
 # Lifecycle of agent sessions (idle agents, capacity, churn).
@@ -116,6 +119,10 @@ TASK_COLUMNS: tuple[str, ...] = (
     "gateway_cost_usd",
     "worker_pid",
     "error",
+    "steps",  # agent loop: model calls the task made (empty for other tasks)
+    "tool_calls",  # agent loop: tool calls over its steps
+    "end_reason",  # agent loop: answer, max_steps or error (empty: unfinished)
+    "tool_ms",  # agent loop: time spent running tools (waits between model calls)
 )
 
 # One row per target-memory reading of the capacity and churn profiles (agents/capacity.py), written by
