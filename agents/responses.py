@@ -105,7 +105,7 @@ class ResponsesAgent(KitAgent):
         """One user message goes as the `input` text (as it always did); more, or a loop's history, as
         input items (`store: false`: each step sends the whole history, none is kept by the gateway)."""
         single = history is None and len(draw.messages) == 1 and draw.messages[0].get("role") == "user"
-        items = list(draw.messages) if history is None else history
+        items = input_items(draw.messages if history is None else history)
         body = {
             "model": self.settings.model,
             "input": draw.messages[0]["content"] if single else items,
@@ -117,6 +117,12 @@ class ResponsesAgent(KitAgent):
         if step is not None:
             body.update(RESPONSES.offer(step.tools))
         return body
+
+
+def input_items(messages) -> list[dict]:
+    """Chat-style messages as Responses input items: `type: message` spelt out (OpenAI infers it; OpenClaw
+    refuses an item without it); function-call items as they are."""
+    return [m if "type" in m else {"type": "message", **m} for m in messages]
 
 
 def read_body(body: dict, headers, record: RequestRecord) -> list[ToolCall]:
