@@ -23,6 +23,7 @@ from locust.exception import StopUser
 from agents.base import KitAgent, paced, thinking
 from contract.errors import InputError
 from contract.records import TaskRecord
+from contract.templates import fill
 from contract.textfile import read_text
 
 STEPS = ("create", "prompt", "poll", "close")
@@ -119,13 +120,7 @@ def json_path(doc: object, dotted: str) -> object:
 
 def render(template: object, values: dict[str, str]) -> object:
     """Fill placeholders in every string of a template (nested dicts and lists too)."""
-    if isinstance(template, str):
-        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
-    if isinstance(template, dict):
-        return {key: render(value, values) for key, value in template.items()}
-    if isinstance(template, list):
-        return [render(value, values) for value in template]
-    return template
+    return fill(template, values, _PLACEHOLDER)
 
 
 @functools.lru_cache(maxsize=16)

@@ -4,7 +4,7 @@ The simulator at 0 ms TTFT answers the first 3 steps of each task with a tool ca
 3`); the looping agent offers 4 tools of 150 tokens, runs each call instantly (a 100-token result) and
 sends the grown history again: 4 model calls a task. The plain agent sends its fixed prompt. 100 users,
 no think time, `locust -f locustfile.py --headless` as a user runs it (benchmarks/bench_workload.py's
-request_rate), the two alternated so drift on a shared host hits both. Goal (issue 26): the looping
+alternated runs), the two alternated so drift on a shared host hits both. Goal (issue 26): the looping
 agent's model calls per second >= 80 % of the plain agent's requests per second.
 Run: python benchmarks/bench_agent_loop.py [--seconds 20] [--pairs 2]
 """
@@ -14,14 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_workload  # noqa: E402 - its request_rate: one smoke run of 100 chat agents
+import bench_workload  # noqa: E402 - its alternated smoke runs of 100 chat agents
 
 LOOP = """[tools]
 count = 4
@@ -43,18 +42,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workload = Path(tmp) / "loop.toml"
         workload.write_text(LOOP)
-        runs: dict[str, list[tuple[float, float, float]]] = {"plain": [], "looping": []}
-        for _ in range(args.pairs):
-            for name, extra in (("plain", ()), ("looping", ("--workload", str(workload)))):
-                runs[name].append(bench_workload.request_rate(args.seconds, *extra))
-                rate, loadgen, target = runs[name][-1]
-                print(
-                    f"  {name}: {rate:.1f} req/s, load generator {loadgen:.2f} CPU ms/request, simulator "
-                    f"{target:.2f} (load average {os.getloadavg()[0]:.2f})"
-                )
-    (plain_rate, plain_cpu), (loop_rate, loop_cpu) = (
-        (sum(r[0] for r in runs[n]), statistics.mean(r[1] for r in runs[n])) for n in runs
-    )
+        configs = {"plain": (), "looping": ("--workload", str(workload))}
+        (plain_rate, plain_cpu), (loop_rate, loop_cpu) = bench_workload.alternated(
+            args.seconds, args.pairs, configs
+        )
     print(
         f"request rate, 100 users, no think time: looping agent at {loop_rate / plain_rate * 100:.0f} % of "
         f"the plain agent's; load generator CPU per request {plain_cpu:.2f} vs {loop_cpu:.2f} ms; "

@@ -11,6 +11,9 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
+
+from contract.templates import fill
 
 RULE_FIELDS = frozenset({"offers", "says", "call", "arguments", "times"})
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -35,17 +38,7 @@ class Rule:
         if self.arguments is None:
             return None
         groups = {k: v for k, v in (match.groupdict() if match else {}).items() if v is not None}
-        return _filled(self.arguments, groups)
-
-
-def _filled(value: object, groups: dict[str, str]):
-    if isinstance(value, str):
-        return _PLACEHOLDER.sub(lambda m: groups.get(m.group(1), m.group(0)), value)
-    if isinstance(value, dict):
-        return {k: _filled(v, groups) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_filled(v, groups) for v in value]
-    return value
+        return cast(dict, fill(self.arguments, groups, _PLACEHOLDER))  # a table stays a table
 
 
 @dataclass(frozen=True)
