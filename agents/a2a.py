@@ -1,6 +1,7 @@
 """A2A agent (JSON-RPC binding): protocol 1.0 (SendMessage, SendStreamingMessage, GetTask, CancelTask with
 the `A2A-Version: 1.0` header), falling back to 0.3 (message/send, message/stream, tasks/get) when the server
-refuses 1.0: the refused call is sent again as a 0.3-shaped message under the 0.3 method name.
+refuses 1.0: the refused call is recorded as the version negotiation (`a2a.negotiate`, not a failure) and
+sent again as a 0.3-shaped message under the 0.3 method name.
 
 Completion comes from the task state the server reports, never from the HTTP status. It cancels only the
 tasks it created (each message carries the run id in its metadata).
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced, thinking
+from agents.reading import BoundedBody
 from agents.sse import StreamTiming, iter_sse
 from agents.workload import Draw
 from contract.records import RequestRecord, TaskRecord
@@ -34,6 +36,7 @@ METHODS = {
 }
 CARD_PATH = "/.well-known/agent-card.json"
 FALLBACK_CODES = (-32009, -32601)  # version not supported, method not found: the server speaks 0.3
+NEGOTIATE = "a2a.negotiate"  # the row of a 1.0 call the server refused: the answer, not a failure
 STATUS_OF_STATE = {
     "completed": "done",
     "failed": "failed",
@@ -109,27 +112,27 @@ class A2AAgent(KitAgent):
         started = time.perf_counter()
         try:
             body = self.envelope("stream", self.send_params(blocking=True))
-            with self.client.stream("POST", self.rpc_path, json=body, headers=self.headers()) as response:
+            with self.streamed("POST", self.rpc_path, json=body, headers=self.headers()) as response:
                 if response.status_code >= 400:
-                    response.read()
                     http_record(record, response)
                 elif not is_event_stream(response):
                     record.status_code = response.status_code
-                    response.read()
-                    rpc_reply(record, response.json())
+                    rpc_reply(record, json.loads(self.body(response).read()))
                 else:
                     record.status_code = response.status_code
-                    self.read_events(response, record, row, StreamTiming(started, []))
+                    self.read_events(self.body(response), record, row, StreamTiming(started, []))
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
         record.latency_ms = (time.perf_counter() - started) * 1000.0
         record.task_id = row.task_id or None
         self.report(record)
-        if not row.task_id and self.fall_back(record):
+        if not row.task_id and record.operation == NEGOTIATE:
             self.stream_task(row)
 
-    def read_events(self, response, record: RequestRecord, row: TaskRecord, timing: StreamTiming) -> None:
-        for event in iter_sse(response.iter_lines()):
+    def read_events(
+        self, body: BoundedBody, record: RequestRecord, row: TaskRecord, timing: StreamTiming
+    ) -> None:
+        for event in iter_sse(body.lines()):
             reply = json.loads(event.data)
             if rpc_reply(record, reply):
                 return
@@ -169,16 +172,19 @@ class A2AAgent(KitAgent):
             json=self.envelope(verb, params()),
             headers=self.headers(),
         )
-        if body is None and self.fall_back(record):
+        if body is None and record.operation == NEGOTIATE:
             return self.rpc(operation, verb, params, task_id, asked)
         return None if body is None else body.get("result")
 
-    def fall_back(self, record: RequestRecord) -> bool:
-        """Switch to 0.3 when a 1.0 call was refused as an unsupported version or unknown method."""
-        if self.version == "1.0" and rpc_code(record.error) in FALLBACK_CODES:
+    def report(self, record: RequestRecord, response_length: int = 0) -> None:
+        """A 1.0 call refused as an unsupported version or unknown method is the version negotiation's
+        answer: its row is `a2a.negotiate` (ok, the server's answer kept) and this agent speaks 0.3 from
+        now on; the same refusal once on 0.3 stays a failed row."""
+        if self.version == "1.0" and not record.ok and rpc_code(record.error) in FALLBACK_CODES:
+            record.operation, record.ok, record.error_kind = NEGOTIATE, True, None
+            record.error = f"A2A 1.0 refused ({record.error}): speaking 0.3"
             self.version = "0.3"
-            return True
-        return False
+        super().report(record, response_length)
 
     def envelope(self, verb: str, params: dict) -> dict:
         return {

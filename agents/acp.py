@@ -15,12 +15,12 @@ import subprocess
 import time
 from typing import IO
 
-import gevent
 from locust import between, tag, task
 from locust.exception import StopUser
 
-from agents.base import KitAgent, one_line, paced, thinking
+from agents.base import KitAgent, classify_exception, one_line, paced, thinking
 from agents.openai_chat import fill_usage
+from agents.reading import DeadlineExceeded, ReadBounds, TooLarge, deadline
 from agents.sse import StreamTiming
 from contract.records import AgentRecord, RequestRecord
 from lifecycle.target import Target, stop_target
@@ -39,6 +39,7 @@ class AcpProcess:
     def __init__(self, command: str) -> None:
         self.next_id = itertools.count(1)
         self.agent_capabilities: dict = {}
+        self.cut: str | None = None  # why its output was left unread mid-line (a cap): it cannot go on
         self.popen = subprocess.Popen(
             shlex.split(command),
             stdin=subprocess.PIPE,
@@ -51,14 +52,22 @@ class AcpProcess:
     def pid(self) -> int:
         return self.popen.pid
 
-    def exchange(self, method: str, params: dict, timing: StreamTiming | None = None) -> dict:
-        """Send one request and read until its answer; session/update chunks on the way mark tokens."""
+    def exchange(
+        self, method: str, params: dict, bounds: ReadBounds, timing: StreamTiming | None = None
+    ) -> dict:
+        """Send one request and read until its answer; session/update chunks on the way mark tokens.
+        A line past --max-sse-line-bytes, or more than --max-response-bytes in all, is TooLarge."""
+        if self.cut:
+            raise AcpError(f"the agent process's output was cut earlier ({self.cut})")
         request_id = next(self.next_id)
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        received = 0
         while True:
-            line = self.pipes()[1].readline()
-            if not line:
-                raise AcpError(f"agent process closed its output (exit code {self.popen.poll()})")
+            line = self.read_line(bounds)
+            received += len(line)
+            if received > bounds.max_bytes:
+                self.cut = f"the answer passed --max-response-bytes ({bounds.max_bytes:,} bytes)"
+                raise TooLarge(self.cut)
             message = json.loads(line)
             if message.get("id") == request_id and "method" not in message:
                 if message.get("error"):
@@ -68,6 +77,15 @@ class AcpProcess:
                 timing.mark_token(time.perf_counter())
             elif "id" in message and "method" in message:
                 self.send(refusal(message))
+
+    def read_line(self, bounds: ReadBounds) -> bytes:
+        line = self.pipes()[1].readline(bounds.max_line_bytes + 1)
+        if not line:
+            raise AcpError(f"agent process closed its output (exit code {self.popen.poll()})")
+        if len(line) > bounds.max_line_bytes:
+            self.cut = f"a line passed --max-sse-line-bytes ({bounds.max_line_bytes:,} bytes)"
+            raise TooLarge(self.cut)
+        return line
 
     def send(self, message: dict) -> None:
         stdin = self.pipes()[0]
@@ -101,10 +119,10 @@ def acp_call(
     timing = StreamTiming(time.perf_counter(), [])
     result = None
     try:
-        with gevent.Timeout(agent.settings.request_timeout, AcpError("no answer in time")):
-            result = process.exchange(method, params, timing)
+        with deadline(agent.bounds.deadline_s):
+            result = process.exchange(method, params, agent.bounds, timing)
         fill_usage(record, result, None)
-    except (AcpError, OSError, ValueError) as exc:
+    except (AcpError, OSError, ValueError, DeadlineExceeded, TooLarge) as exc:
         record.ok, record.error_kind, record.error = False, acp_error_kind(exc), one_line(exc)
     record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
     if timing.token_times:
@@ -211,7 +229,6 @@ def refusal(request: dict) -> dict:
 
 
 def acp_error_kind(exc: Exception) -> str:
-    text = str(exc)
-    if "in time" in text:
-        return "timeout"
-    return "connection" if "closed" in text or isinstance(exc, OSError) else "protocol"
+    if isinstance(exc, (DeadlineExceeded, TooLarge)):
+        return classify_exception(exc)
+    return "connection" if "closed" in str(exc) or isinstance(exc, OSError) else "protocol"

@@ -9,10 +9,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import json
 import os
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import httpx
@@ -22,8 +23,10 @@ from locust.exception import StopUser
 
 from agents import recorder
 from agents.pacing import Ticket, pacing_of
+from agents.reading import BoundedBody, DeadlineExceeded, ReadBounds, TooLarge, deadline, error_preview
 from agents.run_link import run_link_of
 from agents.settings import agent_settings_of
+from agents.target_origin import client_options
 from agents.workload import AgentWorkload, Draw, agent_workload
 from contract import (
     gevent_compat,  # noqa: F401 - before any httpx client exists
@@ -58,6 +61,7 @@ class KitAgent(User):
         self.arrival: int | None = None  # the open model's arrival the current work serves (its index)
         self.arrival_due_ts: float | None = None  # when it was due, until its first request is reported
         self.settings = agent_settings_of(environment)  # converted once by the run (kit/settings.py)
+        self.bounds = read_bounds(self.settings)
 
     def on_start(self) -> None:
         if pacing_of(self.environment) is not None:
@@ -71,6 +75,7 @@ class KitAgent(User):
             headers=auth_headers(self.settings.api_key_env),
             limits=httpx.Limits(max_connections=8, max_keepalive_connections=8),
             verify=shared_tls_context(),
+            **client_options(base_url, self.settings.host_auth),
         )
 
     def on_stop(self) -> None:
@@ -83,6 +88,22 @@ class KitAgent(User):
         if self.http is None:
             raise AgentError("no HTTP client: the agent has not started")
         return self.http
+
+    @contextlib.contextmanager
+    def streamed(
+        self, method: str, path: str, client: httpx.Client | None = None, **kwargs
+    ) -> Iterator[httpx.Response]:
+        """One HTTP request under the whole-request deadline (--request-timeout, connect to last byte):
+        the caller reads the body inside, through `self.body(response)` (bounded) or `http_record`."""
+        with (
+            deadline(self.bounds.deadline_s),
+            (client or self.client).stream(method, path, **kwargs) as response,
+        ):
+            yield response
+
+    def body(self, response: httpx.Response) -> BoundedBody:
+        """The response's body, read within --max-response-bytes (and --max-sse-line-bytes as lines)."""
+        return BoundedBody(response, self.bounds)
 
     @property
     def run_id(self) -> str:
@@ -149,13 +170,17 @@ class KitAgent(User):
         ids: dict | None = None,
         check: Callable[[dict], tuple[str, str] | None] | None = None,
         expect: type[dict] | type[list] = dict,
+        client: httpx.Client | None = None,
+        deferred: list[RequestRecord] | None = None,
         **kwargs,
     ) -> tuple[Any, RequestRecord]:  # the JSON body: a dict (a list with expect=list), or None
         """One JSON request, reported as a row; the body is None when the request failed.
 
         `check` sees a 2xx body and may return (error_kind, message) for protocol-level errors that arrive
         with HTTP 200 (JSON-RPC errors), so the row is failed before it is reported. `expect=list` takes a
-        JSON array as the body instead of an object.
+        JSON array as the body instead of an object. A request made off the event loop (on the capacity
+        driver's start-up clock) passes that thread's own `client` and gets its row in `deferred`, to be
+        reported on the loop (Locust's events and stats are not for other threads).
         """
         self.honour_backoff()
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **(ids or {}))
@@ -165,19 +190,26 @@ class KitAgent(User):
         started = time.perf_counter()
         body = None
         try:
-            with self.reported_if_cut(record, started):
-                response = self.client.request(method, path, **kwargs)
+            with (
+                self.reported_if_cut(record, started),
+                self.streamed(method, path, client, **kwargs) as response,
+            ):
+                http_record(record, response)
+                content = self.body(response).read() if record.ok else b""
             record.latency_ms = (time.perf_counter() - started) * 1000.0
-            http_record(record, response)
             if record.ok:
-                body = response.json() if response.content else expect()
+                body = json.loads(content) if content else expect()
                 if not isinstance(body, expect):
-                    raise ValueError(f"expected a JSON {expect.__name__}, got {one_line(response.text, 60)}")
+                    text = one_line(content.decode(errors="replace"), 60)
+                    raise ValueError(f"expected a JSON {expect.__name__}, got {text}")
                 body = _checked(record, body, check)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
             body = None
-        self.report(record)
+        if deferred is None:
+            self.report(record)
+        else:
+            deferred.append(record)
         return body, record
 
     @contextlib.contextmanager
@@ -316,11 +348,19 @@ def classify_status(status: int) -> str | None:
         return "http_5xx"
     if status >= 400:
         return "http_4xx"
+    if status >= 300:
+        return "http_3xx"  # a redirect is never followed: a load test stays on its target
     return None
 
 
+def read_bounds(settings) -> ReadBounds:
+    return ReadBounds(settings.request_timeout, settings.max_response_bytes, settings.max_sse_line_bytes)
+
+
 def classify_exception(exc: Exception) -> str:
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, TooLarge):
+        return schema.ERROR_TOO_LARGE
+    if isinstance(exc, (httpx.TimeoutException, DeadlineExceeded)):
         return "timeout"
     if isinstance(exc, httpx.TransportError):
         return "connection"
@@ -350,12 +390,15 @@ def failed_record(record: RequestRecord, exc: Exception, started: float) -> Requ
 
 
 def http_record(record: RequestRecord, response: httpx.Response) -> RequestRecord:
-    """Fill status and error fields from an HTTP response."""
+    """Fill status and error fields from an HTTP response; of an error answer, only the start of its
+    body is read (the row keeps one line)."""
     record.status_code = response.status_code
     kind = classify_status(response.status_code)
     if kind:
         record.ok = False
         record.error_kind = kind
-        record.error = one_line(response.text)
+        record.error = one_line(error_preview(response))
+        if kind == "http_3xx":
+            record.error = f"not followed: redirect to {response.headers.get('location')}"
         record.retry_after_s = retry_after_seconds(response) if kind == "backpressure" else None
     return record

@@ -151,6 +151,7 @@ class SerialDriver(KitAgent):
         self.budget_bytes = params.memory_budget_bytes
         self.max_agents = params.max_agents
         self.connection = self.settings.capacity_connection or CONNECTION_FRESH
+        self.startup_clock = schema.STARTUP_CLOCK_THREAD  # ACP's stdio sessions: the loop (make_client)
         self.log: CsvAppender | None = None
         self.probe: MemoryProbe | RemoteMemoryProbe | None = None
         self.open_sessions: dict[str, int] = {}  # ours: session id -> n, closed at any stop
@@ -190,11 +191,12 @@ class SerialDriver(KitAgent):
         protocol = presets.session_protocol(chosen, self.settings.acp_sessions)
         if isinstance(protocol, AcpSessions):
             self.connection = "stdio"  # no HTTP: start-up is the process's and session/new's time
+            self.startup_clock = schema.STARTUP_CLOCK_LOOP  # gevent's pipes live on the loop's hub
             return AcpSessionClient(self, protocol)
         if not self.environment.host:
             raise ProbeError(f"gateway {chosen.name} needs --host URL (or --target-cmd)")
         self.http = session_http_client(self, self.connection)
-        return presets.session_client(chosen)(self, protocol)
+        return presets.session_client(chosen)(self, protocol, self.connection)
 
     def make_probe(self) -> MemoryProbe | RemoteMemoryProbe:
         if self.settings.sampler_url:  # the target is on another host: its sampler service reads each step
@@ -238,6 +240,7 @@ class SerialDriver(KitAgent):
                 "budget_bytes": self.budget_bytes,
                 "metric": self.metric,
                 "connection": self.connection,
+                "startup_clock": self.startup_clock,
                 **memory,
                 **fields,
             }

@@ -20,6 +20,7 @@ from locust import constant, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, one_line, paced, thinking
 from agents.pacing import pacing_of
+from contract.cli import positive_duration
 from contract.records import RequestRecord, TaskRecord
 
 log = logging.getLogger(__name__)
@@ -333,12 +334,20 @@ class StatsCache:
         self.error: str | None = None
 
     def refresh(self) -> None:
+        started = time.time()  # the board as of the read's start: its age counts the CLI calls' time
         try:
             doc = board_stats(self.cli, self.run_id)
-            doc["read_ts"] = time.time()
+            doc["read_ts"] = started
             self.doc, self.error = doc, None
         except KanbanError as exc:
             self.error = one_line(exc)
+
+    def served(self) -> dict:
+        """The latest stats with their age now (the sampler records it; the report marks a reading older
+        than two sampler intervals stale: the board has moved on since) and the refresh interval."""
+        assert self.doc is not None  # the handler answers 503 until the first read
+        age = round(time.time() - self.doc["read_ts"], 3)
+        return {**self.doc, "age_s": age, "refresh_s": self.refresh_s, "error": self.error}
 
     def loop(self) -> None:
         while True:
@@ -354,7 +363,7 @@ def stats_handler(cache: StatsCache) -> type[BaseHTTPRequestHandler]:
             elif cache.doc is None:
                 self.answer(503, {"error": cache.error or "no stats read yet"})
             else:
-                self.answer(200, {**cache.doc, "error": cache.error})
+                self.answer(200, cache.served())
 
         def answer(self, status: int, doc: dict) -> None:
             body = json.dumps(doc).encode()
@@ -388,7 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hermes-command", default="hermes", help="the Hermes CLI (default: hermes)")
     parser.add_argument("--kanban-board", default=None, help="board slug (default: Hermes's current)")
     parser.add_argument("--run-id", default=None, help="also this run's tasks and workers")
-    parser.add_argument("--refresh", type=float, default=1.0, help="seconds between stats reads (default 1)")
+    parser.add_argument(
+        "--refresh", type=positive_duration, default=1.0, help="time between stats reads (default 1s)"
+    )
     args = parser.parse_args(argv)
     cli = KanbanCli.of(args.hermes_command, args.kanban_board)
     try:

@@ -15,6 +15,7 @@ import time
 from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced, thinking
+from agents.reading import BoundedBody
 from agents.session_policy import session_key
 from agents.sse import StreamTiming, iter_sse
 from agents.usage import parse_usage
@@ -99,22 +100,21 @@ class HermesRunsAgent(KitAgent):
         record.session_id = session
         started = time.perf_counter()
         try:
-            with self.client.stream("GET", f"/v1/runs/{row.task_id}/events") as response:
+            with self.streamed("GET", f"/v1/runs/{row.task_id}/events") as response:
                 if response.status_code >= 400:
-                    response.read()
                     http_record(record, response)
                 else:
                     record.status_code = response.status_code
-                    read_events(response, record, row, StreamTiming(sent, []))
+                    read_events(self.body(response), record, row, StreamTiming(sent, []))
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
         record.latency_ms = (time.perf_counter() - started) * 1000.0
         self.report(record)
 
 
-def read_events(response, record: RequestRecord, row: TaskRecord, timing: StreamTiming) -> None:
+def read_events(body: BoundedBody, record: RequestRecord, row: TaskRecord, timing: StreamTiming) -> None:
     """Mark each text delta; the run.* lifecycle event ends the row; usage from whichever event has it."""
-    for event in iter_sse(response.iter_lines()):
+    for event in iter_sse(body.lines()):
         data = json.loads(event.data)
         kind = event.event or data.get("event") or data.get("type")
         if kind == DELTA_EVENT:
@@ -126,6 +126,7 @@ def read_events(response, record: RequestRecord, row: TaskRecord, timing: Stream
             row.error = one_line(data.get("error")) if data.get("error") else None
             row.adopt_server_times(None, epoch(data.get("timestamp")))
             break
+    body.finish()
     record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
     record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
     for name in ("tokens_in", "tokens_cached", "tokens_out", "model"):

@@ -17,9 +17,11 @@ import httpx
 
 from agents.acp import AcpError, AcpProcess, acp_call, initialize_acp, open_acp_session, prompt_params
 from agents.base import DEFAULT_PROMPT, KitAgent, auth_headers, one_line, shared_tls_context
-from agents.spec import ReadyCheck, RequestTemplate, SessionSteps, json_path, render
+from agents.spec import ReadyCheck, RequestTemplate, SessionSteps, id_not_found, json_path, render
+from agents.startup_clock import StartupClock
+from agents.target_origin import client_options
 from contract.errors import InputError
-from contract.records import AgentRecord
+from contract.records import AgentRecord, RequestRecord
 
 READY_POLL_S = 0.01  # between polls of a session's readiness: short, the start-up time is measured
 CONNECTION_FRESH = "fresh"  # a new TCP connection per request: what an agent's first contact meets
@@ -51,25 +53,29 @@ def session_http_client(agent: KitAgent, connection: str) -> httpx.Client:
     headers = auth_headers(agent.settings.api_key_env)
     if connection != CONNECTION_KEEP_ALIVE:
         headers["Connection"] = "close"
+    base_url = agent.environment.host or ""
     return httpx.Client(
-        base_url=agent.environment.host or "",
+        base_url=base_url,
         timeout=httpx.Timeout(agent.settings.request_timeout, connect=10.0),
         headers=headers,
         limits=httpx.Limits(max_connections=8, max_keepalive_connections=8),
         transport=httpx.HTTPTransport(
             verify=shared_tls_context(), socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
         ),
+        **client_options(base_url, agent.settings.host_auth),
     )
 
 
 class RestSessionClient:
     """Speaks SessionSteps through the driver's `json_call` (every request is a row in requests.csv).
-    Subclasses named by a preset's `session_client` add what the steps cannot say (a close over RPC)."""
+    Subclasses named by a preset's `session_client` add what the steps cannot say (a close over RPC).
+    Creates run on the start-up clock's thread; prompts and closes on the loop."""
 
-    def __init__(self, agent: KitAgent, steps: SessionSteps) -> None:
+    def __init__(self, agent: KitAgent, steps: SessionSteps, connection: str = CONNECTION_FRESH) -> None:
         self.agent = agent
         self.steps = steps
         self.assistant_id = agent.settings.assistant_id
+        self.clock = StartupClock(lambda: session_http_client(agent, connection))
 
     @classmethod
     def can_close(cls, steps: SessionSteps) -> bool:
@@ -82,28 +88,37 @@ class RestSessionClient:
             raise SessionSetupError("the session steps name {assistant_id}: pass --assistant-id")
 
     def open(self, n: int) -> Opened:
+        """One session created and awaited on the start-up clock; its requests' rows reported after."""
+        rows: list[RequestRecord] = []
+        opened = self.clock.run(self._open, n, rows)
+        for row in rows:
+            self.agent.report(row)
+        return opened
+
+    def _open(self, n: int, rows: list[RequestRecord]) -> Opened:
         started = time.perf_counter()
         first, *then = self.steps.create
-        reply, error = self.send(first, None, n)
+        reply, error = self.send(first, None, n, rows)
         id_path = first.id_path or "id"  # parse_capacity requires it
         session_id = json_path(reply, id_path) if reply is not None else None
         if session_id is None:
-            return Opened(None, None, error or f"no session id at {id_path!r} in the reply")
+            return Opened(None, None, error or id_not_found(first, reply))
         session_id = str(session_id)
         for step in then:
-            reply, error = self.send(step, session_id, n)
+            reply, error = self.send(step, session_id, n, rows)
             if reply is None:
                 return Opened(session_id, None, error)
-        check = self.steps.ready
-        error = None if check is None or says_ready(check, reply) else self.wait_ready(check, session_id, n)
+        check, error = self.steps.ready, None
+        if check is not None and not says_ready(check, reply):
+            error = self.wait_ready(check, session_id, n, rows)
         ready_ms = (time.perf_counter() - started) * 1000.0
         return Opened(session_id, None if error else ready_ms, error)
 
-    def wait_ready(self, check: ReadyCheck, session_id: str, n: int) -> str | None:
+    def wait_ready(self, check: ReadyCheck, session_id: str, n: int, rows: list[RequestRecord]) -> str | None:
         """Poll until the session's status is a ready value; the error when it failed or timed out."""
         deadline = time.monotonic() + self.agent.settings.request_timeout
         while time.monotonic() < deadline:
-            reply, error = self.send(check.request, session_id, n)
+            reply, error = self.send(check.request, session_id, n, rows)
             status = str(json_path(reply, check.status_path)) if reply is not None else None
             if status in check.ready:
                 return None
@@ -123,12 +138,18 @@ class RestSessionClient:
         return self.send(self.steps.close, session_id, 0)[1]
 
     def shutdown(self) -> None:
-        """Nothing the kit started here."""
+        """The start-up clock's thread and client (nothing the kit started on the gateway)."""
+        self.clock.close()
 
     def send(
-        self, template: RequestTemplate, session_id: str | None, n: int
+        self,
+        template: RequestTemplate,
+        session_id: str | None,
+        n: int,
+        rows: list[RequestRecord] | None = None,
     ) -> tuple[dict | None, str | None]:
-        """One templated request: (reply, None) or (None, error)."""
+        """One templated request: (reply, None) or (None, error). With `rows` it runs on the start-up
+        clock's thread: its client, its row left in `rows`."""
         values = self.values(session_id, n)
         kwargs: dict[str, Any] = {"headers": render(template.headers, values)} if template.headers else {}
         if template.body is not None:
@@ -139,6 +160,8 @@ class RestSessionClient:
             str(render(template.path, values)),
             ids={"session_id": session_id},
             check=self.rpc_error,
+            client=self.clock.client if rows is not None else None,
+            deferred=rows,
             **kwargs,
         )
         if body is not None:

@@ -64,7 +64,7 @@ class ChatAgent(KitAgent):
         try:
             with (
                 self.reported_if_cut(record, started),
-                self.client.stream(
+                self.streamed(
                     "POST",
                     "/v1/chat/completions",
                     json=self.chat_body(stream, draw, session, history, step),
@@ -72,14 +72,13 @@ class ChatAgent(KitAgent):
                 ) as response,
             ):
                 if response.status_code >= 400:
-                    response.read()
                     http_record(record, response)
                 elif stream:
                     record.status_code = response.status_code
                     calls = self.read_stream(response, record, StreamTiming(started, []))
                 else:
                     record.status_code = response.status_code
-                    calls = read_body(json.loads(response.read()), response.headers, record)
+                    calls = read_body(json.loads(self.body(response).read()), response.headers, record)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
         if record.latency_ms is None:
@@ -114,11 +113,14 @@ class ChatAgent(KitAgent):
         return body
 
     def read_stream(self, response, record: RequestRecord, timing: StreamTiming) -> list[ToolCall]:
-        """Consume the SSE stream, marking each content or tool-call chunk's arrival (TTFT is the first
-        either: first_token_kind says which); fill timing and usage; the tool calls reassembled."""
+        """Consume the SSE stream, each chunk handled in this one loop, marking each content or tool-call
+        chunk's arrival (TTFT is the first either: first_token_kind says which); fill timing and usage;
+        the tool calls reassembled. After `[DONE]` the body's end is read too (`finish`): a stream left
+        unread closes its connection, and every next request would pay a new connect on the timed path."""
         usage_chunk = None
         calls = ToolCallAssembler()
-        for event in iter_sse(response.iter_lines()):
+        body = self.body(response)
+        for event in iter_sse(body.lines()):
             if event.data.strip() == "[DONE]":
                 break
             chunk = _json_or_none(event.data)
@@ -133,6 +135,7 @@ class ChatAgent(KitAgent):
             record.request_id = record.request_id or chunk.get("id")
             record.model = record.model or chunk.get("model")
         record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
+        body.finish()
         record.ttft_ms = timing.ttft_ms
         record.itl_ms_mean = timing.itl_ms_mean
         record.itl_ms_max = timing.itl_ms_max

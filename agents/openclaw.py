@@ -110,7 +110,9 @@ def delete_sessions(
 
     The header maps to `agent:main:<key>`, the `user` field to `agent:main:openai-user:<key>` (chat) or
     `...:openresponses-user:<key>` (Responses): matching the suffix covers all three, and nothing else.
+    OpenClaw lower-cases keys: they are matched lower-cased (the kit refuses an upper-case --run-id).
     """
+    session_key = session_key.lower()  # the gateway's own spelling of every key it stores
     rpc = OpenClawRpc(http_url, token, timeout_s)
     try:
         listed = rpc.call("sessions.list", {"search": session_key, "limit": 100}).get("sessions") or []

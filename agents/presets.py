@@ -25,11 +25,13 @@ class GatewayError(InputError):
 
 @dataclass(frozen=True)
 class QueueProbe:
-    """Where the sampler reads the gateway's own queue: a path on the target and two dotted JSON fields."""
+    """Where the sampler reads the gateway's own queue: a path on the target and dotted JSON fields (the
+    queue length, in-progress count and, where the figures are a cached reading, its age in seconds)."""
 
     path: str
     queue_field: str
     in_progress_field: str | None = None
+    age_field: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class GatewayPreset:
     # Behaviour flags, read by the run instead of the preset's name:
     embedded_simulator: bool = False  # with neither --host nor --target-cmd, start the kit's simulator
     stdio_agents: bool = False  # agents launch their own agent process (--acp-command): no URL to load
+    lowercases_keys: bool = False  # the gateway lower-cases session keys (which carry the run id)
 
 
 CHAT = "agents.openai_chat:ChatAgent"
@@ -85,6 +88,7 @@ PRESETS: dict[str, GatewayPreset] = {
             defaults={"model": "openclaw"},
             sessions=session_steps.OPENCLAW,
             session_client="agents.openclaw:OpenClawSessionClient",  # closes over the RPC
+            lowercases_keys=True,
         ),
         GatewayPreset(
             name="litellm",
@@ -118,7 +122,7 @@ PRESETS: dict[str, GatewayPreset] = {
             agent_classes=("agents.hermes_kanban:HermesKanbanAgent",),
             health_path="/health",
             summary="Hermes Kanban board via the `hermes kanban` CLI; --host is the board-stats sidecar",
-            queue=QueueProbe("/stats", "queue_length", "in_progress"),
+            queue=QueueProbe("/stats", "queue_length", "in_progress", age_field="age_s"),
             no_sessions="Hermes Kanban is a task board: tasks, not idle sessions (use --gateway hermes)",
         ),
         GatewayPreset(

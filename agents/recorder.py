@@ -64,6 +64,10 @@ class Recorder:
         appender = self._files.get(file_name)
         return appender.rows_written if appender else 0
 
+    def counts(self) -> dict[str, int]:
+        """Rows written to each row file (a file with none was never created)."""
+        return {name: self.rows_written(name) for name in _ROW_FILES.values()}
+
     def flush(self) -> None:
         for appender in list(self._files.values()):
             self._guarded(appender.flush)

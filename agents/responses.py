@@ -15,6 +15,7 @@ from locust import between, tag, task
 from agents.agent_loop import RESPONSES, LoopStep, first_token, loop_runner_of, step_fields
 from agents.base import KitAgent, failed_record, http_record, one_line, paced, thinking
 from agents.openai_chat import fill_usage, session_headers
+from agents.reading import BoundedBody
 from agents.sse import StreamTiming, iter_sse
 from agents.tool_deltas import ToolCall, ToolCallAssembler, output_calls
 from agents.workload import Draw
@@ -84,15 +85,14 @@ class ResponsesAgent(KitAgent):
         session = self.session_of(draw, self.session_key)
         headers = session_headers(self.settings.session_header, session)
         body = self.request_body(session, stream, draw, history, step)
-        with self.client.stream("POST", "/v1/responses", json=body, headers=headers) as response:
+        with self.streamed("POST", "/v1/responses", json=body, headers=headers) as response:
             if response.status_code >= 400:
-                response.read()
                 http_record(record, response)
                 return []
             record.status_code = response.status_code
             if stream:
-                return read_stream(response, record, StreamTiming(started, []))
-            return read_body(json.loads(response.read()), response.headers, record)
+                return read_stream(self.body(response), response.headers, record, StreamTiming(started, []))
+            return read_body(json.loads(self.body(response).read()), response.headers, record)
 
     def request_body(
         self,
@@ -138,12 +138,12 @@ def read_body(body: dict, headers, record: RequestRecord) -> list[ToolCall]:
     return calls
 
 
-def read_stream(response, record: RequestRecord, timing: StreamTiming) -> list[ToolCall]:
+def read_stream(body: BoundedBody, headers, record: RequestRecord, timing: StreamTiming) -> list[ToolCall]:
     """Consume the typed SSE events, marking each text delta and function-call token (TTFT is the first
     either: first_token_kind says which); usage from `response.completed`; the calls reassembled."""
     final = None
     calls = ToolCallAssembler()
-    for event in iter_sse(response.iter_lines()):
+    for event in iter_sse(body.lines()):
         if event.data.strip() == "[DONE]":  # OpenClaw ends its Responses stream as chat completions do
             break
         data = json.loads(event.data)
@@ -159,11 +159,12 @@ def read_stream(response, record: RequestRecord, timing: StreamTiming) -> list[T
         elif kind in FAILED_EVENTS:
             record.ok, record.error_kind, record.error = False, "protocol", one_line(event.data)
     record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
+    body.finish()
     record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
     record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
     if final is not None:
         record.request_id = (final.get("response") or {}).get("id")
-        fill_usage(record, final, response.headers)
+        fill_usage(record, final, headers)
     found = calls.calls()
     record.tool_calls = len(found)
     if record.ok and (final is None or not timing.token_times):

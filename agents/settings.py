@@ -10,6 +10,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.target_origin import HostCredentials
 from scenarios.capacity import CapacityParams
 from scenarios.churn import ChurnParams
 from scenarios.workload import WorkloadSettings
@@ -23,7 +24,10 @@ class AgentSettings:
 
     run_id: str = "no-run-id"
     run_dir: str = "."
-    request_timeout: float = 120.0
+    host_auth: HostCredentials | None = None  # --host's userinfo, sent as Basic auth to that host only
+    request_timeout: float = 120.0  # seconds, connect to last byte (agents/reading.py), streams included
+    max_response_bytes: int = 64 * 1024 * 1024  # beyond it a request is a `too_large` row, read no further
+    max_sse_line_bytes: int = 1024 * 1024  # one line of an event stream (a data: line), likewise
     api_key_env: str | None = None  # the variable's name; its value is read at connect time only
     model: str = "sim-model"
     prompt: str | None = None  # None: each agent's own short prompt

@@ -12,6 +12,7 @@ import functools
 import re
 import time
 import tomllib
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +22,8 @@ from locust import constant, task
 from locust.exception import StopUser
 
 from agents.base import KitAgent, paced, thinking
+from agents.run_link import run_link_of
+from contract import exit_codes
 from contract.errors import InputError
 from contract.records import TaskRecord
 from contract.templates import fill
@@ -44,6 +47,8 @@ ROW_FIELDS = (
 TIME_FIELDS = ("submitted_ts", "started_ts", "finished_ts")
 _PLACEHOLDER = re.compile(r"\{(run_id|agent_id|session|prompt|model|id|n|uuid|assistant_id|a2a_path)\}")
 CAPACITY_KEYS = ("create", "then", "ready", "prompt", "close", "error")
+SHOWN_KEYS, KEY_CHARS = 12, 40  # a reply's top-level keys named when an id path finds nothing
+_ID_FOUND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # environment -> the spec matched
 
 
 class SpecError(InputError):
@@ -116,6 +121,20 @@ def json_path(doc: object, dotted: str) -> object:
         else:
             return None
     return node
+
+
+def id_not_found(template: RequestTemplate, reply: object) -> str:
+    """One line naming a step's id path that found nothing in a reply, and the reply's top-level keys
+    (the first few, each cut short: a hostile reply may be large)."""
+    if isinstance(reply, dict):
+        keys = [str(key)[:KEY_CHARS] for key in list(reply)[:SHOWN_KEYS]]
+        shown = ", ".join(keys) + (", ..." if len(reply) > SHOWN_KEYS else "") if keys else "none"
+    else:
+        shown = f"none (a JSON {type(reply).__name__})"
+    return (
+        f"spec: {template.operation} id = {template.id_path!r} finds nothing in the reply to "
+        f"{template.method} {template.path} (its top-level keys: {shown})"
+    )
 
 
 def render(template: object, values: dict[str, str]) -> object:
@@ -216,16 +235,24 @@ def _template(
     doc: dict, step: str, origin: str, label: str | None = None, default_method: str | None = None
 ) -> RequestTemplate:
     entry = doc[step]
+    where = f"spec {origin}: [{label or step}]"
     if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
-        raise SpecError(f'spec {origin}: [{label or step}] needs path = "/..."')
+        raise SpecError(f'{where} needs path = "/..."')
+    path, headers = entry["path"], entry.get("headers") or {}
+    if not path.startswith("/") or path.startswith("//"):  # a URL or //host would leave --host
+        raise SpecError(
+            f'{where} path = {path!r}: a path on --host, starting with one "/" (no scheme or host)'
+        )
+    if not isinstance(headers, dict):
+        raise SpecError(f'{where} headers must be a table, e.g. headers = {{ X-Tag = "{{run_id}}" }}')
     method = default_method or ("GET" if step == "poll" else "POST")
     operation = f"session.{label.removeprefix('capacity.')}" if label else f"spec.{step}"
     return RequestTemplate(
         operation=str(entry.get("operation") or operation),
         method=str(entry.get("method") or method).upper(),
-        path=entry["path"],
+        path=path,
         body=entry.get("body"),
-        headers={str(k): str(v) for k, v in (entry.get("headers") or {}).items()},
+        headers={str(k): str(v) for k, v in headers.items()},
         id_path=entry.get("id"),
     )
 
@@ -289,14 +316,19 @@ class SpecAgent(KitAgent):
     def run_task(self, round_no: int | None) -> TaskRecord | None:
         if self.spec.create is None:  # a capacity-only spec: refused at on_start
             return None
+        if _ID_FOUND.get(self.environment) is False:  # the spec did not match: create nothing more
+            raise StopUser("the spec's [create] id path found nothing")
         draw = self.workload.next_request(self.settings.prompt or "Do a small task.", self.arrival)
         prompt, asked = draw.text, draw.asked(sends_max_tokens=False)
         submitted = time.time()
         reply = self.send(self.spec.create, None, prompt, asked)
-        id_path = self.spec.create.id_path
-        thing_id = json_path(reply, id_path) if reply is not None and id_path else None
-        if reply is None or thing_id is None:
+        if reply is None:
             return None
+        thing_id = json_path(reply, self.spec.create.id_path or "")
+        if thing_id is None:
+            self.id_path_missed(self.spec.create, reply)
+            return None
+        _ID_FOUND[self.environment] = True
         thing_id = str(thing_id)
         self.created.append(thing_id)
         row = TaskRecord(task_id=thing_id, agent_id=self.agent_id, round=round_no, submitted_ts=submitted)
@@ -311,6 +343,19 @@ class SpecAgent(KitAgent):
         row.fill_durations()
         self.record(row)
         return row
+
+    def id_path_missed(self, create: RequestTemplate, reply: dict) -> None:
+        """Before any reply has carried an id, one that does not means the spec does not fit the gateway:
+        the run stops as bad input (exit 2) and no agent creates more; this agent closes what it made.
+        After the spec has matched, a reply without an id is the gateway's fault: no task row."""
+        if _ID_FOUND.get(self.environment):
+            return
+        _ID_FOUND[self.environment] = False
+        message = id_not_found(create, reply)
+        link = run_link_of(self.environment)
+        if link is not None:
+            link.request_stop(message, exit_codes.BAD_INPUT)
+        raise StopUser(message)
 
     def poll_once(self, row: TaskRecord) -> None:
         if self.spec.poll is None:

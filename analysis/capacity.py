@@ -17,7 +17,16 @@ from scipy import stats as sstats
 
 from analysis.model import RunData, Section
 from analysis.stats import aggregate, describe
-from contract.schema import GIB, MIB, STOP_BUDGET, STOP_CAP, STOP_FAILURE, STOP_INTERRUPTED
+from contract.schema import (
+    GIB,
+    MIB,
+    STARTUP_CLOCK_LOOP,
+    STARTUP_CLOCK_THREAD,
+    STOP_BUDGET,
+    STOP_CAP,
+    STOP_FAILURE,
+    STOP_INTERRUPTED,
+)
 
 TAIL_POINTS = 8  # the capacity study: the marginal is the OLS slope over the last 8 sampled points
 MIN_R2 = 0.95  # below this the fit is "not stable" and no capacity is published
@@ -29,6 +38,12 @@ CHURN_MIN_R2 = 0.9
 METRIC_COLUMNS = {"rss": "rss_bytes", "pss": "pss_bytes"}
 # No stop row (crash, SIGKILL) reads as STOP_INTERRUPTED too: the run was cut short.
 SHARED_PAGES = "counts shared pages once per process"
+# the driver's reading at each step; the resources table's peak is the side sampler's, read between steps
+PEAK_AT_STEPS = "peak at the capacity steps (MiB)"
+SAMPLER_BETWEEN_STEPS = (
+    "peak target RSS here is the side sampler's, read every {interval:g} s between the capacity steps; "
+    f"the Capacity table's '{PEAK_AT_STEPS}' is the driver's reading at each step"
+)
 
 
 @dataclass
@@ -95,6 +110,7 @@ class CapacityResult:
     notes: list[str] = field(default_factory=list)
     max_procs: int = 1
     connection: str | None = None  # how start-up was timed (fresh connection or keep-alive)
+    startup_clock: str | None = None  # where: a dedicated thread or the event loop (None: older runs)
     pss_at_peak_mib: float | None = None  # PSS at the last agent reading (beside RSS when judged on RSS)
 
     @property
@@ -183,6 +199,7 @@ def capacity_result(
         max_procs=_max_procs(ready),
         pss_at_peak_mib=_last_mib(ready, "pss_bytes"),
         connection=_column_value(frame, "connection") if "connection" in frame else None,
+        startup_clock=_column_value(frame, "startup_clock") if "startup_clock" in frame else None,
     )
 
 
@@ -296,7 +313,7 @@ def result_measures(result: CapacityResult) -> dict[str, object]:
         "start-up p50 (ms)": result.startup.get("p50"),
         "start-up p95 (ms)": result.startup.get("p95"),
         "PSS at the last agent (MiB)": result.pss_at_peak_mib,
-        "peak (MiB)": result.peak_mib,
+        PEAK_AT_STEPS: result.peak_mib,
         f"at N={result.at_n} (MiB)": result.mib_at_n,
         "headroom at N_max (MiB)": result.headroom_mib,
         "sidecar RSS at end (MiB)": result.sidecar_mib,
@@ -343,7 +360,7 @@ BEFORE_AFTER_MEASURES = (
     "marginal PSS (MiB/agent)",
     "first-agent increment (MiB)",
     "start-up p50 (ms)",
-    "peak (MiB)",
+    PEAK_AT_STEPS,
 )
 
 
@@ -407,14 +424,42 @@ def connection_text(connection: str | None) -> str:
     return "connection mode not recorded (a run older than the column)"
 
 
+def sampler_peak_note(run: RunData) -> str | None:
+    """In a capacity or churn run, which peak the resources table shows (the capacity table has another)."""
+    frame = run.capacity
+    if frame is None or frame.empty:
+        return None
+    sampler = run.meta.get("sampler")
+    interval = sampler.get("interval_s") if isinstance(sampler, dict) else None
+    return SAMPLER_BETWEEN_STEPS.format(interval=interval if isinstance(interval, int | float) else 1.0)
+
+
+def _readings_text(metric: str) -> str:
+    """How each step's figure is read (sampler/memory_probe.py): RSS thrice (the median), PSS once (it is
+    costly: smaps_rollup per process)."""
+    return "one PSS reading" if metric == "pss" else "median of 3 RSS readings"
+
+
+def clock_text(clock: str | None) -> str:
+    if clock == STARTUP_CLOCK_THREAD:
+        return (
+            "timed on a dedicated OS thread with its own HTTP client, where the load generator's own work "
+            "(its event loop, memory readings, row writes) cannot add to it"
+        )
+    if clock == STARTUP_CLOCK_LOOP:
+        return "timed on the load generator's event loop (its own work may add to it)"
+    return "timed on the load generator's event loop (a run older than the startup_clock column)"
+
+
 def _method_notes(result: CapacityResult) -> list[str]:
     budget = f"{result.budget_mib:,.0f} MiB" if result.budget_mib is not None else "unknown"
     return [
-        f"Capacity judged on target {result.metric.upper()} (summed over its processes, median of 3 "
-        f"readings after each agent was ready); budget {budget}.",
+        f"Capacity judged on target {result.metric.upper()} (summed over its processes, "
+        f"{_readings_text(result.metric)} after each agent was ready); budget {budget}.",
         f"Marginal = OLS slope over the last {TAIL_POINTS} readings; R² < {MIN_R2} publishes no capacity.",
         "N_max = largest N still under the budget; N_stop = first N at or over it.",
-        f"Start-up = first create request to ready, {connection_text(result.connection)}; percentiles over "
+        f"Start-up = first create request to ready, {connection_text(result.connection)}, "
+        f"{clock_text(result.startup_clock)}; percentiles over "
         f"{result.startup.get('n', 0)} agents"
         + (f" ({result.startup['small_sample']})." if result.startup.get("small_sample") else "."),
     ]
@@ -432,6 +477,8 @@ class ChurnResult:
     returned_mib_per_session: float | None
     grown_mib_per_session: float | None
     verdict: str
+    kept_mib: list[float] = field(default_factory=list)  # memory above the baseline after each cycle
+    suggestion: str | None = None  # what would reach a verdict, when there is none
 
 
 def churn_result(
@@ -451,8 +498,11 @@ def churn_result(
     batch = pd.to_numeric(opened["n"]).to_numpy()
     pairs = min(len(open_mib), len(close_mib))
     returned = _mean_per_session(open_mib[:pairs] - close_mib[:pairs], batch[:pairs])
-    before = np.concatenate([mib[frame["event"] == "baseline"].to_numpy()[:1], close_mib])[: len(open_mib)]
+    base_mib = mib[frame["event"] == "baseline"].to_numpy()[:1]
+    before = np.concatenate([base_mib, close_mib])[: len(open_mib)]
     grown = _mean_per_session(open_mib[1 : len(before)] - before[1:], batch[1 : len(before)])
+    kept = [float(m - base_mib[0]) for m in after["mib"]] if len(base_mib) else []
+    verdict = _churn_verdict(fit, min_retained_mib, min_r2)
     return ChurnResult(
         metric,
         len(closed),
@@ -461,8 +511,28 @@ def churn_result(
         fit.slope if fit else None,
         returned,
         grown,
-        _churn_verdict(fit, min_retained_mib, min_r2),
+        verdict,
+        kept,
+        _churn_suggestion(verdict, len(closed), batch),
     )
+
+
+def _churn_suggestion(verdict: str, cycles: int, batch: np.ndarray) -> str | None:
+    """An inconclusive churn says what would settle it: more cycles (more points for the fit), or larger
+    batches (more memory per point above the allocator's noise)."""
+    if not verdict.startswith(("inconclusive", "not enough cycles")):
+        return None
+    size = int(batch[0]) if len(batch) else 0
+    return (
+        f"for a verdict run more cycles (--churn-cycles {max(2 * cycles, 10)}) or larger batches "
+        f"(--churn-batch {max(2 * size, 10)}): {cycles} cycle(s) leave few points after the warm-up, and "
+        "memory an allocator keeps grows unevenly cycle to cycle"
+    )
+
+
+def kept_text(kept_mib: list[float]) -> str:
+    """Memory above the baseline after each cycle: "0.0 -> 4.1 -> 12.0 MiB"."""
+    return " -> ".join(f"{m:,.1f}" for m in kept_mib) + " MiB" if kept_mib else "not measured"
 
 
 def _mean_per_session(deltas: np.ndarray, batch: np.ndarray) -> float | None:
@@ -490,6 +560,7 @@ def churn_measures(result: ChurnResult) -> dict[str, object]:
         "R²": fit.r2 if fit else None,
         "grown per session opened (MiB)": result.grown_mib_per_session,
         "returned per session closed (MiB)": result.returned_mib_per_session,
+        "kept above the baseline after each cycle": kept_text(result.kept_mib),
         "verdict": result.verdict,
     }
 
@@ -503,5 +574,6 @@ def churn_section(frame: pd.DataFrame) -> Section:
         "sessions closed so far, first cycle skipped as warm-up.",
         f"Verdict rule: retention when the slope is >= {CHURN_MIN_RETAINED_MIB} MiB/session with R² >= "
         f"{CHURN_MIN_R2}.",
+        *([result.suggestion[:1].upper() + result.suggestion[1:] + "."] if result.suggestion else []),
     ]
     return Section(title="Churn (open, prompt, close)", tables=[("Churn", table)], notes=notes)

@@ -123,6 +123,11 @@ def dollar_total(priced: pd.DataFrame) -> DollarTotal:
     )
 
 
+# The table's rates with cached input at its cache price where it has one: not "list price", which in the
+# cost tables (usd_list) is every input token at the full input price.
+AS_BILLED = "as billed at the price table's rates"
+
+
 def describe_total(total: DollarTotal) -> str:
     """One line for the console and the report, naming where each $ figure came from."""
     if total.basis == "none":
@@ -132,20 +137,20 @@ def describe_total(total: DollarTotal) -> str:
     else:
         head = f"LLM cost: ${_usd(total.usd)} over {total.calls} calls"
     if total.list_calls == total.calls and not total.compared_calls:
-        return f"{head}, every call at its list price (as billed)"
+        return f"{head}, every call {AS_BILLED}"
     parts = []
     if total.list_calls:
-        parts.append(f"${_usd(total.list_usd)} at list price (as billed) for {total.list_calls} calls")
+        parts.append(f"${_usd(total.list_usd)} {AS_BILLED} for {total.list_calls} calls")
     if total.gateway_only_calls:
         parts.append(
             f"${_usd(total.gateway_only_usd)} as the gateway reported for {total.gateway_only_calls} calls "
-            "with no list price"
+            "the price table does not price"
         )
     line = f"{head}: " + "; ".join(parts)
     if total.compared_calls:
         line += (
-            f"; the gateway reported ${_usd(total.gateway_usd)} for {total.gateway_calls} calls, list price "
-            f"differs by {total.diff_pct:+.1f} % over the {total.compared_calls} calls with both"
+            f"; the gateway reported ${_usd(total.gateway_usd)} for {total.gateway_calls} calls, the table's "
+            f"figure differs by {total.diff_pct:+.1f} % over the {total.compared_calls} calls with both"
         )
     return line
 

@@ -13,7 +13,7 @@ import pandas as pd
 
 from analysis import cost, prices
 from analysis.breaking import RULE, first_break, highest_held
-from analysis.capacity import capacity_result, churn_result
+from analysis.capacity import capacity_result, churn_result, kept_text
 from analysis.goodput import goodput
 from analysis.latency import latency_table
 from analysis.levels import ARRIVALS_PER_S, Levels, asked_rate, run_levels
@@ -21,6 +21,7 @@ from analysis.model import RunData
 from analysis.rounds import rounds_table
 from analysis.soak import Trend, soak_trends
 from analysis.sweep import sweep, sweep_answer
+from contract.exit_codes import DISK_ERROR, LOAD_NOT_DELIVERED
 
 # Titles of the report sections the figures come from (analysis/report.py uses the same names).
 CAPACITY, CHURN, ROUNDS, SOAK = "Capacity", "Churn (open, prompt, close)", "Rounds", "Soak verdict"
@@ -85,12 +86,24 @@ def headline(run: RunData) -> Headline:
     build = BUILDERS.get(profile, _load_headline)
     head = build(run, profile)
     head.figures += _threshold_figures(run) + cost_figures(run)
-    stop = run.meta.get("stop_reason")
-    if isinstance(stop, str) and stop != "profile complete":
-        head.verdict += f" The run ended early: {stop}."
-    elif stop is None and run.meta:
-        head.verdict += " run.json records no end: the run did not finish (killed?)."
+    head.verdict += _ending(run.meta)
     return head
+
+
+def _ending(meta: dict) -> str:
+    """What the verdict adds about how the run ended: nothing for the profile's own end (a capacity
+    budget reached is one); an early stop or a load that fell short, named."""
+    stop = meta.get("stop_reason")
+    if not isinstance(stop, str):
+        return " run.json records no end: the run did not finish (killed?)." if meta else ""
+    early = meta.get("ended_early")
+    if early is None:  # a run recorded before `ended_early`
+        early = stop != "profile complete"
+    if early:
+        return f" The run ended early: {stop}."
+    if meta.get("exit_code") in (LOAD_NOT_DELIVERED, DISK_ERROR):  # after the load: its record fell short
+        return f" {stop[:1].upper()}{stop[1:]}."
+    return ""
 
 
 def _capacity_headline(run: RunData, profile: str) -> Headline:
@@ -126,8 +139,10 @@ def _churn_headline(run: RunData, profile: str) -> Headline:
         Figure("retained per closed session", c.retained_mib_per_session, "MiB", CHURN),
         Figure("fit R²", c.fit.r2 if c.fit else None, "", CHURN),
         Figure("sessions closed", c.sessions_closed, "sessions", CHURN),
+        Figure("kept above the baseline, cycle by cycle", kept_text(c.kept_mib), "", CHURN),
     ]
-    return Headline(profile, question, c.verdict[:1].upper() + c.verdict[1:] + ".", figures)
+    verdict = c.verdict + (f"; {c.suggestion}" if c.suggestion else "")
+    return Headline(profile, question, verdict[:1].upper() + verdict[1:] + ".", figures)
 
 
 def _rounds_headline(run: RunData, profile: str) -> Headline:

@@ -40,6 +40,7 @@ class IndexRow:
     verdict: str = ""
     figures: list[Figure] = field(default_factory=list)
     problem: str | None = None
+    exit_code: str = ""
 
 
 def index_rows(folder: Path) -> list[IndexRow]:
@@ -69,6 +70,7 @@ def _row(path: Path) -> IndexRow:
         head.verdict,
         head.figures,
         problem,
+        str(meta.get("exit_code", "not recorded")),
     )
 
 
@@ -77,9 +79,16 @@ def _is_number(value: object) -> bool:
 
 
 def _target(run: RunData) -> str:
+    """The target as runs are grouped by: the gateway and what was sampled (run.json `target.sampled`:
+    a started target's command, the processes, patterns or cgroups watched), with the URL of a target
+    the kit did not start; older runs: the gateway and URL."""
     target = run.meta.get("target")
     if not isinstance(target, dict):
         return "unknown target"
+    sampled = target.get("sampled")
+    if isinstance(sampled, list) and sampled:
+        url = None if target.get("started_by_kit") else target.get("url")
+        return " · ".join(str(part) for part in [target.get("gateway"), url, *sampled] if part)
     where = target.get("url") or target.get("command") or "unknown target"
     return f"{target.get('gateway', 'unknown')} {where}" if target.get("gateway") else str(where)
 
@@ -136,13 +145,15 @@ def _table(rows: list[IndexRow]) -> pd.DataFrame:
             "profile": r.profile or "—",
             "target": r.target or "—",
             "verdict": r.verdict if r.problem is None else f"{r.verdict} ({r.problem})".strip(),
+            "exit code": r.exit_code or "—",
             "headline figures": "; ".join(f.text() for f in r.figures if f.source != "Run summary"),
         }
         for r in rows
         if r.problem is None or r.profile
     ]
     return pd.DataFrame(
-        records, columns=["run", "started (UTC)", "profile", "target", "verdict", "headline figures"]
+        records,
+        columns=["run", "started (UTC)", "profile", "target", "verdict", "exit code", "headline figures"],
     )
 
 

@@ -19,6 +19,10 @@ MIN_LEVELS = 4
 LATENCY_RISE = 1.5  # latency knee: the worst level is at least this many times the knee level
 ERROR_RISE_PP = 1.0  # error knee: the worst level is at least this many points above the knee level
 LOADGEN_CPU_SATURATED = 90.0  # % of one core, at the 90th percentile of readings
+SATURATION_REMEDY = (
+    "a Locust process uses one core: add --processes -1 (a worker per core, README 'Using every core') "
+    "or more workers (--worker on other machines, docs/multi-host.md)"
+)
 BUSY_RATIO_DROP = 0.5  # offered concurrency per user at the top level vs the bottom level
 
 
@@ -52,6 +56,8 @@ def time_bins(run: RunData, bin_s: float | None = None) -> pd.DataFrame | None:
     req = req[req["ts"].notna()]
     if "error_kind" in req:  # cut short by the run's own stop: neither a success nor a gateway error
         req = req[req["error_kind"] != schema.ERROR_INTERRUPTED]
+    if req.empty:  # every request was cut short: no request ended, so no bin has a completion
+        return None
     end = req["ts"] + req["latency_ms"].fillna(0) / 1000.0
     t0, t1 = float(req["ts"].min()), float(end.max())
     width = bin_s or max(5.0, (t1 - t0) / 200)

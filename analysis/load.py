@@ -9,8 +9,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from analysis.meta import sanitize
@@ -37,6 +39,7 @@ TEXT_COLUMNS = frozenset(
         "end_reason",
     }
 )
+NAN_TEXTS = frozenset({"nan", "+nan", "-nan"})  # what float() reads as not-a-number
 
 
 def is_run_dir(path: Path) -> bool:
@@ -53,8 +56,10 @@ def load_run(path: str | Path) -> RunData:
         raise FileNotFoundError(f"run directory not found: {run_dir}")
     missing: list[str] = []
     meta = _read_meta(run_dir / schema.RUN_JSON, missing)
+    none_written = _none_written(meta)
     frames = {
-        name: _read_contract_csv(run_dir / name, cols, missing) for name, cols in schema.FILES_COLUMNS.items()
+        name: _read_contract_csv(run_dir / name, cols, missing, required=name not in none_written)
+        for name, cols in schema.FILES_COLUMNS.items()
     }
     capacity = _read_csv(run_dir / schema.CAPACITY_CSV, None, missing, required=False)
     meta = sanitize(meta, _last_ts([*frames.values(), capacity]), missing)
@@ -100,9 +105,17 @@ def _read_meta(path: Path, missing: list[str]) -> dict:
     return meta
 
 
-def _read_contract_csv(path: Path, columns: tuple[str, ...], missing: list[str]) -> pd.DataFrame | None:
+def _none_written(meta: dict) -> set[str]:
+    """Row files the run recorded writing no row to (run.json `rows_written`): absent, not missing."""
+    written = meta.get("rows_written")
+    return {name for name, n in written.items() if n == 0} if isinstance(written, dict) else set()
+
+
+def _read_contract_csv(
+    path: Path, columns: tuple[str, ...], missing: list[str], required: bool = True
+) -> pd.DataFrame | None:
     dtypes = {c: (str if c in TEXT_COLUMNS else "float64") for c in columns}
-    return _read_csv(path, dtypes, missing, required=True)
+    return _read_csv(path, dtypes, missing, required=required)
 
 
 def _read_csv(path: Path, dtypes: dict | None, missing: list[str], required: bool) -> pd.DataFrame | None:
@@ -127,6 +140,8 @@ def _read_csv(path: Path, dtypes: dict | None, missing: list[str], required: boo
         frame = _read_row_by_row(raw, dtypes, path.name, missing)
     if frame is None:
         return None
+    if dtypes:
+        frame = _drop_non_finite(frame, dtypes, path.name, missing)
     if frame.empty:
         missing.append(f"{path.name} has a header but no rows")
     if dtypes:
@@ -152,11 +167,24 @@ def _read_row_by_row(raw: bytes, dtypes: dict | None, name: str, missing: list[s
     for col in frame.columns:
         if (dtypes or {}).get(col) == "float64":
             parsed = pd.to_numeric(frame[col], errors="coerce")
+            # a written "nan" is no empty cell ("not measured"): non-finite, so its row is skipped
+            parsed[frame[col].str.strip().str.lower().isin(NAN_TEXTS)] = math.inf
             bad += int((parsed.isna() & frame[col].notna()).sum())
             frame[col] = parsed.astype("float64")
     if bad:
         missing.append(f"{name}: {bad} non-numeric cell(s) in numeric columns read as not measured")
     return frame
+
+
+def _drop_non_finite(frame: pd.DataFrame, dtypes: dict, name: str, missing: list[str]) -> pd.DataFrame:
+    """Rows holding a non-finite number (a hand-edited nan or inf: the kit writes none) are skipped and
+    counted: one would poison every mean, percentile and time axis."""
+    numeric = [c for c, kind in dtypes.items() if kind == "float64" and c in frame.columns]
+    bad = np.isinf(frame[numeric].to_numpy(dtype="float64")).any(axis=1)
+    if not bad.any():
+        return frame
+    missing.append(f"{name}: {int(bad.sum())} row(s) with a non-finite number (nan, inf) skipped")
+    return frame[~bad].reset_index(drop=True)
 
 
 def _add_absent_columns(frame: pd.DataFrame, dtypes: dict, name: str, missing: list[str]) -> None:

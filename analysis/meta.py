@@ -26,6 +26,10 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "sweep": (list,),
     "slos": (list,),
     "sampler": (dict,),
+    "ended_early": (bool,),
+    "workers_lost": (list,),
+    "rows_written": (dict,),
+    "allow_unjudged": (bool,),
 }
 THRESHOLD_TYPES: dict[str, tuple[type, ...]] = {
     "expr": (str,),

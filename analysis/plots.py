@@ -16,6 +16,7 @@ import pandas as pd  # noqa: E402
 from analysis.labels import label  # noqa: E402
 from analysis.levels import ARRIVALS_PER_S, Levels  # noqa: E402
 from analysis.model import RunData  # noqa: E402
+from analysis.queue import stale_limit_s, stale_readings  # noqa: E402
 from analysis.resources import DEFAULT_WARNING_BYTES  # noqa: E402
 from analysis.rounds import phase_windows  # noqa: E402
 from contract.schema import MIB  # noqa: E402
@@ -74,6 +75,11 @@ def timeline_plot(
         steps = "steps-post" if name in ("users", "queue") else "default"
         for col in cols:
             ax.plot(minutes, frame[col], lw=1, label=_legend(col), drawstyle=steps)
+        if name == "queue" and (stale := stale_readings(frame, run.meta)).any():
+            limit = f"older than {stale_limit_s(run.meta):g} s when read"
+            ax.plot(
+                minutes[stale], frame.loc[stale, cols[0]], "x", color="red", ms=4, label=f"stale: {limit}"
+            )
         for value, rule in threshold_lines(run.meta, [c.removesuffix("_mib") for c in cols]):
             ax.axhline(value, color="purple", ls=":", lw=1, label=f"threshold {rule}")
         if name.startswith("available"):

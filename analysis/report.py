@@ -16,22 +16,22 @@ from analysis import agent_loop, cost, labels, render
 from analysis import headline as headline_mod
 from analysis.arrivals import LATE_RULE, arrivals, arrivals_table, lateness_table
 from analysis.breaking import RULE, first_break
-from analysis.capacity import capacity_result, capacity_section, churn_result
+from analysis.capacity import capacity_result, capacity_section, churn_result, sampler_peak_note
 from analysis.drift import drift_section
 from analysis.errors import error_table
 from analysis.goodput import goodput
 from analysis.hosts import hosts_note
-from analysis.knee import knees, little_check, load_levels, time_bins
+from analysis.knee import SATURATION_REMEDY, knees, little_check, load_levels, time_bins
 from analysis.latency import latency_table
 from analysis.levels import run_levels
 from analysis.load import load_run
 from analysis.model import RunData, Section
-from analysis.queue import queue_table
+from analysis.queue import queue_notes, queue_table
 from analysis.remote_samplers import remote_samplers_section
 from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, unmeasured_series
-from analysis.rounds import rounds_table
+from analysis.rounds import WORKER_RULE, rounds_table
 from analysis.rss_by_n import rss_by_agent_count
-from analysis.soak import soak_table, soak_trends
+from analysis.soak import data_rule, soak_table, soak_trends
 from analysis.stats import MIN_SAMPLES
 from analysis.summary import record_gaps, run_summary_table, thresholds_table
 from analysis.summary_json import write_summary_json
@@ -125,13 +125,18 @@ def build_sections(
             [PERCENTILE_RULE],
         ),
         "Errors": _section("Errors", [("failed requests by kind", error_table(run))]),
-        "Queue": _section("Queue", [("queue", queue_table(run))]),
+        "Queue": _section("Queue", [("queue", queue_table(run))], queue_notes(run)),
         "Resources": _section(
             "Resources",
             [("resources", resource_table(run, warning_bytes))],
-            [f"warning line: {warning_bytes / MIB:.0f} MiB available", *filter(None, [hosts_note(run)])],
+            [
+                f"warning line: {warning_bytes / MIB:.0f} MiB available",
+                *filter(None, [hosts_note(run), sampler_peak_note(run)]),
+            ],
         ),
-        headline_mod.ROUNDS: _section(headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))]),
+        headline_mod.ROUNDS: _section(
+            headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))], [WORKER_RULE]
+        ),
         headline_mod.SOAK: soak_section(run),
         headline_mod.SWEEP: sweep_section(run),
         headline_mod.GOODPUT: goodput_section(run),
@@ -198,7 +203,7 @@ def soak_section(run: RunData) -> Section | None:
     return Section(
         headline_mod.SOAK,
         [("trends (slopes per hour)", soak_table(trends))],
-        [f"{t.measure}: {t.verdict} — rule: {t.rule}" for t in trends],
+        [data_rule(run.meta), *(f"{t.measure}: {t.verdict} — rule: {t.rule}" for t in trends)],
     )
 
 
@@ -220,8 +225,11 @@ def load_section(run: RunData, legacy: pd.DataFrame | None) -> Section | None:
     notes.append(f"breaking level: {where} — rule: {RULE}")
     if legacy is not None and not legacy.empty:
         check = little_check(legacy, run.samples)
+        kept_up = (
+            f"SATURATED: numbers not trustworthy ({SATURATION_REMEDY})" if check.saturated else "kept up"
+        )
         notes.append(
-            f"load generator {'SATURATED: numbers not trustworthy' if check.saturated else 'kept up'}"
+            f"load generator {kept_up}"
             f" — in-flight / (throughput x latency) = {check.in_flight_vs_little:.2f}; "
             f"in-flight per user {check.busy_ratio_low:.2f} -> {check.busy_ratio_high:.2f}; "
             f"load-generator CPU p90 {render.fmt(check.loadgen_cpu_p90)} %; rule: {check.rule}"

@@ -2,7 +2,11 @@
 warning line, swap, per-worker memory and success rate, with a pass/fail and its reason. Pure math.
 
 Per-worker memory is estimated per reading as (target RSS - baseline RSS) / (processes - baseline
-processes); the baseline is the median over the "baseline" phase, else the first reading of the run.
+processes); the baseline is the median over the "baseline" phase, else the first reading of the run. Only
+settled readings count: the process count unchanged since the previous reading and for SETTLE_S, the
+target's RSS within STEADY of the previous reading. A reading just after a worker started sees a process
+that has not allocated yet (a real agent imports its libraries for seconds) and would pull the figure
+down. A round with no settled reading shows its peak instead, and says so.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from analysis.model import RunData
 from analysis.resources import DEFAULT_WARNING_BYTES
 from contract.schema import MIB
 
+SETTLE_S = 2.0  # seconds since the process count last rose
+STEADY = 0.02  # largest change of the target's RSS since the previous reading, as a fraction of it
+
 
 @dataclass
 class Baseline:
@@ -25,6 +32,14 @@ class Baseline:
     rss_bytes: float
     procs: float
     source: str
+
+
+WORKER_RULE = (
+    "per worker = (target RSS - baseline RSS) / (processes - baseline processes), over settled readings "
+    f"only (no new process for {SETTLE_S:g} s nor since the previous reading, RSS within {100 * STEADY:g} % "
+    "of the previous reading: a worker just started may not have allocated yet); a round with none shows "
+    "its peak"
+)
 
 
 def phase_windows(meta: dict) -> list[dict]:
@@ -56,6 +71,7 @@ def rounds_table(run: RunData, warning_bytes: float = DEFAULT_WARNING_BYTES) -> 
     if not rounds or samples is None or samples.empty:
         return None
     base = baseline(samples, run.meta)
+    samples = samples.assign(settled=settled_readings(samples))
     rows = [_round_row(r, samples, run, base, warning_bytes) for r in rounds]
     return pd.DataFrame(rows).set_index("round")
 
@@ -68,7 +84,9 @@ def _round_row(
     rnd: dict, samples: pd.DataFrame, run: RunData, base: Baseline | None, warning_bytes: float
 ) -> dict:
     inside = _window(samples, rnd["start_ts"], rnd["end_ts"])
-    per_worker = _per_worker_mib(inside, base)
+    settled = _per_worker_mib(inside[inside["settled"]], base)
+    per_worker = settled if len(settled) else _per_worker_mib(inside, base).nlargest(1)
+    basis = f"{len(settled)} settled readings" if len(settled) else "peak: no settled reading"
     row = {
         "round": rnd.get("round"),
         "concurrency": rnd.get("concurrency"),
@@ -79,10 +97,21 @@ def _round_row(
         "worker_mib_mean": per_worker.mean(),
         "worker_mib_min": per_worker.min(),
         "worker_mib_max": per_worker.max(),
+        "worker_mib_from": basis if len(per_worker) else "no worker counted",
     }
     row.update(_success(run, rnd))
     row.update(_verdict(row, warning_bytes))
     return row
+
+
+def settled_readings(samples: pd.DataFrame) -> pd.Series:
+    """True for readings whose workers have settled: no new process for SETTLE_S, none since the previous
+    reading, and the target's RSS steady (within STEADY of the previous reading)."""
+    procs, rss = samples["target_procs"], samples["target_rss_bytes"]
+    rose_at = samples["ts"].where(procs.diff() > 0).ffill()
+    calm = (samples["ts"] - rose_at >= SETTLE_S) | rose_at.isna()
+    steady = (procs.diff() == 0) & (rss.diff().abs() <= STEADY * rss.shift())
+    return calm & steady
 
 
 def _per_worker_mib(inside: pd.DataFrame, base: Baseline | None) -> pd.Series:

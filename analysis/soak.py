@@ -14,6 +14,7 @@ from scipy import stats
 
 from analysis.hosts import judged_samples
 from analysis.model import RunData
+from contract import trend_rule
 from contract.schema import MIB
 
 MAX_POINTS = 720  # Theil-Sen is O(n^2): longer series are reduced to this many bin medians
@@ -24,9 +25,9 @@ ALPHA = 0.01  # trend-test significance and 1 - confidence of the slope interval
 class SoakRule:
     """Thresholds of a verdict; defaults suit memory in MiB/h. Stated in the report beside the verdict."""
 
-    min_points: int = 20
-    min_duration_s: float = 600.0
-    warmup_fraction: float = 0.1  # the first part of the run is excluded (caches, pools filling)
+    min_points: int = trend_rule.MIN_POINTS
+    min_duration_s: float = trend_rule.MIN_DURATION_S
+    warmup_fraction: float = trend_rule.WARMUP_FRACTION  # the first part of the run is excluded
     min_slope_per_h: float = 2.0  # smaller slopes are no practical leak, however significant
     # ... nor are slopes under this share of the series' median per hour: a 186 MiB Python gateway
     # creeping 1.25 MiB/h (allocator growth) is significant over 30 min yet no leak (docs/analysis.md)
@@ -64,7 +65,10 @@ def trend(
     ts, values = ts[ok], values[ok]
     duration = float(ts[-1] - ts[0]) if ts.size else 0.0
     if ts.size < rule.min_points or duration < rule.min_duration_s:
-        why = f"needs >= {rule.min_points} points over >= {rule.min_duration_s:.0f} s"
+        why = (
+            f"needs >= {rule.min_points} points over >= {rule.min_duration_s:g} s after the "
+            f"{100 * rule.warmup_fraction:.0f} % warm-up; had {ts.size} over {duration:.0f} s"
+        )
         nan = float("nan")
         return Trend(measure, unit, int(ts.size), duration, nan, nan, nan, nan, nan, "not enough data", why)
     hours, values = _reduce((ts - ts[0]) / 3600.0, values)
@@ -156,24 +160,20 @@ def rule_of(meta: dict) -> SoakRule:
     return SoakRule()
 
 
+def data_rule(meta: dict) -> str:
+    """The verdicts' data rule in samples and seconds, at the run's --trend-min-duration and interval."""
+    sampler = meta.get("sampler")
+    interval = sampler.get("interval_s") if isinstance(sampler, dict) else None
+    interval = float(interval) if isinstance(interval, int | float) and interval > 0 else 1.0
+    data = trend_rule.TrendData(rule_of(meta).min_duration_s, interval)
+    return f"Data rule: a verdict needs {data.rule_text()}; shorter soaks are refused before load."
+
+
 def soak_trends(run: RunData) -> tuple[Trend, Trend]:
     """Memory and error-rate trends under the run's rule: what the report shows and thresholds judge."""
     rule = rule_of(run.meta)
     errors = SoakRule(min_duration_s=rule.min_duration_s, min_slope_per_h=1.0, min_relative_per_h=0.0)
     return memory_trend(run, rule), error_rate_trend(run, errors)
-
-
-def data_warning(duration_s: float, interval_s: float, rule: SoakRule) -> str | None:
-    """Why a run of `duration_s`, sampled every `interval_s`, cannot reach a soak verdict; None if it can."""
-    usable = duration_s * (1 - rule.warmup_fraction)
-    points = usable / interval_s
-    if usable >= rule.min_duration_s and points >= rule.min_points:
-        return None
-    return (
-        f"a soak verdict needs >= {rule.min_duration_s:.0f} s and >= {rule.min_points} samples after the "
-        f"{100 * rule.warmup_fraction:.0f} % warm-up; this {duration_s:.0f} s profile gives {usable:.0f} s "
-        f"and ~{points:.0f} samples: the leak and drift verdicts will be 'not enough data'"
-    )
 
 
 def soak_table(trends: list[Trend]) -> pd.DataFrame:

@@ -9,11 +9,18 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.arrivals import arrivals, arrivals_line
-from analysis.capacity import capacity_points, capacity_result, churn_result, shared_pages_warning
+from analysis.capacity import (
+    capacity_points,
+    capacity_result,
+    churn_result,
+    kept_text,
+    shared_pages_warning,
+)
 from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
 from analysis.goodput import goodput
 from analysis.headline import headline
 from analysis.hosts import judged_samples
+from analysis.knee import SATURATION_REMEDY
 from analysis.model import RunData
 from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
 from analysis.scores import with_scores
@@ -21,6 +28,8 @@ from analysis.stats import describe
 from analysis.tasks import task_counts
 from contract import schema
 from contract.derived import TPOT_MS
+from contract.exit_codes import THRESHOLDS_UNJUDGED
+from contract.records import WorkerLoss
 from contract.schema import MIB
 
 NOT_RECORDED = "not recorded"
@@ -42,8 +51,14 @@ def run_summary_table(run: RunData) -> pd.DataFrame:
         ("stop reason", meta.get("stop_reason", NOT_RECORDED)),
         ("exit code", meta.get("exit_code", NOT_RECORDED)),
     ]
+    rows += [("worker lost", text) for text in worker_losses(meta)]
     rows += _count_rows(run) + _threshold_rows(meta)
     return pd.DataFrame(rows, columns=["item", "value"]).set_index("item").astype(str)
+
+
+def worker_losses(meta: dict) -> list[str]:
+    """Workers a distributed run lost (run.json `workers_lost`): which, when, with how many agents."""
+    return [WorkerLoss.from_json(d).text() for d in meta.get("workers_lost") or [] if isinstance(d, dict)]
 
 
 def _count_rows(run: RunData) -> list[tuple[str, object]]:
@@ -155,7 +170,9 @@ def _capacity_lines(run: RunData) -> list[str]:
         detail = f" (R² {fit.r2:.3f}, {fit.points} points)" if fit else ""
         retained = churn.retained_mib_per_session
         figure = f"retained {retained:,.3f} MiB per closed session{detail}, " if retained is not None else ""
-        return [f"churn: {churn.verdict}; {figure}{churn.sessions_closed} sessions closed"]
+        lines = [f"churn: {churn.verdict}; {figure}{churn.sessions_closed} sessions closed"]
+        lines.append(f"churn: kept above the baseline after each cycle: {kept_text(churn.kept_mib)}")
+        return lines + ([f"churn: {churn.suggestion}"] if churn.suggestion else [])
     r = capacity_result(frame)
     marginal = (
         f"{r.fit.slope:.3f} MiB/agent (R² {r.fit.r2:.4f}, last {r.fit.points} points)" if r.fit else "no fit"
@@ -181,17 +198,24 @@ def _capacity_lines(run: RunData) -> list[str]:
 
 
 def _verdict_lines(meta: dict) -> list[str]:
-    """Failed thresholds with the value that broke them, and a load generator that was the bottleneck."""
-    lines = []
+    """Workers lost, failed thresholds with the value that broke them, thresholds left without a verdict
+    (they fail the run unless --allow-unjudged), and a load generator that was the bottleneck."""
+    lines = [f"WORKER LOST: {text}" for text in worker_losses(meta)]
     for t in meta.get("thresholds") or []:
         if t.get("passed") is False:
             value, n = t.get("value"), t.get("samples")
             lines.append(f"THRESHOLD FAILED: {t.get('expr')} (value {value:.4g}, n={n})")
         elif t.get("passed") is None:
-            lines.append(f"threshold not judged ({t.get('note') or 'no data'}): {t.get('expr')}")
+            why = t.get("note") or "no data"
+            if meta.get("allow_unjudged"):
+                lines.append(f"threshold not judged ({why}), accepted by --allow-unjudged: {t.get('expr')}")
+            else:
+                fails = f"fails the run, exit code {THRESHOLDS_UNJUDGED}"
+                lines.append(f"THRESHOLD NOT JUDGED ({why}): {t.get('expr')} ({fails})")
     validity = meta.get("validity") or {}
     if validity.get("valid") is False:
         lines.append(f"RUN INVALID: {validity.get('rule')} (p90 {validity.get('loadgen_cpu_p90')} %)")
+        lines.append(f"  {SATURATION_REMEDY}")
     return lines
 
 

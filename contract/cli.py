@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from contract.units import parse_duration
+
 
 def positive_float(text: str) -> float:
     try:
@@ -16,6 +18,18 @@ def positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
+
+
+def positive_duration(text: str) -> float:
+    """Seconds from a duration as every duration option takes it: "30s", "2m", "1h30m", "250ms" or a plain
+    number of seconds ("90", "0.5"); finite and > 0."""
+    try:
+        value = parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a duration > 0, got {text!r}")
     return value
 
 

@@ -9,6 +9,7 @@ at most one output token has no TPOT (`has_tpot`), and one with no usage has nei
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,11 +43,12 @@ def derived_value(name: str, row: Mapping[str, Any]) -> float | None:
 
 def number(raw: Any) -> float | None:
     """A cell as a float (the recorder's rows hold numbers, a read file's hold text); None: empty,
-    unparsable or NaN, i.e. not measured."""
+    unparsable or not finite (a NaN or inf a gateway sent would poison every aggregate), i.e. not
+    measured."""
     if raw is None or raw == "":
         return None
     try:
         value = float(raw)
     except (TypeError, ValueError):
         return None
-    return None if value != value else value  # NaN: not measured
+    return value if math.isfinite(value) else None

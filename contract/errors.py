@@ -29,6 +29,12 @@ class TargetDiedError(KitError):
     exit_code: ClassVar[int] = exit_codes.TARGET_DIED
 
 
+class DiskError(KitError):
+    """The run directory's filesystem cannot take the run's record (full, I/O error): exit 5."""
+
+    exit_code: ClassVar[int] = exit_codes.DISK_ERROR
+
+
 def one_line(error: BaseException) -> str:
     """The error's message on one line (a multi-line message keeps its first line)."""
     text = str(error).strip() or type(error).__name__

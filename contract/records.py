@@ -6,7 +6,6 @@ records carry facts only: no I/O, no aggregation.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 
@@ -100,10 +99,40 @@ class AgentRecord:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class WorkerLoss:
+    """run.json `workers_lost`: a Locust worker a distributed run lost mid-run, missing (no heartbeat for
+    3 s: killed, frozen, starved) or quit, and the agents it took with it."""
+
+    worker: str  # Locust's client id (host_uuid)
+    index: int | None  # Locust's worker index, as its own log lines name it
+    ts: float
+    at_s: float  # seconds after the run's start
+    agents: int  # agents it ran when last seen
+    how: str  # "went missing" or "quit"
+
+    def text(self) -> str:
+        name = f"worker {self.index}" if self.index is not None else "a worker"
+        return f"{name} ({self.worker}) {self.how} at {self.at_s:.1f} s with {self.agents} agent(s)"
+
+    @classmethod
+    def from_json(cls, doc: dict) -> WorkerLoss:
+        """From run.json; missing fields read as unknown rather than failing the report."""
+        index, at_s, agents = doc.get("index"), doc.get("at_s"), doc.get("agents")
+        return cls(
+            worker=str(doc.get("worker", "?")),
+            index=index if isinstance(index, int) else None,
+            ts=float(doc.get("ts") or 0.0),
+            at_s=float(at_s) if isinstance(at_s, int | float) else float("nan"),
+            agents=agents if isinstance(agents, int) else -1,
+            how=str(doc.get("how", "was lost")),
+        )
+
+
 def as_row(record: RequestRecord | TaskRecord | AgentRecord) -> dict:
-    """A record as a CSV row dict (booleans as 1/0 so every reader agrees)."""
-    row = dataclasses.asdict(record)
-    return {k: (int(v) if isinstance(v, bool) else v) for k, v in row.items()}
+    """A record as a CSV row dict (booleans as 1/0 so every reader agrees). Its fields are flat values:
+    a shallow copy, not dataclasses.asdict's recursive one (a row per request: the load path's cost)."""
+    return {k: (int(v) if isinstance(v, bool) else v) for k, v in vars(record).items()}
 
 
 def _span_ms(start: float | None, end: float | None) -> float | None:

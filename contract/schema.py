@@ -42,6 +42,7 @@ SAMPLE_COLUMNS: tuple[str, ...] = (
     "load1",  # 1-minute load average
     "queue_length",  # from the gateway's JSON endpoint
     "in_progress",  # from the gateway's JSON endpoint
+    "queue_age_s",  # how old those two figures were when read (a cached source, e.g. the Kanban sidecar)
     "sidecar_rss_bytes",  # processes measured apart from the target (e.g. a database)
     "loadgen_rss_bytes",  # the Locust process the sampler serves
     "loadgen_cpu_pct",  # that process's own CPU (not its children's): the saturation check reads this
@@ -57,7 +58,8 @@ REQUEST_COLUMNS: tuple[str, ...] = (
     "operation",  # chat.stream, chat, task.submit, task.poll, session.create, ...
     "ok",  # 1 or 0
     "status_code",  # HTTP status, empty when no response arrived
-    "error_kind",  # http_5xx, http_4xx, backpressure, timeout, connection, protocol, interrupted (or empty)
+    # http_5xx, http_4xx, http_3xx, backpressure, timeout, connection, protocol, too_large, interrupted
+    "error_kind",
     "error",  # one-line message
     "latency_ms",  # send to last byte
     "ttft_ms",  # send to first content token (streams only)
@@ -143,7 +145,10 @@ CAPACITY_COLUMNS: tuple[str, ...] = (
     "metric",  # rss or pss: the memory the capacity is judged on
     "connection",  # how start-up was timed: fresh (a new TCP connection per request) or keep-alive
     "detail",  # failure message, or the stop reason on the stop row
+    "startup_clock",  # where start-up was timed: thread (a dedicated OS thread, its own client) or loop
 )
+STARTUP_CLOCK_THREAD = "thread"  # off the load generator's event loop: its own load cannot add to it
+STARTUP_CLOCK_LOOP = "loop"  # on the event loop (ACP over stdio: its pipes belong to the loop's hub)
 
 # Values of capacity.csv's `detail` on the stop row: why the serial protocol ended.
 STOP_BUDGET = "budget"  # the judged memory reached --memory-budget: a capacity value
@@ -156,6 +161,8 @@ FIRST_TOKEN_CONTENT = "content"
 FIRST_TOKEN_TOOL_CALL = "tool_call"
 # requests.csv error_kind of a request the run's own stop cut short: not the gateway's failure
 ERROR_INTERRUPTED = "interrupted"
+# requests.csv error_kind of an answer past --max-response-bytes or --max-sse-line-bytes (read no further)
+ERROR_TOO_LARGE = "too_large"
 STOP_INTERRUPTED = "interrupted"  # the run was stopped from outside (a signal): no capacity value
 
 # The load generator's side of the time axis: one row per profile tick (about once a second).

@@ -11,6 +11,7 @@ import re
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?", re.IGNORECASE)
 _SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+MAX_DURATION_S = 30 * 86_400.0  # 30 days: beyond any soak; refuses a typo such as 999999999h
 _BYTES = {
     "B": 1,
     "KB": 1000,
@@ -25,14 +26,21 @@ _BYTES = {
 
 
 def parse_duration(text: str) -> float:
-    """Seconds from "30s", "2m", "1h", "1h30m", "250ms" or a bare number of seconds ("90")."""
+    """Seconds from "30s", "2m", "1h", "1h30m", "250ms" or a bare number of seconds ("90"), at most
+    MAX_DURATION_S."""
     s = text.strip().lower()
     if re.fullmatch(r"\d+(?:\.\d+)?", s):
-        return float(s)
+        return _at_most_max(float(s), text)
     parts = _DURATION_PART.findall(s)
     if not parts or "".join(n + u for n, u in parts) != s:
         raise ValueError(f"{text!r} is not a duration (use e.g. 30s, 2m, 1h, 1h30m)")
-    return sum(float(n) * _SECONDS[u] for n, u in parts)
+    return _at_most_max(sum(float(n) * _SECONDS[u] for n, u in parts), text)
+
+
+def _at_most_max(seconds: float, text: str) -> float:
+    if not seconds <= MAX_DURATION_S:  # inf from a 400-digit number too
+        raise ValueError(f"{text!r} is longer than the maximum, {MAX_DURATION_S / 86_400:g} days")
+    return seconds
 
 
 def parse_size(text: str) -> float:

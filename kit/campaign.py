@@ -27,6 +27,7 @@ from analysis.capacity_plot import capacity_plot
 from analysis.load import load_run
 from analysis.render import table_markdown
 from contract import exit_codes, schema
+from contract.cli import positive_duration
 from contract.errors import InputError
 
 CAMPAIGN_JSON = "campaign.json"
@@ -178,7 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", default="capacity", help="kit profile each run uses (default capacity)")
     p.add_argument("--locustfile", default="locustfile.py")
     p.add_argument(
-        "--timeout", type=float, default=900.0, help="seconds one run may take before it is killed"
+        "--timeout",
+        type=positive_duration,
+        default=900.0,
+        help="time one run may take before it is killed (15m)",
     )
     p.add_argument(
         "--compare",

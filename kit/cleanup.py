@@ -27,7 +27,9 @@ from agents.idle_sessions import (
 )
 from agents.recorder import Recorder
 from agents.settings import AgentSettings, set_agent_settings
+from agents.target_origin import split_userinfo
 from contract import exit_codes, schema
+from contract.cli import positive_duration
 
 OPEN_EVENTS = ("created", "failed")  # a failed start-up that got an id still exists on the gateway
 
@@ -80,10 +82,12 @@ def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, Rest
         )
     if not url:
         raise CleanupError("the run recorded no gateway URL: pass --host URL")
-    environment = Environment(host=url.rstrip("/"))
+    url, host_auth = split_userinfo(url.rstrip("/"))
+    environment = Environment(host=url)
     settings = AgentSettings(
         run_id=meta.get("run_id", run_dir.name),
         run_dir=str(run_dir),
+        host_auth=host_auth,
         api_key_env=args.api_key_env or chosen.api_key_env,
         request_timeout=args.request_timeout,
         gateway=gateway,
@@ -118,7 +122,9 @@ def parse_args(argv: list[str] | None) -> Namespace:
     parser.add_argument(
         "--api-key-env", help="environment variable holding the API key (default: the preset's)"
     )
-    parser.add_argument("--request-timeout", type=float, default=30.0, help="seconds per close (default 30)")
+    parser.add_argument(
+        "--request-timeout", type=positive_duration, default=30.0, help="time per close (default 30s)"
+    )
     return parser.parse_args(argv)
 
 

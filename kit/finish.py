@@ -18,9 +18,11 @@ from pathlib import Path
 
 import gevent
 from locust.env import Environment
+from locust.html import get_html_report, process_html_filename
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
 from contract import exit_codes, schema
+from kit.rundir import write_whole
 
 KIT_ROOT = Path(__file__).resolve().parents[1]  # where `analysis` is importable from
 
@@ -35,6 +37,14 @@ def write_locust_csvs(environment: Environment, run_dir: Path) -> None:
     ):
         with open(run_dir / f"{schema.LOCUST_CSV_PREFIX}_{name}.csv", "w", newline="", encoding="utf-8") as f:
             method(csv.writer(f))
+
+
+def write_locust_html(environment: Environment, options) -> None:
+    """Locust's own HTML report, as Locust writes it with --html ({u}, {r}, {t} filled in), whole."""
+    process_html_filename(options)
+    path = Path(options.html_file)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_whole(path, get_html_report(environment, show_download_link=False))
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,22 @@
-"""Input checks that need more than one option's text: run id and run directory, --host, the quoting of
---target-cmd/--sim-args, --health-path, and --host answering once before any load.
+"""Input checks that need more than one option's text: run id and run directory, --host and
+--sampler-url, the quoting of --target-cmd/--sim-args, --health-path, and --host answering once before
+any load.
 
 Each check raises InputError with one line; nothing here creates a file or starts a process.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 
+from agents.target_origin import HostCredentials, split_userinfo
 from contract.errors import InputError
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -28,8 +32,20 @@ def run_id(text: str) -> str:
     return text
 
 
+def run_id_on(text: str, lowercases_keys: bool, gateway: str) -> str:
+    """A run id the gateway keeps as given: one that lower-cases session keys would store an upper-case
+    id changed, and the kit would never find its own sessions again (to close them)."""
+    if lowercases_keys and text != text.lower():
+        raise InputError(
+            f"--run-id {text!r}: --gateway {gateway} lower-cases session keys, so the run could not find "
+            f"its sessions to close them; use a lower-case run id, e.g. {text.lower()!r}"
+        )
+    return text
+
+
 def run_dir(path: Path, reuse: bool) -> Path:
-    """A fresh run directory: refuse a file, and a non-empty directory unless --reuse-run-dir."""
+    """A fresh run directory: refuse a file, and a non-empty directory unless --reuse-run-dir; one that
+    does not exist yet must be creatable (not under a file, not on /proc or a read-only disk)."""
     if path.exists() and not path.is_dir():
         raise InputError(f"--run-dir {path}: exists and is not a directory")
     if path.is_dir() and any(path.iterdir()) and not reuse:
@@ -37,17 +53,44 @@ def run_dir(path: Path, reuse: bool) -> Path:
             f"--run-dir {path}: not empty (a second run would mix its rows into it); "
             "choose another or add --reuse-run-dir"
         )
+    if not path.is_dir():
+        _can_create_under(path)
     return path
 
 
-def host(url: str | None) -> str | None:
-    """--host: an http(s) URL with a host name; a trailing '/' dropped."""
+def _can_create_under(path: Path) -> None:
+    """Make (and remove) a directory in the nearest existing parent: the run's own mkdir will work."""
+    parent = next(p for p in path.absolute().parents if p.exists())
+    if not parent.is_dir():
+        raise InputError(f"--run-dir {path}: {parent} is a file, not a directory")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".loadkit-probe-", dir=parent))
+    except OSError as exc:
+        raise InputError(
+            f"--run-dir {path}: cannot create a directory in {parent} ({exc.strerror})"
+        ) from None
+
+
+def host(url: str | None) -> tuple[str | None, HostCredentials | None]:
+    """--host: an http(s) URL with a host name, a trailing '/' dropped; its userinfo (user:password@)
+    apart, so that no file or line shows it."""
     if url is None:
-        return None
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(f"--host {url!r}: expected an http:// or https:// URL, e.g. http://127.0.0.1:8000")
-    return url.rstrip("/")
+        return None, None
+    return split_userinfo(http_url("--host", url).rstrip("/"))
+
+
+def http_url(flag: str, url: str) -> str:
+    """An http(s) URL with a host name, a valid port and no blank or control character (urllib drops
+    a newline silently; httpx refuses it mid-run)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port out of range or not a number
+    except ValueError as exc:
+        raise InputError(f"{flag} {url!r}: {exc} (expected e.g. http://127.0.0.1:8000)") from None
+    printable = url.isprintable() and not any(c.isspace() for c in url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or not printable:
+        raise InputError(f"{flag} {url!r}: expected an http:// or https:// URL, e.g. http://127.0.0.1:8000")
+    return url
 
 
 def command(flag: str, text: str | None) -> str | None:

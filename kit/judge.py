@@ -15,6 +15,8 @@ from pathlib import Path
 
 from contract import schema
 from contract.csv_tail import CsvTail
+from contract.errors import InputError
+from contract.trend_rule import TrendData, clock
 from kit.settings import KitSettings
 from scenarios import registry
 from scenarios.evaluator import ThresholdEvaluator, ThresholdResult
@@ -107,6 +109,10 @@ class LiveJudge:
             for th, r in zip(self.evaluator.thresholds, self.results, strict=True)
         ]
 
+    def unjudged(self) -> list[str]:
+        """The thresholds the final judgement left without a verdict (no data, or samples stopped)."""
+        return [r.expr for r in self.results if r.passed is None]
+
     def _unjudged(self, threshold: Threshold) -> bool:
         m = threshold.metric  # sample metrics, and the memory trends made of samples
         on_samples = m.source == "sample" or (m.source == "trend" and m.column in schema.SAMPLE_COLUMNS)
@@ -160,18 +166,23 @@ def trend_values(run_dir: Path) -> dict[str, tuple[float | None, int]]:
     }
 
 
-def soak_warning(settings: KitSettings) -> str | None:
-    """At start: a soak (or a run with trend thresholds) too short for the verdict's minimum data."""
-    trend_rules = any(th.metric.name in TREND_METRICS for th in settings.thresholds)
+def refuse_short_trends(settings: KitSettings) -> None:
+    """Before load: a soak, or a run with a trend threshold, too short for the verdict's data would end
+    "not judged"; it is refused (exit 2) with the rule and the shortest run that reaches it."""
+    trend_rules = [th.expr for th in settings.thresholds if th.metric.name in TREND_METRICS]
     if settings.profile_name != "soak" and not trend_rules:
-        return None
-    duration = getattr(registry.build_profile(settings.profile_name, settings.profile), "end_s", None)
-    if duration is None or duration == float("inf"):
-        return None
-    from analysis.soak import SoakRule, data_warning  # scipy only when a soak is asked for
-
-    rule = SoakRule(min_duration_s=settings.target.trend_min_duration)
-    return data_warning(duration, settings.target.sample_interval, rule)
+        return
+    run_s = getattr(registry.build_profile(settings.profile_name, settings.profile), "end_s", None)
+    if run_s is None or run_s == float("inf"):
+        return  # open-ended (the web UI's manual profile): judged at the end, unjudged fails then
+    data = TrendData(settings.target.trend_min_duration, settings.target.sample_interval)
+    if data.reaches(run_s):
+        return
+    what = f"the threshold {trend_rules[0]!r}" if trend_rules else "a soak verdict (leak, error drift)"
+    raise InputError(
+        f"{what} needs {data.rule_text()}; this {settings.profile_name} profile runs {clock(run_s)}: "
+        f"give --duration {clock(data.shortest_run_s)} or more, or a smaller --trend-min-duration"
+    )
 
 
 def _float(text) -> float | None:

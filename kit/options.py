@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from agents.session_policy import session_policy_arg
 from agents.settings import DEFAULTS
-from contract.cli import add, positive_float, positive_int, whole
+from contract import trend_rule
+from contract.cli import add, positive_duration, positive_float, positive_int, whole
+from contract.schema import MIB
 from kit.webui import WEB_HOST
 from scenarios.datasets import ORDERS
 from scenarios.distributions import KINDS
@@ -58,17 +60,17 @@ def add_arguments(parser) -> None:
     add(
         target,
         "--start-timeout",
-        type=positive_float,
+        type=positive_duration,
         default=30.0,
-        help="seconds to wait for a started target to become healthy",
+        help="how long to wait for a started target to become healthy, e.g. 30s, 2m (default 30s)",
     )
     add(
         target,
         "--liveness-timeout",
-        type=positive_float,
+        type=positive_duration,
         default=10.0,
-        help="seconds the target's health check may fail or go unanswered mid-run before the run stops "
-        "with exit code 3 (a frozen gateway); default 10",
+        help="how long the target's health check may fail or go unanswered mid-run before the run stops "
+        "with exit code 3 (a frozen gateway); default 10s",
     )
     add(
         target,
@@ -112,16 +114,20 @@ def add_arguments(parser) -> None:
     add(
         sampler,
         "--sample-interval",
-        type=positive_float,
+        type=positive_duration,
         default=1.0,
-        help="seconds between sampler readings (default 1; 0.1 for 10 Hz)",
+        help="time between sampler readings, e.g. 1s, 100ms for 10 Hz (default 1s)",
     )
     add(
         sampler,
         "--trend-min-duration",
-        type=positive_float,
-        default=600.0,
-        help="seconds of samples after warm-up a soak verdict (leak, drift, slope thresholds) needs",
+        type=positive_duration,
+        default=trend_rule.MIN_DURATION_S,
+        help=f"a soak verdict (leak, drift, slope thresholds) needs >= {trend_rule.MIN_POINTS} samples "
+        f"spanning this long after the first {100 * trend_rule.WARMUP_FRACTION:.0f} %% of the run "
+        f"(default 10m: at 1 s samples a run of >= "
+        f"{trend_rule.clock(trend_rule.TrendData(trend_rule.MIN_DURATION_S, 1.0).shortest_run_s)}); "
+        "a soak too short for it is refused",
     )
     add(
         sampler,
@@ -180,7 +186,22 @@ def add_arguments(parser) -> None:
         "--request-timeout",
         web_ui=True,
         default=None,
-        help=f"seconds before a request counts as timed out (default {DEFAULTS.request_timeout:g})",
+        help="time a request may take, connect to last byte, streams included, before it is a timeout "
+        f"row, e.g. 30s (default {DEFAULTS.request_timeout:g}s)",
+    )
+    add(
+        agents,
+        "--max-response-bytes",
+        default=None,
+        help="largest answer body read, e.g. 64MiB; beyond it the request is a too_large row, read no "
+        f"further (default {DEFAULTS.max_response_bytes // MIB} MiB)",
+    )
+    add(
+        agents,
+        "--max-sse-line-bytes",
+        default=None,
+        help="longest event-stream (SSE) line read, e.g. 1MiB; beyond it the request is a too_large row "
+        f"(default {DEFAULTS.max_sse_line_bytes // MIB} MiB)",
     )
     add(
         agents,
@@ -202,14 +223,15 @@ def add_arguments(parser) -> None:
         "--poll-interval",
         web_ui=True,
         default=None,
-        help=f"seconds between task status polls (default {DEFAULTS.poll_interval:g})",
+        help=f"time between task status polls, e.g. 3s, 500ms (default {DEFAULTS.poll_interval:g}s)",
     )
     add(
         agents,
         "--task-timeout",
         web_ui=True,
         default=None,
-        help=f"seconds a task may take before it is recorded as timeout (default {DEFAULTS.task_timeout:g})",
+        help=f"time a task may take before it is recorded as timeout, e.g. 15m "
+        f"(default {DEFAULTS.task_timeout:g}s)",
     )
     add(
         agents,

@@ -14,12 +14,13 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import gevent
 
 from contract import schema
 from contract.errors import InputError
+from contract.redact import redact
+from kit import input_checks
 from sampler.csv_out import SampleWriter
 from sampler.loop import TARGET_EXITED
 from sampler.service_client import ClockOffset, RowsPage, ServiceClient, ServiceError
@@ -170,10 +171,7 @@ def start_remote_samplers(
     samplers = []
     sink = SampleWriter(str(samples_csv))
     for url in urls:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise InputError(f"--sampler-url must be an http(s) URL, got {url!r}")
-        records.append({"url": url, "gaps": []})
+        records.append({"url": redact(input_checks.http_url("--sampler-url", url)), "gaps": []})
         sampler = RemoteSampler(ServiceClient(url, token, time.time), sink, records[-1])
         try:
             sampler.connect()

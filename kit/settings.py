@@ -8,6 +8,7 @@ starts, creates and sends nothing.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import math
@@ -19,8 +20,11 @@ from agents import presets
 from agents.capacity import preflight as capacity_preflight
 from agents.session_policy import renew_every
 from agents.settings import DEFAULTS, AgentSettings
+from agents.target_origin import HostCredentials
 from analysis.prices import load_prices
+from contract.cli import positive_duration
 from contract.errors import InputError
+from contract.units import parse_size
 from kit import input_checks
 from scenarios import registry
 from scenarios.options import ProfileOptions, read_options
@@ -29,10 +33,13 @@ from scenarios.thresholds import Threshold
 from scenarios.workload import WorkloadSettings, read_workload
 
 RUNS_ROOT = Path("runs")
-# Agent options that must be finite and > 0 (the web form bypasses argparse's `type=` checks).
-_POSITIVE = ("request_timeout", "poll_interval", "task_timeout", "max_tokens")
+# Agent options that must be finite and > 0 (the web form bypasses argparse's `type=` checks): times
+# take what every duration option takes ("30s", "15m", or plain seconds), counts a whole number.
+_DURATIONS = ("request_timeout", "poll_interval", "task_timeout")
+_POSITIVE = ("max_tokens",)
 # Agent options a preset may default: its attribute (or its `defaults` entry) fills an unset option.
 _PRESET_ATTRIBUTES = ("session_header", "api_key_env")
+_SIZES = ("max_response_bytes", "max_sse_line_bytes")  # sizes as users type them: 64MiB, 1MiB, bytes
 _COMMANDS = ("acp_command", "hermes_command")  # command lines given as one string
 _SEQUENCES = ("target_pid", "target_match", "target_cgroup", "sidecar_pid", "sidecar_match", "sampler_url")
 
@@ -41,7 +48,8 @@ _SEQUENCES = ("target_pid", "target_match", "target_cgroup", "sidecar_pid", "sid
 class TargetSettings:
     """What to load and watch: the gateway, how it is started or found, how it is sampled."""
 
-    host: str | None
+    host: str | None  # without its userinfo: the URL every file and line shows
+    host_auth: HostCredentials | None  # --host's userinfo, sent as Basic auth to that host only
     host_check: bool  # GET --host once before load (--no-host-check skips it)
     sim_args: str
     target_cmd: str | None
@@ -77,19 +85,20 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
     """Convert and check every option; `run_id` is the given or generated id."""
     preset = presets.preset(options.gateway)
     capacity_preflight(options, profile_name(options))
-    run_id = input_checks.run_id(run_id)
+    run_id = input_checks.run_id_on(input_checks.run_id(run_id), preset.lowercases_keys, preset.name)
     run_dir = Path(_given(options, "run_dir") or RUNS_ROOT / run_id)
     prices = _given(options, "prices")
     if prices:
         load_prices(prices)  # a bad table fails now, not at the report
+    target = _target(options, preset)
     return KitSettings(
         preset=preset,
-        target=_target(options, preset),
+        target=target,
         run_id=run_id,
         run_dir=run_dir,
         prices=prices,
         host_price=_given(options, "host_price"),
-        **_form_part(options, preset, run_id, run_dir),
+        **_form_part(options, preset, run_id, run_dir, target.host_auth),
     )
 
 
@@ -102,12 +111,13 @@ def options_of(environment: Any) -> Any:
 
 def refresh(settings: KitSettings, options: Any) -> KitSettings:
     """The settings again after the web UI form changed options: profile, thresholds and agents."""
-    return dataclasses.replace(
-        settings, **_form_part(options, settings.preset, settings.run_id, settings.run_dir)
-    )
+    fixed = (settings.run_id, settings.run_dir, settings.target.host_auth)  # not on the form
+    return dataclasses.replace(settings, **_form_part(options, settings.preset, *fixed))
 
 
-def _form_part(options: Any, preset: presets.GatewayPreset, run_id: str, run_dir: Path) -> dict[str, Any]:
+def _form_part(
+    options: Any, preset: presets.GatewayPreset, run_id: str, run_dir: Path, host_auth: HostCredentials | None
+) -> dict[str, Any]:
     """The part of the settings the web UI form may change; the profile is built once to check it."""
     workload = read_workload(options)
     profile = read_options(options)
@@ -116,7 +126,9 @@ def _form_part(options: Any, preset: presets.GatewayPreset, run_id: str, run_dir
         profile = dataclasses.replace(profile, trace_offsets_s=offsets, trace_speed=workload.trace.speed)
     name = profile_name(options, traced=workload.trace is not None)
     registry.build_profile(name, profile)
-    agent = agent_settings(options, preset, profile, run_id=run_id, run_dir=str(run_dir), workload=workload)
+    agent = agent_settings(
+        options, preset, profile, run_id=run_id, run_dir=str(run_dir), workload=workload, host_auth=host_auth
+    )
     thresholds, slos = tuple(registry.build_thresholds(profile)), tuple(registry.build_slos(profile))
     check_goodput_thresholds(thresholds, slos)
     return {
@@ -164,8 +176,12 @@ def agent_settings(
             values[spec.name] = value
     for name in _SEQUENCES:
         values[name] = tuple(values.get(name) or ())
+    for name in _DURATIONS:
+        values[name] = _duration(name, values.get(name, getattr(DEFAULTS, name)))
     for name in _POSITIVE:
         values[name] = _positive(name, values.get(name, getattr(DEFAULTS, name)))
+    for name in _SIZES:
+        values[name] = _size(name, values.get(name, getattr(DEFAULTS, name)))
     values["langgraph_input"] = _json_object("langgraph_input", values.get("langgraph_input"))
     _check_session_policy(values.get("session_policy", DEFAULTS.session_policy))
     for name in _COMMANDS:
@@ -191,8 +207,10 @@ def _check_session_policy(policy: str) -> None:
 
 def _target(options: Any, preset: presets.GatewayPreset) -> TargetSettings:
     health = getattr(options, "health_path", None)  # "" on the command line: no health check
+    host, host_auth = input_checks.host(_given(options, "host"))
     return TargetSettings(
-        host=input_checks.host(_given(options, "host")),
+        host=host,
+        host_auth=host_auth,
         host_check=options.host_check,
         sim_args=input_checks.command("--sim-args", _given(options, "sim_args")) or "",
         target_cmd=input_checks.command("--target-cmd", _given(options, "target_cmd")),
@@ -226,6 +244,26 @@ def _positive(name: str, value: Any) -> Any:
     if not (math.isfinite(number) and number > 0):
         raise InputError(f"{flag} {value!r}: expected {expected}")
     return number
+
+
+def _duration(name: str, value: Any) -> float:
+    """A time option in seconds: "30s", "2m", "1h30m", "250ms" or a plain number of seconds, > 0."""
+    try:
+        return positive_duration(str(value))
+    except argparse.ArgumentTypeError as exc:
+        raise InputError(f"--{name.replace('_', '-')} {value!r}: {exc}") from None
+
+
+def _size(name: str, value: Any) -> int:
+    """A size option (64MiB, 1.5GB, bytes) as whole bytes >= 1."""
+    flag = "--" + name.replace("_", "-")
+    try:
+        size = int(parse_size(str(value)))
+    except ValueError as exc:
+        raise InputError(f"{flag}: {exc}") from None
+    if size < 1:
+        raise InputError(f"{flag} {value!r}: expected a size of at least 1 byte")
+    return size
 
 
 def _json_object(name: str, text: str | None) -> dict[str, Any] | None:

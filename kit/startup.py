@@ -19,10 +19,11 @@ import gevent
 from locust.env import Environment
 
 from agents import presets as gateways
-from contract import schema
+from agents.target_origin import with_userinfo
+from contract import exit_codes, schema
 from contract.child_env import kit_module_env
-from contract.errors import InputError, KitError, one_line
-from contract.redact import redact, redact_args
+from contract.errors import DiskError, InputError, KitError, one_line
+from contract.redact import LOG_FILTER, add_secret, redact, redact_args
 from kit import input_checks, rundir
 from kit.settings import KitSettings, options_of
 from kit.tags import keep_tagged_classes
@@ -39,6 +40,16 @@ def fail(error: KitError) -> NoReturn:
     """The one place an error becomes an exit: one line on stderr, the error's own exit code."""
     sys.stderr.write(f"loadkit: error: {redact(one_line(error))}\n")
     sys.exit(error.exit_code)
+
+
+def register_secrets(settings: KitSettings) -> None:
+    """The run's secret values, masked in every row, line, log and report: the API key, and --host's
+    password (alone, and as the Basic credentials a gateway might echo)."""
+    add_secret(os.environ.get(settings.agent.api_key_env or ""))
+    if (auth := settings.target.host_auth) is not None:
+        add_secret(auth.password)
+        add_secret(auth.basic_token())
+    log.addFilter(LOG_FILTER)
 
 
 def choose_agents(environment: Environment, settings: KitSettings) -> None:
@@ -108,7 +119,7 @@ def sampler_options(settings: KitSettings, target: Target) -> SamplerOptions | N
     --sampler-url the service watches the target: local target rows would mix two hosts' readings."""
     agent, stdio = settings.agent, settings.preset.stdio_agents
     pids, matches, cgroups = local_target(settings, target)
-    queue_url, queue_field, inflight_field = queue_probe(settings, target)
+    queue_url, queue_field, inflight_field, age_field = queue_probe(settings, target)
     if not (pids or matches or cgroups or (queue_url and queue_field) or agent.sampler_url):
         return None
     interval = settings.target.sample_interval
@@ -123,6 +134,7 @@ def sampler_options(settings: KitSettings, target: Target) -> SamplerOptions | N
         queue_url=queue_url if queue_field else None,
         queue_field=queue_field if queue_url else None,
         inflight_field=inflight_field if queue_url else None,
+        queue_age_field=age_field if queue_url else None,
         sidecar_pids=list(agent.sidecar_pid),
         sidecar_matches=list(agent.sidecar_match),
         wait_for_target=not pids and stdio,
@@ -146,15 +158,17 @@ def local_target(settings: KitSettings, target: Target) -> tuple[list[int], list
     return pids, matches, list(agent.target_cgroup)
 
 
-def queue_probe(settings: KitSettings, target: Target) -> tuple[str | None, str | None, str | None]:
-    """--queue-url and fields as given, else the preset's probe on the target."""
+def queue_probe(settings: KitSettings, target: Target) -> tuple[str | None, ...]:
+    """--queue-url and fields as given, else the preset's probe on the target: URL, queue, in-progress
+    and reading-age fields."""
     given = settings.target
     if given.queue_url:
-        return given.queue_url, given.queue_field, given.inflight_field
+        return given.queue_url, given.queue_field, given.inflight_field, None
     probe = settings.preset.queue
     if probe is None or not target.url:
-        return None, None, None
-    return f"{target.url}{probe.path}", probe.queue_field, probe.in_progress_field
+        return None, None, None, None
+    url = with_userinfo(target.url, given.host_auth)  # the probe is on --host: its Basic auth too
+    return f"{url}{probe.path}", probe.queue_field, probe.in_progress_field, probe.age_field
 
 
 def acp_pattern(command: str) -> str:
@@ -181,14 +195,15 @@ def start_side_sampler(settings: KitSettings, target: Target) -> subprocess.Pope
     if popen.poll() is not None and popen.returncode != 0:
         said = popen.stderr.read() if popen.stderr else b""  # started with stderr=PIPE
         lines = said.decode(errors="replace").strip().splitlines() or ["exited"]
-        raise InputError(f"sampler: {lines[-1]}")
+        refused = DiskError if popen.returncode == exit_codes.DISK_ERROR else InputError
+        raise refused(f"sampler: {lines[-1]}")
     gevent.spawn(_relay_stderr, popen)
     return popen
 
 
 def _relay_stderr(popen: subprocess.Popen) -> None:
     for raw in popen.stderr or ():
-        line = raw.decode(errors="replace")
+        line = redact(raw.decode(errors="replace"))
         sys.stderr.write(line if line.startswith("sampler") else f"sampler: {line}")
 
 
@@ -206,6 +221,7 @@ def initial_meta(settings: KitSettings, target: Target) -> dict:
             "started_by_kit": target.started_by_kit,
             "command": redact_args(target.command) if target.command else None,
             "pid": target.pid,
+            "sampled": rundir.sampled_target(settings.agent, target),
         },
         "profile": {},
         "thresholds": [],

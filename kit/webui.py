@@ -29,7 +29,7 @@ from kit.session import Session
 from kit.settings import KitSettings
 from scenarios import registry
 from scenarios.errors import ProfileConfigError
-from scenarios.options import ProfileOptions
+from scenarios.options import ProfileOptions, check_users
 from scenarios.profile import params_of
 
 TAB_KEY = "loadkit-resources"
@@ -176,6 +176,10 @@ def _edit(form, edit: Callable[[int, float], str | None], host: str) -> dict:
         return {"success": False, "message": "EDIT needs a whole user count and a spawn rate", "host": host}
     if users < 0 or not (rate > 0 and math.isfinite(rate)):
         return {"success": False, "message": "EDIT needs users >= 0 and a spawn rate > 0", "host": host}
+    try:
+        check_users(users)
+    except ValueError as exc:
+        return {"success": False, "message": f"EDIT: {exc}", "host": host}
     refused = edit(users, rate)
     message = refused or f"ramping to {users} users at {rate:g}/s"
     return {"success": refused is None, "message": message, "host": host}

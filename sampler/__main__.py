@@ -14,6 +14,7 @@ import threading
 
 from contract.csv_append import RunFileError
 from contract.exit_codes import BAD_INPUT, DISK_ERROR, OK
+from contract.redact import redact
 from sampler.csv_out import OutputError
 from sampler.loop import Sampler
 from sampler.options import UsageError, parse
@@ -35,12 +36,15 @@ def main(argv: list[str]) -> int:
         raise_open_file_limit()
         sampler = Sampler(opts)
     except (UsageError, TargetNotFound, OutputError) as exc:
-        print(f"sampler: error: {exc}", file=sys.stderr)
+        print(f"sampler: error: {redact(str(exc))}", file=sys.stderr)
         return BAD_INPUT
+    except RunFileError as exc:  # its files could not even be started (disk full)
+        print(f"sampler: error: {exc}", file=sys.stderr)
+        return DISK_ERROR
     try:
         reason = sampler.run(stop)
     except RunFileError as exc:
-        print(f"sampler: error: {exc}", file=sys.stderr)
+        print(f"sampler: error: {redact(str(exc))}", file=sys.stderr)
         return DISK_ERROR
     finally:
         sampler.close()
@@ -58,7 +62,7 @@ def main_serve(argv: list[str], stop: threading.Event) -> int:
         state.step_reading = sampler.step_reading
         server = _listen(state, opts.bind, opts.port)
     except (UsageError, TargetNotFound) as exc:
-        print(f"sampler serve: error: {exc}", file=sys.stderr)
+        print(f"sampler serve: error: {redact(str(exc))}", file=sys.stderr)
         return BAD_INPUT
     host, port = server.server_address[:2]
     print(f"sampler serve: listening on http://{host}:{port} as host {state.host!r}", file=sys.stderr)

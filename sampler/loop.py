@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from contract.redact import redact
 from sampler import cgroupfs
 from sampler.cpu import cpu_percent
 from sampler.csv_out import SampleWriter
@@ -181,7 +182,7 @@ class Sampler:
     def _log_once(self, message: str) -> None:
         if message not in self._logged:
             self._logged.add(message)
-            print(f"sampler: {message}", file=sys.stderr, flush=True)
+            print(f"sampler: {redact(message)}", file=sys.stderr, flush=True)  # a URL's userinfo
 
 
 def _target_selectors(opts: SamplerOptions, loadgen: set[int]) -> list:
@@ -202,4 +203,4 @@ def _queue_probe(opts: SamplerOptions) -> QueueProbe | None:
     if not opts.queue_url or not opts.queue_field:
         return None
     timeout = min(2.0, opts.interval / 2)  # well under the interval: a slow gateway must not stall rows
-    return QueueProbe(opts.queue_url, opts.queue_field, opts.inflight_field, timeout)
+    return QueueProbe(opts.queue_url, opts.queue_field, opts.inflight_field, timeout, opts.queue_age_field)

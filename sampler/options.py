@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 from urllib.parse import urlsplit
 
+from contract.cli import positive_duration
 from contract.errors import InputError
 
 MIN_INTERVAL_S = 0.05  # 20 Hz; 10 Hz is the rate promised
@@ -32,6 +33,7 @@ class SamplerOptions:
     queue_url: str | None = None
     queue_field: str | None = None
     inflight_field: str | None = None
+    queue_age_field: str | None = None  # the age (s) of a cached queue reading, where the source says
     sidecar_pids: list[int] = field(default_factory=list)
     sidecar_matches: list[str] = field(default_factory=list)
     loadgen_pid: int | None = None
@@ -70,6 +72,7 @@ _SINGLE = {
     "--queue-url": "queue_url",
     "--queue-field": "queue_field",
     "--inflight-field": "inflight_field",
+    "--queue-age-field": "queue_age_field",
     "--loadgen-pid": "loadgen_pid",
     "--duration": "duration",
     "--host-label": "host_label",
@@ -93,16 +96,21 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pid", dest="pids", type=int, action="append", default=[], help="a pid and its tree")
     p.add_argument("--match", dest="matches", action="append", default=[], help="command-line regex")
     p.add_argument("--cgroup", dest="cgroups", action="append", default=[], help="cgroup directory")
-    p.add_argument("--interval", type=float, default=1.0, help="seconds between readings")
+    p.add_argument(
+        "--interval", type=positive_duration, default=1.0, help="time between readings (1s, 100ms)"
+    )
     p.add_argument("--pss-every", type=int, default=0, help="read PSS/USS every Nth reading (0 = off)")
-    p.add_argument("--tree-refresh-s", type=float, default=2.0, help="seconds between process-set walks")
+    p.add_argument(
+        "--tree-refresh-s", type=positive_duration, default=2.0, help="time between process-set walks"
+    )
     p.add_argument("--queue-url", help="gateway JSON endpoint with the queue figures")
     p.add_argument("--queue-field", help="dotted path of the queue length in that JSON")
     p.add_argument("--inflight-field", help="dotted path of the in-progress count")
+    p.add_argument("--queue-age-field", help="dotted path of the reading's age in seconds (a cached source)")
     p.add_argument("--sidecar-pid", dest="sidecar_pids", type=int, action="append", default=[])
     p.add_argument("--sidecar-match", dest="sidecar_matches", action="append", default=[])
     p.add_argument("--loadgen-pid", type=int, help="exit (after a last row) when this pid is gone")
-    p.add_argument("--duration", type=float, help="stop after this many seconds")
+    p.add_argument("--duration", type=positive_duration, help="stop after this long (30s, 2m, 1h)")
     p.add_argument(
         "--wait-for-target",
         action="store_true",
@@ -144,8 +152,8 @@ def validate(opts: SamplerOptions) -> None:
 
 def _validate_queue(opts: SamplerOptions) -> None:
     if opts.queue_url is None:
-        if opts.queue_field or opts.inflight_field:
-            raise UsageError("--queue-field/--inflight-field need --queue-url")
+        if opts.queue_field or opts.inflight_field or opts.queue_age_field:
+            raise UsageError("--queue-field/--inflight-field/--queue-age-field need --queue-url")
         return
     parts = urlsplit(opts.queue_url)
     if parts.scheme not in ("http", "https") or not parts.netloc:

@@ -2,7 +2,8 @@
 figures are made of (the check after a `--target-match REGEX`). One row per process the first time it is
 counted as the target or a sidecar, flushed at once.
 
-Reads only a new process's ppid and command line; never a process's environment.
+Reads only a new process's ppid and command line; never a process's environment. Secret-looking values
+in a command line are masked by contract/redact.py, the rule run.json's commands follow.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 import psutil
 
 from contract.csv_append import CsvAppender
+from contract.redact import redact_args
 from contract.schema import PROCESS_COLUMNS, PROCESSES_CSV
 
 COMMAND_CHARS = 300  # enough to tell processes apart; a long argv is cut, not wrapped
@@ -40,7 +42,7 @@ class ProcessLog:
 def _describe(pid: int) -> dict[str, object]:
     try:
         process = psutil.Process(pid)
-        command = " ".join(process.cmdline()) or process.name()
+        command = " ".join(redact_args(process.cmdline())) or process.name()
         return {"ppid": process.ppid(), "command": command[:COMMAND_CHARS]}
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return {"ppid": None, "command": None}

@@ -33,10 +33,18 @@ def field_value(doc: object, dotted: str) -> float:
 
 
 class QueueProbe:
-    def __init__(self, url: str, queue_field: str, inflight_field: str | None, timeout_s: float) -> None:
+    def __init__(
+        self,
+        url: str,
+        queue_field: str,
+        inflight_field: str | None,
+        timeout_s: float,
+        age_field: str | None = None,
+    ) -> None:
         self.url = url
         self.queue_field = queue_field
         self.inflight_field = inflight_field
+        self.age_field = age_field
         self._client = httpx.Client(timeout=timeout_s)
 
     def read(self) -> QueueReading:
@@ -46,9 +54,10 @@ class QueueProbe:
             doc = response.json()
             queue = field_value(doc, self.queue_field)
             inflight = field_value(doc, self.inflight_field) if self.inflight_field else None
+            age = field_value(doc, self.age_field) if self.age_field else None
         except (httpx.HTTPError, ValueError) as exc:  # JSONDecodeError and FieldError are ValueErrors
             return QueueReading(None, None, error=_one_line(exc))
-        return QueueReading(queue, inflight)
+        return QueueReading(queue, inflight, age_s=age)
 
     def close(self) -> None:
         self._client.close()

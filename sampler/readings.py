@@ -64,11 +64,13 @@ class HostReading:
 
 @dataclass(frozen=True)
 class QueueReading:
-    """The gateway's own queue figures; on any failure both are None and `error` says why, in one line."""
+    """The gateway's own queue figures; on any failure both are None and `error` says why, in one line.
+    `age_s`: how old the figures were when read, where the source serves a cached reading."""
 
     queue_length: float | None
     in_progress: float | None
     error: str | None = None
+    age_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ def to_row(t: Tick) -> dict[str, str]:
         "load1": _cell(host.load1, 2),
         "queue_length": _cell(q.queue_length),
         "in_progress": _cell(q.in_progress),
+        "queue_age_s": _cell(q.age_s, 3),
         "sidecar_rss_bytes": _cell(t.sidecar_rss_bytes),
         "loadgen_rss_bytes": _cell(lg.rss_bytes),
         "loadgen_cpu_pct": _cell(lg.cpu_pct, 1),

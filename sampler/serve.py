@@ -79,7 +79,9 @@ class _Handler(BaseHTTPRequestHandler):
             try:
                 since, limit = (int(query.get(k, [d])[0]) for k, d in (("since", 0), ("limit", 1000)))
             except ValueError:
-                return self._send(400, {"error": "since and limit must be integers"})
+                since = limit = -1
+            if since < 0 or limit < 0:
+                return self._send(400, {"error": "since and limit must be whole numbers >= 0"})
             return self._send(200, self.state.rows_doc(since, limit))
         if url.path == "/v1/reading":  # a capacity step's reading, taken now
             reading = self.state.step_reading(parse_qs(url.query).get("pss", ["0"])[0] == "1")

@@ -35,6 +35,9 @@ class SerialProfile:
     def paced_by(self, start_ts: float) -> None:
         """The driver runs the protocol at the target's own pace."""
 
+    def peak_users(self) -> int:
+        return 1  # the driver (its agents are sessions, capped by --max-agents)
+
     def phases(self) -> list[Phase]:
         return [Phase(self.name, 0.0, None)]
 

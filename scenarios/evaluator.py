@@ -72,9 +72,9 @@ class ThresholdEvaluator:
                 self._ratios[m.name] = _Ratio()
             elif m.source not in ("counter", "trend"):
                 self._dists[m.name] = Distribution()
+        metrics = dict.fromkeys(th.metric for th in self.thresholds)  # each once: a value is added once
         self._by_source = {
-            src: [th.metric for th in self.thresholds if th.metric.source == src]
-            for src in ("request", "derived", "task", "sample")
+            src: [m for m in metrics if m.source == src] for src in ("request", "derived", "task", "sample")
         }
 
     def observe_request(self, row: Mapping[str, Any]) -> None:

@@ -46,6 +46,9 @@ class ManualProfile:
         self._ramp_end_s = t + ramp_s
         self.edits += 1
 
+    def peak_users(self) -> int:
+        return self.params.users
+
     def phases(self) -> list[Phase]:
         end = self.params.run_time_s
         if end is not None and end <= self._ramp_s:

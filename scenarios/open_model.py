@@ -69,6 +69,9 @@ class OpenModelProfile:
     def phases(self) -> list[Phase]:
         return self._inner.phases()
 
+    def peak_users(self) -> int:
+        return self.params.max_agents
+
     def paced_by(self, start_ts: float, late_after_s: float = 1.0) -> Pacer:
         """One per load generator; in a distributed run each worker gets a share (share_doc)."""
         return Pacer(arrival_timing(self.schedule, self.process), start_ts, late_after_s)

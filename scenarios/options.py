@@ -73,6 +73,7 @@ class ProfileOptions:
     sweep_rates: int | None = None
     thresholds_file: str | None = None
     threshold_exprs: tuple[str, ...] = field(default_factory=tuple)
+    allow_unjudged: bool = False  # a threshold left without a verdict does not fail the run (exit 8)
     slo_exprs: tuple[str, ...] = field(default_factory=tuple)
     num_users: int | None = None  # Locust's -u, -r, -t: read by the manual profile
     spawn_rate: float | None = None
@@ -114,6 +115,14 @@ def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
         help='a threshold, repeatable, e.g. "ttft_ms p95 < 500 abort grace=10s" (";" separates in the UI)',
     )
     parser.add_argument(
+        "--allow-unjudged",
+        env_var=env_var("--allow-unjudged"),
+        action="store_true",
+        default=False,
+        include_in_web_ui=True,
+        help="a threshold with no data to judge it does not fail the run (default: exit code 8)",
+    )
+    parser.add_argument(
         "--slo",
         env_var=env_var("--slo"),
         action="append",
@@ -151,10 +160,11 @@ def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
         sweep_rates=_convert(get, "sweep_rates", _positive_int),
         thresholds_file=get("thresholds") or None,
         threshold_exprs=_threshold_list(get("threshold")),
+        allow_unjudged=get("allow_unjudged") in (True, "true", "on", "1"),
         slo_exprs=_threshold_list(get("slo")),
         num_users=_convert(get, "num_users", _positive_int, "-u/--users"),
         spawn_rate=_convert(get, "spawn_rate", _positive_float, "-r/--spawn-rate"),
-        run_time_s=get("run_time"),
+        run_time_s=_convert(get, "run_time", parse_duration, "-t/--run-time"),
         capacity=capacity.read_params(ns, max_agents),
         churn=churn.read_params(ns),
     )
@@ -206,12 +216,17 @@ def _whole(text: str) -> int:
     """A user count: a whole number, at most MAX_USERS (every user costs memory in this process)."""
     if not text.isdigit():
         raise ValueError("must be a whole number >= 0")
-    if int(text) > MAX_USERS:
+    return check_users(int(text))
+
+
+def check_users(users: int) -> int:
+    """The user cap (a profile's peak, a count given, EDIT in the web UI): ValueError above MAX_USERS."""
+    if users > MAX_USERS:
         raise ValueError(
-            f"more than {MAX_USERS} users in one load generator: each holds a greenlet and an HTTP "
-            "client in memory; split the load over Locust workers (--processes)"
+            f"{users} users: more than {MAX_USERS} in one load generator (each holds a greenlet and an "
+            "HTTP client in memory); split the load over Locust workers (--processes)"
         )
-    return int(text)
+    return users
 
 
 def _positive_int(text: str) -> int:

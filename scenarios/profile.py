@@ -39,6 +39,11 @@ class Profile(Protocol):
         """The phases known so far (all of them for a timed profile)."""
         ...
 
+    def peak_users(self) -> int:
+        """The most users it ever asks one load generator for: registry.build_profile refuses a profile
+        above scenarios.options.MAX_USERS, so every profile is capped by this one check."""
+        ...
+
     def paced_by(self, start_ts: float) -> Pacer | RoundsPlan | SweepPlan | None:
         """What paces the agents' work from start_ts: arrivals (open model), rounds, a sweep's passes,
         or nothing."""

@@ -23,14 +23,14 @@ from scenarios import (
     sweep,
     trace_replay,
 )
-from scenarios.errors import ProfileConfigError
+from scenarios.errors import ProfileConfigError, ThresholdConfigError
 from scenarios.open_model import OpenModelProfile
-from scenarios.options import ProfileOptions, read_options
+from scenarios.options import ProfileOptions, check_users, read_options
 from scenarios.options import add_arguments as _add_arguments
 from scenarios.profile import Profile
 from scenarios.shape import StagedProfile
 from scenarios.slo import Slo, parse_slo
-from scenarios.thresholds import Threshold, load_thresholds_file, parse_threshold
+from scenarios.thresholds import MAX_THRESHOLDS, Threshold, load_thresholds_file, parse_threshold
 
 BUILDERS: dict[str, Callable[[ProfileOptions], Profile]] = {
     "manual": manual.build,
@@ -82,11 +82,20 @@ def build_profile(name: str | None, options: Any) -> Profile:
     if name not in BUILDERS:
         raise ProfileConfigError(f"unknown profile {name!r}: choose one of {', '.join(PROFILE_NAMES)}")
     profile = BUILDERS[name](opts)
-    if opts.arrival_rate is None:
-        return profile
-    if not isinstance(profile, StagedProfile):
-        raise ProfileConfigError(f"--arrival-rate does not apply to --load-profile {name}")
-    return OpenModelProfile(profile, opts.arrival_rate, opts.max_agents, opts.arrival_process)
+    if opts.arrival_rate is not None:
+        if not isinstance(profile, StagedProfile):
+            raise ProfileConfigError(f"--arrival-rate does not apply to --load-profile {name}")
+        profile = OpenModelProfile(profile, opts.arrival_rate, opts.max_agents, opts.arrival_process)
+    return capped(profile)
+
+
+def capped(profile: Profile) -> Profile:
+    """The user cap every profile passes, whatever shapes it (stages, rounds, a spike, a pool)."""
+    try:
+        check_users(profile.peak_users())
+    except ValueError as exc:
+        raise ProfileConfigError(f"--load-profile {profile.name}: {exc}") from None
+    return profile
 
 
 def build_thresholds(options: Any) -> list[Threshold]:
@@ -94,6 +103,10 @@ def build_thresholds(options: Any) -> list[Threshold]:
     opts = options if isinstance(options, ProfileOptions) else read_options(options)
     found = load_thresholds_file(opts.thresholds_file) if opts.thresholds_file else []
     found += [parse_threshold(e, f"--threshold #{i}") for i, e in enumerate(opts.threshold_exprs, 1)]
+    if len(found) > MAX_THRESHOLDS:
+        raise ThresholdConfigError(
+            f"{len(found)} thresholds: at most {MAX_THRESHOLDS} per run (each is judged every second)"
+        )
     return found
 
 

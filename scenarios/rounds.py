@@ -147,6 +147,9 @@ class RoundsProfile:
             return Tick(0, 1.0, "baseline")
         return Tick(cur.concurrency, float(cur.concurrency), f"round-{cur.round}")
 
+    def peak_users(self) -> int:
+        return max(self.params.levels)
+
     def phases(self) -> list[Phase]:
         origin = self.plan.baseline_start_ts
         if origin is None:

@@ -75,6 +75,9 @@ class StagedProfile:
     def peak(self) -> float:
         return max(s.target for s in self.stages)
 
+    def peak_users(self) -> int:
+        return math.ceil(self.peak())
+
     def phases(self) -> list[Phase]:
         spans: list[Phase] = []
         for stage, start in zip(self.stages, self._starts, strict=True):

@@ -178,6 +178,9 @@ class SweepProfile:
         agents = 1 if current.kind == SYNCHRONOUS else self.params.max_agents
         return Tick(agents, float(agents), current.phase)
 
+    def peak_users(self) -> int:
+        return self.params.max_agents  # the throughput and rate passes' pool
+
     def phases(self) -> list[Phase]:
         base = [Phase("baseline", 0.0, self.params.baseline_s)] if self.params.baseline_s else []
         return base + [Phase(p.phase, p.start_s, p.end_s) for p in self.passes]

@@ -19,6 +19,7 @@ from scenarios.errors import ThresholdConfigError
 from scenarios.metrics import DISTRIBUTION_AGGS, METRICS, Metric
 
 OPS = tuple(COMPARE)
+MAX_THRESHOLDS = 100  # per run (file and --threshold together): each is judged every second
 _TOKEN = re.compile(r"grace=\S*|<=|>=|==|!=|<|>|[^\s<>=!]+|\S")
 _PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?)")
 _MS_SUFFIX = {"ms": 1.0, "s": 1000.0, "m": 60000.0}

@@ -53,6 +53,9 @@ class TraceReplayProfile:
     def phases(self) -> list[Phase]:
         return [Phase(PHASE, 0.0, self.end_s)]
 
+    def peak_users(self) -> int:
+        return self.params.max_agents
+
     def paced_by(self, start_ts: float, late_after_s: float = 1.0) -> Pacer:
         return Pacer(trace_timing(list(self.offsets_s), self.speed), start_ts, late_after_s)
 

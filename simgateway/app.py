@@ -19,6 +19,7 @@ from aiohttp import web
 from simgateway import memory
 from simgateway.board import Board
 from simgateway.faults import FaultGate
+from simgateway.hostile import hostile_middleware
 from simgateway.knobs import Knobs
 from simgateway.llm import DEFAULT_MODEL, MockLLM
 from simgateway.sessions import Sessions
@@ -44,7 +45,8 @@ def build_app(knobs: Knobs, shared: mmap.mmap | None) -> tuple[web.Application, 
         }
         return web.json_response({"object": "list", "data": [model]})
 
-    app = web.Application()
+    middlewares = [hostile_middleware(knobs.hostile, knobs.hostile_bytes)] if knobs.hostile else []
+    app = web.Application(middlewares=middlewares)
     app.router.add_get("/health", health)
     app.router.add_get("/v1/models", models)
     app.router.add_post("/v1/chat/completions", llm.chat_completions)

@@ -133,6 +133,8 @@ class Board:
             task.id,
             "--mib",
             str(k.worker_mib),
+            "--ramp-s",
+            str(k.worker_ramp_s),
             "--calls",
             str(k.task_llm_calls),
             "--until",

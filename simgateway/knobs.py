@@ -15,6 +15,7 @@ from simgateway.script import Script, ScriptError, load_script
 
 USAGE_DIALECTS = ("openai", "deepseek", "anthropic", "responses")
 AGENT_MODES = ("inprocess", "process")
+HOSTILE_MODES = ("drip", "garbage", "huge-body", "huge-line")  # simgateway/hostile.py
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class Knobs:
     error_rate: float = 0.0
     garbage_rate: float = 0.0
     max_concurrent_chats: int | None = None  # None: unlimited
+    hostile: str | None = None  # every answer the hostile way (simgateway/hostile.py); None: honest
+    hostile_bytes: int = 128 * 1024 * 1024  # the size of a huge-body / huge-line answer
     # agent sessions
     agent_mode: str = "inprocess"
     agent_startup_ms: float = 50.0
@@ -61,6 +64,7 @@ class Knobs:
     dispatch_interval_s: float = 1.0
     max_in_progress: int = 6
     worker_mib: float = 20.0
+    worker_ramp_s: float = 0.0  # a worker reaches worker_mib over this long (as a real agent imports)
     task_llm_calls: int = 2
     task_seconds: float = 2.0
     task_fail_rate: float = 0.0
@@ -147,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     faults.add_argument("--error-rate", type=_RATE, default=0.0)
     faults.add_argument("--garbage-rate", type=_RATE, default=0.0)
     faults.add_argument("--max-concurrent-chats", type=_POSITIVE_INT, default=None)
+    faults.add_argument("--hostile", choices=HOSTILE_MODES, default=None)
+    faults.add_argument("--hostile-bytes", type=_COUNT, default=128 * 1024 * 1024)
     agents = p.add_argument_group("agent sessions")
     agents.add_argument("--agent-mode", choices=AGENT_MODES, default="inprocess")
     agents.add_argument("--agent-startup-ms", type=_NONNEG, default=50.0)
@@ -161,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     board.add_argument("--max-in-progress", type=_POSITIVE_INT, default=6)
     board.add_argument("--worker-mib", type=_NONNEG, default=20.0)
+    board.add_argument("--worker-ramp-s", type=_NONNEG, default=0.0)
     board.add_argument("--task-llm-calls", type=_COUNT, default=2)
     board.add_argument("--task-seconds", type=_NONNEG, default=2.0)
     board.add_argument("--task-fail-rate", type=_RATE, default=0.0)

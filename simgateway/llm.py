@@ -205,14 +205,14 @@ class MockLLM:
         await resp.write(chunk({"role": "assistant", "content": None if calls else ""}))
         if calls:
             ticks = tool_wire.chat_ticks(calls, self.knobs.tool_arg_fragment_chars)
-            await self._write_ticks(resp, rid, t0, tokens, [chunk(t) for t in ticks])
+            await self._write_ticks(resp, request, rid, t0, tokens, [chunk(t) for t in ticks])
         else:
             # token chunks differ only in their text: split one rendered chunk around a marker, once
             before, after = chunk({"content": "\x00"}).split(b'"\\u0000"')
             async for i in self._token_ticks(t0, tokens):
                 await resp.write(before + json.dumps(token_text(i)).encode() + after)
                 if i == 0:
-                    self.log_first_token(rid, t0)
+                    self.log_first_token(rid, t0, request)
         await resp.write(chunk({}, self.finish_reason(calls, tokens)))
         if include_usage:
             final = {**head, "choices": [], "usage": self.usage(tokens)}
@@ -222,17 +222,26 @@ class MockLLM:
         return resp
 
     async def _write_ticks(
-        self, resp: web.StreamResponse, rid: str, t0: float, tokens: Tokens, ticks
+        self, resp: web.StreamResponse, request: web.Request, rid: str, t0: float, tokens: Tokens, ticks
     ) -> None:
         """Write pre-rendered ticks (bytes), each at its token's due time; the first is the first token."""
         async for i in self._token_ticks(t0, tokens):
             await resp.write(ticks[i])
             if i == 0:
-                self.log_first_token(rid, t0)
+                self.log_first_token(rid, t0, request)
 
-    def log_first_token(self, response_id: str, t0: float) -> None:
+    def log_first_token(self, response_id: str, t0: float, request: web.Request) -> None:
+        """When the first token left, and the client's port (a client that keeps its connection sends
+        every stream from one port)."""
         elapsed_ms = (asyncio.get_running_loop().time() - t0) * 1000.0
-        self.stream_log.append({"id": response_id, "first_token_ms": round(elapsed_ms, 3)})
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        self.stream_log.append(
+            {
+                "id": response_id,
+                "first_token_ms": round(elapsed_ms, 3),
+                "client_port": peer[1] if peer else None,
+            }
+        )
 
     async def _token_ticks(self, t0: float, tokens: Tokens) -> AsyncIterator[int]:
         """Yield token indexes each at its due time; with no tokens, still wait the ttft."""
@@ -292,7 +301,7 @@ class MockLLM:
         if calls:
             ticks = tool_wire.responses_ticks(calls, self.knobs.tool_arg_fragment_chars)
             rendered = [b"".join(event(kind, data) for kind, data in tick) for tick in ticks]
-            await self._write_ticks(resp, rid, t0, tokens, rendered)
+            await self._write_ticks(resp, request, rid, t0, tokens, rendered)
         else:
             where = {"item_id": f"msg_{rid}", "output_index": 0, "content_index": 0}
             async for i in self._token_ticks(t0, tokens):

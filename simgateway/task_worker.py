@@ -25,6 +25,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--gateway-pid", type=int, required=True)
     p.add_argument("--task-id", required=True)
     p.add_argument("--mib", type=float, default=0.0)
+    p.add_argument("--ramp-s", type=float, default=0.0, help="reach --mib over this long, in steps")
     p.add_argument("--calls", type=int, default=0)
     p.add_argument(
         "--until", type=float, required=True, help="epoch seconds the task ends (LLM time included)"
@@ -69,6 +70,20 @@ def run_calls(args: argparse.Namespace, prompt: str) -> tuple[TaskUsage, str | N
     return usage, None
 
 
+RAMP_STEPS = 10
+
+
+def allocate_over(mib: float, ramp_s: float) -> list:
+    """`mib` MiB resident, all at once or in RAMP_STEPS equal steps over `ramp_s` seconds."""
+    if ramp_s <= 0:
+        return [memory.allocate_touched(mib)]
+    blocks = []
+    for _ in range(RAMP_STEPS):
+        blocks.append(memory.allocate_touched(mib / RAMP_STEPS))
+        time.sleep(ramp_s / RAMP_STEPS)
+    return blocks
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     prompt = sys.stdin.read()  # the board writes the task's prompt, then closes the pipe
@@ -76,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         detach()
     else:
         die_with_parent(args.gateway_pid)
-    block = memory.allocate_touched(args.mib)  # noqa: F841  (held for the task's life)
+    blocks = allocate_over(args.mib, args.ramp_s)  # noqa: F841  (held for the task's life)
     emit({"event": "started", "pid": os.getpid(), "task_id": args.task_id})  # memory already resident
     usage, error = run_calls(args, prompt)
     if not sleep_while_alive(args.until - time.time(), args.gateway_pid):

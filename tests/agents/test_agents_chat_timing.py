@@ -23,6 +23,7 @@ import pytest
 from locust import HttpUser, constant, task
 
 from agents.openai_chat import ChatAgent
+from tests.gateways.harness import agent_user
 from tests.locust_users import collect
 from tests.machine_noise import NoiseWindow, judge, retake
 
@@ -97,6 +98,17 @@ def test_chat_agent_ttft_and_itl_read_back_the_knobs(simulator):
         ]
 
     judge(retake(deviations))
+
+
+def test_a_chat_agent_sends_its_streams_over_one_connection(simulator, tmp_path):
+    """Left unread after `[DONE]`, a stream's connection closes and every next request pays a new
+    connect (and a resolver thread) on its timed path: +10 ms of TTFT at 10 closed-loop streams here."""
+    gateway = simulator("--ttft-ms", "5", "--itl-ms", "1", "--output-tokens", "3")
+    with agent_user(ChatAgent, gateway.url, tmp_path) as user:
+        for _ in range(4):
+            user.chat_stream()
+    streams = httpx.get(f"{gateway.url}/v1/sim/streams").json()["streams"]
+    assert len(streams) == 4 and len({s["client_port"] for s in streams}) == 1, streams
 
 
 @pytest.mark.timing

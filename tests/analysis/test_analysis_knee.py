@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from analysis.knee import find_knee, knees, little_check, load_levels, time_bins
 from analysis.load import load_run
+from analysis.report import load_section, write_report
+from analysis.summary import console_summary
 from analysis.synthetic import T0, write_run_dir
 
 STEP_S = 60.0
@@ -76,3 +80,25 @@ def test_error_knee_on_rising_error_rate():
     errors = np.array([0, 0, 0, 0, 0.5, 5, 20, 40])
     knee = find_knee(users, errors, "error rate", 1.0, relative=False)
     assert knee.users in (5, 6)
+
+
+def test_a_run_whose_every_request_was_cut_short_has_no_bins_and_still_reports(tmp_path):
+    """A gateway that never finished an answer before the run stopped: every row `interrupted`."""
+    cut = pd.DataFrame({"ts": T0 + np.arange(4.0), "agent_id": ["u0", "u1"] * 2, "latency_ms": 5000.0})
+    cut = cut.assign(operation="chat.stream", ok=0, error_kind="interrupted")
+    run_dir = write_run_dir(tmp_path, {"run_id": "r"}, requests=cut)
+    assert time_bins(load_run(run_dir)) is None
+    assert "requests" in console_summary(load_run(run_dir))
+    write_report(run_dir)
+    assert (run_dir / "report.md").exists()
+
+
+def test_a_saturated_load_generator_is_told_the_option_that_uses_every_core(tmp_path):
+    invalid = {"run_id": "r", "validity": {"valid": False, "rule": "CPU p90 >= 90 %", "loadgen_cpu_p90": 97}}
+    run_dir = write_run_dir(tmp_path, invalid, requests=_closed_loop(lambda k: 200.0, levels=range(1, 3)))
+    saturated = pd.DataFrame({"ts": T0 + np.arange(100.0), "loadgen_cpu_pct": 97.0})
+    run = load_run(run_dir)
+    levels = load_levels(time_bins(run, bin_s=10.0))
+    notes = load_section(dataclasses.replace(run, samples=saturated), levels).notes
+    assert any("SATURATED" in n and "--processes" in n for n in notes), notes
+    assert "--processes" in console_summary(run)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -79,3 +80,25 @@ def test_cli_on_missing_directory_prints_one_line_and_exits_bad_input(tmp_path):
     assert proc.returncode == exit_codes.BAD_INPUT
     assert proc.stderr.strip().count("\n") == 0
     assert "run directory not found" in proc.stderr
+
+
+@pytest.mark.e2e
+def test_nan_and_inf_latencies_in_a_hand_edited_requests_csv_are_skipped_and_counted(tmp_path):
+    """A written nan or inf is no empty cell: its row is skipped and counted, never averaged or plotted
+    (an inf latency put the time axis at infinity: a traceback in `python -m analysis`)."""
+    write_run_dir(tmp_path, META, samples=soak_samples(30), requests=stream_requests(40, 30))
+    lines = (tmp_path / "requests.csv").read_text().splitlines()
+    column = lines[0].split(",").index("latency_ms")
+    for n, text in ((1, "nan"), (2, "NaN"), (3, "inf"), (4, "-inf")):
+        cells = lines[n].split(",")
+        cells[column] = text
+        lines[n] = ",".join(cells)
+    (tmp_path / "requests.csv").write_text("\n".join(lines) + "\n")
+    run = load_run(tmp_path)
+    assert len(run.requests) == 36 and np.isfinite(run.requests["latency_ms"]).all()
+    assert "requests.csv: 4 row(s) with a non-finite number (nan, inf) skipped" in run.missing
+    proc = subprocess.run(
+        [sys.executable, "-m", "analysis", str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == exit_codes.OK and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "4 row(s) with a non-finite number" in (tmp_path / "report.md").read_text()

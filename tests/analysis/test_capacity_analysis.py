@@ -156,3 +156,28 @@ def test_capacity_section_of_a_churn_run_is_the_churn_section(tmp_path):
 
     section = cap.capacity_section(RunData(path=tmp_path, meta={}, capacity=churn_frame()))
     assert section.title.startswith("Churn")
+
+
+def test_an_inconclusive_churn_shows_the_mib_kept_each_cycle_and_what_would_settle_it(tmp_path):
+    """Issue 23: allocator retention growing 0 -> 4 -> 12 -> 60 MiB over four cycles said "inconclusive"
+    from three points, with neither the MiB kept nor a hint to run more cycles."""
+    from analysis.model import RunData
+    from analysis.summary import console_summary
+
+    kept = [0.0, 4.0, 12.0, 60.0]
+    rows = [dict(n=0, closed=0, event="baseline", rss_bytes=150 * MIB, metric="rss")]
+    for cycle, mib in enumerate(kept, 1):
+        rows.append(dict(n=5, closed=5 * (cycle - 1), event="opened", rss_bytes=(170 + mib) * MIB))
+        rows.append(dict(n=0, closed=5 * cycle, event="closed", rss_bytes=(150 + mib) * MIB))
+    frame = pd.DataFrame(rows, columns=list(CAPACITY_COLUMNS))
+    result = cap.churn_result(frame)
+    assert result.verdict.startswith("inconclusive") and result.kept_mib == pytest.approx(kept)
+    assert "--churn-cycles 10" in result.suggestion and "--churn-batch 10" in result.suggestion
+    section = cap.capacity_section(RunData(path=tmp_path, meta={}, capacity=frame))
+    table = section.tables[0][1]
+    assert table.loc["kept above the baseline after each cycle", "value"] == "0.0 -> 4.0 -> 12.0 -> 60.0 MiB"
+    assert any("--churn-cycles 10" in note for note in section.notes)
+    summary = console_summary(RunData(path=tmp_path, meta={"profile": {"name": "churn"}}, capacity=frame))
+    assert "kept above the baseline after each cycle: 0.0 -> 4.0 -> 12.0 -> 60.0 MiB" in summary
+    assert "run more cycles (--churn-cycles 10)" in summary
+    assert cap.churn_result(churn_frame(retain=2.0)).suggestion is None  # a verdict needs no hint

@@ -124,9 +124,10 @@ def test_a_killed_sampler_is_recorded_where_samples_stop_and_its_thresholds_are_
         code = kit.wait()
     finally:
         kit.kill()
-    assert code == exit_codes.OK, kit.stderr[-2000:]  # the run itself completed its profile
+    # the run completed its profile, but a threshold asked for could not be judged: that fails it
+    assert code == exit_codes.THRESHOLDS_UNJUDGED, kit.stderr[-2000:]
     meta = kit.meta()
-    assert meta["stop_reason"] == "profile complete"
+    assert meta["stop_reason"] == "profile complete" and meta["exit_code"] == exit_codes.THRESHOLDS_UNJUDGED
     samples = pd.read_csv(kit.run_dir / schema.SAMPLES_CSV)
     stopped = meta["sampler"]
     assert stopped["stopped_at_ts"] == pytest.approx(samples.ts.iloc[-1])

@@ -1,9 +1,10 @@
 """A tiny ACP agent over stdio (newline-delimited JSON-RPC) for the kit's tests: known memory and timing.
 
 It holds `--mib` MiB of touched memory (the per-agent truth) and `--session-mib` more per open session
-(freed by session/close, which it advertises), answers a prompt with `--chunks` message chunks, the first
-after `--first-ms`. With `--count-file` it writes its open-session count there after every change (the
-test's view of the agent's own count). It must never reach the network.
+(freed by session/close, which it advertises), answers a prompt with `--chunks` message chunks (of
+`--chunk-bytes` each, if given), the first after `--first-ms`. With `--count-file` it writes its
+open-session count there after every change (the test's view of the agent's own count).
+It must never reach the network.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def prompt(request: dict, args: argparse.Namespace) -> dict:
     for n in range(args.chunks):
         if n:
             time.sleep(args.chunk_ms / 1000.0)
-        update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"w{n} "}}
+        text = "x" * args.chunk_bytes if args.chunk_bytes else f"w{n} "
+        update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
         send(
             {
                 "jsonrpc": "2.0",
@@ -78,6 +80,7 @@ def main() -> None:
     parser.add_argument("--first-ms", type=float, default=50.0)
     parser.add_argument("--chunks", type=int, default=3)
     parser.add_argument("--chunk-ms", type=float, default=10.0)
+    parser.add_argument("--chunk-bytes", type=int, default=0, help="each chunk's text size (0: a short word)")
     parser.add_argument("--session-mib", type=float, default=0.0)
     parser.add_argument("--count-file", default=None)
     parser.add_argument("--tag", default="", help="a mark on the command line, for finding the processes")

@@ -9,17 +9,23 @@ Skipped unless a `hermes` executable is found (LOADKIT_HERMES_BIN, or on PATH).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import httpx
+import pandas as pd
 import pytest
 
 from agents.hermes_kanban import HermesKanbanAgent, KanbanCli, board_stats, cleanup, run_tag
 from agents.presets import preset
+from analysis.queue import stale_limit_s, stale_readings
 from contract import schema
+from sampler.options import SamplerOptions
 from sampler.queue_probe import field_value
 from tests.gateways.harness import HERMES, NEEDS_HERMES, RUN_ID, agent_user, free_port, rows, running_server
+from tests.locust_runs import wait_for
+from tests.paths import REPO
 
 pytestmark = NEEDS_HERMES
 TAG = run_tag(RUN_ID)
@@ -118,3 +124,45 @@ def test_standalone_cleanup_command_refuses_an_empty_run_id(board):
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "empty run id" in done.stderr
     assert by_id(board)[task_id]["status"] == "ready"
+
+
+CLI_DELAY_S = 2.0
+
+
+def sampled_queue(tmp_path, hermes_command: str) -> tuple[list[dict], dict]:
+    """The sidecar on the board (refresh 0.5 s) read for 6 s by the side sampler as the kit starts it
+    (the preset's fields, 0.5 s interval); its rows and the run.json the report would read."""
+    port = free_port()
+    command = [sys.executable, "-m", "agents.hermes_kanban", "--serve-stats", str(port)]
+    command += ["--hermes-command", hermes_command, "--refresh", "0.5"]
+    probe = preset("hermes-kanban").queue
+    out = tmp_path / "samples.csv"
+    with running_server(command, "/health", port, timeout_s=60) as url:
+        wait_for(lambda: httpx.get(url + probe.path, timeout=10).status_code == 200, 60, "first stats")
+        fields = {"queue_field": probe.queue_field, "inflight_field": probe.in_progress_field}
+        opts = SamplerOptions(str(out), interval=0.5, duration=6.0, queue_url=url + probe.path, **fields)
+        opts.queue_age_field = probe.age_field
+        argv = [sys.executable, "-m", "sampler", *opts.to_argv()]
+        subprocess.run(argv, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60, check=True)
+    return rows(tmp_path, out.name), {"sampler": {"interval_s": 0.5}}
+
+
+@pytest.mark.e2e
+def test_queue_readings_carry_their_age_and_are_marked_stale_past_two_sampler_intervals(board, tmp_path):
+    """Issue 23: the board's queue lagged by 15-60 s (each CLI call is a Python start-up) and nothing said
+    so. A CLI slowed by a known 2 s: every reading is at least that old, and all are stale (older than 2
+    sampler intervals, 1 s); the plain CLI's freshest reading is younger than that delay."""
+    board.json("create", "queued", "--tenant", TAG)
+    slow = tmp_path / "slow-hermes"
+    slow.write_text(f'#!/bin/sh\nsleep {CLI_DELAY_S}\nexec {HERMES} "$@"\n')
+    slow.chmod(0o755)
+    (tmp_path / "slow").mkdir()
+    samples, meta = sampled_queue(tmp_path / "slow", str(slow))
+    ages = [float(r["queue_age_s"]) for r in samples]
+    assert len(ages) >= 8 and all(r["queue_length"] == "1" for r in samples), samples
+    assert min(ages) >= CLI_DELAY_S, ages
+    frame = pd.DataFrame({"ts": [float(r["ts"]) for r in samples], "queue_age_s": ages})
+    assert stale_readings(frame, meta).all() and stale_limit_s(meta) == 1.0
+    (tmp_path / "plain").mkdir()
+    fresh, _ = sampled_queue(tmp_path / "plain", HERMES)
+    assert min(float(r["queue_age_s"]) for r in fresh) < CLI_DELAY_S, fresh

@@ -217,6 +217,24 @@ def test_cleanup_closes_what_a_run_kept_open(openclaw, tmp_path):
     assert sessions_of(openclaw, "oc-kept") == []
 
 
+# ---- run ids as OpenClaw stores them (it lower-cases session keys) --------------------------------------
+def test_an_upper_case_run_id_is_refused_before_any_session_is_opened(openclaw, tmp_path):
+    """A key built from `OCL-Upper` is stored as `ocl-upper-...`: the kit would never find its own
+    sessions to delete. Refused as bad input, before any turn."""
+    result = kit_run(openclaw, tmp_path / "run", "OCL-Upper", "-u", "1", "-r", "1", "-t", "15s")
+    assert result.returncode == exit_codes.BAD_INPUT, result.stderr[-3000:]
+    assert "lower-case" in result.stderr and not (tmp_path / "run").exists()
+    assert sessions_of(openclaw, "ocl-upper") == []
+
+
+def test_a_session_keyed_in_upper_case_is_found_and_deleted(openclaw):
+    """What an older run (or a hand-made key) left: matched the way the gateway stores it."""
+    chat_turn(openclaw.url, "OCL-Case-1")
+    assert sessions_of(openclaw, "ocl-case-") == ["agent:main:ocl-case-1"]
+    assert delete_sessions(openclaw.url, TOKEN, "OCL-Case-1") == ["agent:main:ocl-case-1"]
+    assert sessions_of(openclaw, "ocl-case-") == []
+
+
 @pytest.mark.parametrize("agent", [OpenClawChatAgent, OpenClawResponsesAgent])
 def test_the_agent_loop_runs_through_openclaw_with_client_tools(openclaw, tmp_path, agent):
     """The kit's tools reach the model through OpenClaw and its tool calls come back to the kit, which runs

@@ -43,6 +43,14 @@ def numbers(flag: str, values: tuple[str, ...]) -> list[Case]:
     return [Case(f"{flag}={v}", (flag, v)) for v in values]
 
 
+def spec(create: str) -> dict[str, bytes]:
+    """A spec file whose [create] has these extra lines (and a path unless they give one)."""
+    path = "" if "path" in create else 'path = "/v1/tasks"\n'
+    poll = '[poll]\npath = "/v1/tasks/{id}"\nstatus = "status"\nterminal = { done = ["done"] }\n'
+    return {"s.toml": f'[create]\nid = "id"\n{path}{create}\n{poll}'.encode()}
+
+
+TEN_THOUSAND_THRESHOLDS = b'[[threshold]]\nexpr = "latency_ms p95 < 500"\n' * 10_000
 POSITIVE_FLOAT_BAD = ("abc", "-1", "0", "inf", "nan", "-inf")
 USERS_BAD = ("abc", "-1", "0", "1.5", "99999")
 CASES: list[Case] = [
@@ -83,7 +91,14 @@ CASES: list[Case] = [
     *numbers("--rounds", ("abc", "2,,3", "0", "2,-1", "99999")),
     *numbers("--round-hold", ("0s", "abc")),
     *numbers("--arrival-rate", ("abc", "-1", "0", "inf", "nan")),
-    *numbers("--stages", ("abc", "30s", "30s:abc", "x:5", "30s:-4")),
+    *numbers("--stages", ("abc", "30s", "30s:abc", "x:5", "30s:-4", "1s:1000000,2s:0", "1s:10001")),
+    *numbers("--duration", ("999999999h", "721h", "9" * 400)),
+    *numbers("--hold", ("999999999h",)),
+    *numbers("--threshold", ("ttft_ms p95 < 5 grace=999999999h",)),
+    Case("-t 999999999h", ("--load-profile", "manual", "-u", "1", "-t", "999999999h")),
+    Case("stages open model pool", ("--stages", "1s:20000", "--arrival-rate", "1")),
+    Case("10,000 thresholds", ("--thresholds", "t.toml"), files={"t.toml": TEN_THOUSAND_THRESHOLDS}),
+    Case("spec over 4 MiB", ("--gateway", "spec:s.toml"), files={"s.toml": b"#" * (4 * 1024 * 1024 + 1)}),
     *numbers("--threshold", ("nope", "ttft_ms p95 <", "ttft_ms p95 < abc", "no_such_metric p95 < 5")),
     Case("-u -5", ("--load-profile", "manual", "-u", "-5")),
     Case("-u 0", ("--load-profile", "manual", "-u", "0")),
@@ -114,10 +129,23 @@ CASES: list[Case] = [
     ],
     Case("run dir not empty", ("--run-dir", "full"), files={"full/old.csv": b"a,b\n1,2\n"}, run_dir=False),
     Case("run dir is a file", ("--run-dir", "afile"), files={"afile": b"x"}, run_dir=False),
+    Case("run dir under a file", ("--run-dir", "afile/sub"), files={"afile": b"x"}, run_dir=False),
+    Case("run dir under /proc", ("--run-dir", "/proc/loadkit-hostile/run"), run_dir=False),
+    Case("openclaw upper-case run id", ("--gateway", "openclaw", "--run-id", "Nightly-1"), run_dir=False),
     # --- target ----------------------------------------------------------------------------------------
     *[
         Case(f"--host={v}", ("--host", v), host=False)
-        for v in ("ftp://127.0.0.1", "localhost:8000", "http://", "not a url", "file:///etc/passwd")
+        for v in (
+            "ftp://127.0.0.1",
+            "localhost:8000",
+            "http://",
+            "not a url",
+            "file:///etc/passwd",
+            "http://127.0.0.1:8000\n",
+            "http://127.0.0.1:80\t00",
+            "http://127.0.0.1:99999",
+            "http://[::1",
+        )
     ],
     Case("--host nothing answers", ("--host", "http://127.0.0.1:9"), host=False),
     Case("--target-cmd unbalanced", ("--target-cmd", '"unbalanced {port}'), host=False),
@@ -162,6 +190,10 @@ CASES: list[Case] = [
     Case("spec bad toml", ("--gateway", "spec:s.toml"), files={"s.toml": b"[create\n"}),
     Case("spec unknown section", ("--gateway", "spec:s.toml"), files={"s.toml": b"[nope]\n"}),
     Case("spec name not text", ("--gateway", "spec:s.toml"), files={"s.toml": b"name = 5\n"}),
+    Case("spec headers not a table", ("--gateway", "spec:s.toml"), files=spec('headers = "x"')),
+    Case("spec path not a path", ("--gateway", "spec:s.toml"), files=spec('path = "v1/tasks"')),
+    Case("spec path a URL", ("--gateway", "spec:s.toml"), files=spec('path = "http://169.254.169.254/x"')),
+    Case("spec path //host", ("--gateway", "spec:s.toml"), files=spec('path = "//169.254.169.254/x"')),
     # --- workload options and files (docs/workloads.md) ----------------------------------------------
     *numbers("--input-tokens", ("abc", "-5", "inf", "nan")),
     *numbers("--output-tokens", ("abc", "-1")),
@@ -222,6 +254,7 @@ CASES: list[Case] = [
     ],
     Case("LOCUST_RUN_ID=..", (), env={"LOCUST_RUN_ID": ".."}, run_dir=False),
     Case("LOCUST_HOST=ftp", (), env={"LOCUST_HOST": "ftp://127.0.0.1"}, host=False),
+    Case("LOCUST_HOST newline", (), env={"LOCUST_HOST": "http://127.0.0.1:1\n"}, host=False),
     # --- a config file (locust.conf), read like Locust's own -------------------------------------------
     *[
         Case(f"conf {line}", ("--config", "k.conf"), files={"k.conf": f"{line}\n".encode()})

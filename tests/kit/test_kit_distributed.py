@@ -6,19 +6,18 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 
 import pandas as pd
 import pytest
 
-from contract.exit_codes import BAD_INPUT, OK, REQUEST_ERRORS
+from contract.exit_codes import BAD_INPUT, OK
 from kit.judge import SATURATED_CPU_PCT, saturation_p90s
 from lifecycle.target import free_port
 from tests.locust_runs import LOCUST, REPO, locust_command, run_locust
 from tests.netns import lan
-from tests.sampler.support import Children, read_rows, wait_for
+from tests.sampler.support import Children
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
@@ -38,9 +37,10 @@ def distributed_smoke(run_dir, sim_args: str, *extra: str):
 
 def skip_if_workers_were_lost(done) -> None:
     """Locust itself drops a worker whose heartbeats stall 3 s; on a heavily shared machine that happens
-    right after spawn (seen with the main branch too): nothing of the kit is then under test."""
-    if "went missing, stopping test" in done.stderr:
-        pytest.skip("Locust lost its workers (heartbeat timeout) on this loaded machine")
+    right after spawn (seen with the main branch too; issue 24): the run then ends with exit code 7, and
+    what these tests check is not under test (tests/kit/test_kit_worker_losses.py checks that ending)."""
+    if "failed to send heartbeat" in done.stderr or "went missing, stopping test" in done.stderr:
+        pytest.skip("Locust lost a worker (heartbeat timeout) on this loaded machine")
 
 
 def test_saturation_is_judged_on_the_worst_process_with_enough_readings():
@@ -87,8 +87,8 @@ def test_open_model_on_two_workers_issues_the_profiles_arrivals_and_rows_match_l
     run_dir = tmp_path / "run"
     rate = ("--arrival-rate", "10", "--max-agents", "8")
     done = distributed_smoke(run_dir, "--ttft-ms 20 --itl-ms 1 --output-tokens 4", *rate)
-    assert done.returncode == OK, done.stderr[-1500:]
     skip_if_workers_were_lost(done)
+    assert done.returncode == OK, done.stderr[-1500:]
     meta = json.loads((run_dir / "run.json").read_text())
     expected = meta["profile"]["params"]["expected_arrivals"]
     arrivals = meta["open_model"]
@@ -236,38 +236,3 @@ def test_rounds_with_master_and_two_workers_in_other_namespaces(three_hosts, ns_
     master = locust_command(run_dir, *ROUNDS, "--host", url, "--run-id", ROUNDS_RUN_ID, "--no-cleanup")
     run_fleet(three_hosts, ns_procs, master, tmp_path)
     assert_rounds_counted(run_dir, board_of(url, run=gw.command))
-
-
-@pytest.mark.e2e
-def test_killing_one_worker_keeps_the_rows_it_reported(procs, tmp_path):
-    """A worker SIGKILLed mid-run: the rows it had reported stay in requests.csv; the run completes."""
-    run_dir, port = tmp_path / "run", str(free_port())
-    master = locust_command(
-        run_dir, "ChatAgent", "--master", "--master-bind-port", port, "--expect-workers", "2"
-    )
-    master += [
-        "--load-profile",
-        "smoke",
-        "--peak-users",
-        "4",
-        "--duration",
-        "20s",
-        "--sim-args",
-        "--ttft-ms 20",
-    ]
-    log = open(tmp_path / "master.log", "w")  # noqa: SIM115 (closed with the process)
-    kit = procs.start(master, cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
-    worker = [*LOCUST[:-1], "--worker", "--master-port", port]
-    workers = [procs.start(worker, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL) for _ in range(2)]
-    requests = run_dir / "requests.csv"
-
-    def rows_of(pid: int) -> int:
-        return sum(1 for r in read_rows(requests) if r["agent_id"].startswith(f"{pid}-"))
-
-    victim = workers[0].pid
-    wait_for(lambda: rows_of(victim) >= 5, 120, "rows from the worker to be killed")
-    os.kill(victim, signal.SIGKILL)
-    kept = rows_of(victim)
-    assert kit.wait(300) in (OK, REQUEST_ERRORS), (tmp_path / "master.log").read_text()[-2000:]
-    assert rows_of(victim) >= kept and rows_of(workers[1].pid) > 0
-    assert json.loads((run_dir / "run.json").read_text())["stop_reason"]

@@ -103,6 +103,8 @@ def test_remote_sampler_reads_a_known_allocation_aligned_and_a_memory_threshold_
         "soak",
         "--duration",
         "60s",
+        "--trend-min-duration",  # a 60 s soak: its verdict's data rule at 30 s, or it is refused
+        "30s",
         "--threshold",
         f"target_rss_bytes max < {ALLOC_MIB // 2}MiB abort",
     )

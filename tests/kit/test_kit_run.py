@@ -125,7 +125,7 @@ def test_killing_the_gateway_mid_run_ends_with_a_reason_and_keeps_every_sample(t
     "args, message",
     [
         (["--load-profile", "nope"], "invalid choice: 'nope'"),
-        (["--sample-interval", "-1"], "expected a finite number > 0"),
+        (["--sample-interval", "-1"], "'-1' is not a duration"),
         (["--sim-args", "--ttft-ms banana"], "target exited with code 2 during start-up"),
         (["--host", "http://127.0.0.1:9", "--target-cmd", "false"], "target exited with code 1"),
         (["--duration", "3 parsecs"], "--duration"),

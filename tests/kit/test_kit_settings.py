@@ -229,3 +229,39 @@ def test_a_non_empty_run_dir_is_used_only_when_asked(tmp_path):
 def test_options_the_profile_ignores_are_named(parse, argv, ignored):
     settings = settings_of(parse(*argv))
     assert registry.ignored_options(settings.profile_name, settings.profile) == ignored
+
+
+DURATION_OPTIONS = {  # option -> where its seconds land in the settings
+    "--start-timeout": lambda s: s.target.start_timeout,
+    "--liveness-timeout": lambda s: s.target.liveness_timeout,
+    "--sample-interval": lambda s: s.target.sample_interval,
+    "--trend-min-duration": lambda s: s.target.trend_min_duration,
+    "--request-timeout": lambda s: s.agent.request_timeout,
+    "--poll-interval": lambda s: s.agent.poll_interval,
+    "--task-timeout": lambda s: s.agent.task_timeout,
+    "--duration": lambda s: s.profile.duration_s,
+}
+
+
+@pytest.mark.parametrize("flag", sorted(DURATION_OPTIONS))
+@pytest.mark.parametrize(("text", "seconds"), [("15m", 900.0), ("1h", 3600.0), ("90", 90.0), ("1m30s", 90.0)])
+def test_every_duration_option_takes_the_same_units(parse, flag, text, seconds):
+    """docs/gateways.md's `--task-timeout 15m` exited 2: the timeouts took plain seconds only."""
+    assert DURATION_OPTIONS[flag](settings_of(parse(flag, text))) == seconds
+
+
+@pytest.mark.parametrize("flag", sorted(DURATION_OPTIONS))
+def test_a_bad_duration_is_refused_with_the_accepted_forms(parse, flag):
+    with pytest.raises((SystemExit, InputError, ProfileConfigError)) as refused:
+        settings_of(parse(flag, "15 minutes"))
+    if not isinstance(refused.value, SystemExit):  # argparse's own exit 2 printed the line itself
+        assert "30s, 2m, 1h" in str(refused.value) and flag in str(refused.value)
+
+
+def test_response_caps_take_sizes_and_refuse_what_is_not_one(parse):
+    agent = settings_of(parse("--max-response-bytes", "8MiB", "--max-sse-line-bytes", "4096")).agent
+    assert (agent.max_response_bytes, agent.max_sse_line_bytes) == (8 * 1024 * 1024, 4096)
+    assert DEFAULTS.max_response_bytes == 64 * 1024 * 1024 and DEFAULTS.max_sse_line_bytes == 1024 * 1024
+    for bad in ("lots", "0"):
+        with pytest.raises(InputError, match="--max-response-bytes"):
+            settings_of(parse("--max-response-bytes", bad))

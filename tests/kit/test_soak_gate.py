@@ -1,6 +1,7 @@
 """End to end: a soak against the simulator whose task board keeps a known MiB per finished task fails
 a memory-slope threshold with exit 99 naming the rule; the same soak without the leak passes; a soak too
-short for a verdict warns at start. Real Locust, real simulator, real sampler; each run ~1 minute.
+short for its verdict is refused before load (exit 2); a threshold with no data fails the run (exit 8)
+unless --allow-unjudged. Real Locust, real simulator, real sampler; the soaks ~1 minute each.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ import json
 
 import pytest
 
-from contract.exit_codes import OK, THRESHOLD_FAILED
-from tests.locust_runs import run_locust
+from contract.exit_codes import BAD_INPUT, OK, THRESHOLD_FAILED, THRESHOLDS_UNJUDGED
+from tests.locust_runs import chat_smoke, run_locust
+
+pytestmark = pytest.mark.e2e
 
 pytestmark = pytest.mark.e2e
 
@@ -65,7 +68,6 @@ def test_a_leaking_soak_fails_the_slope_threshold_and_a_flat_one_passes(tmp_path
     th = _thresholds(run_dir)
     slope = th[SLOPE_RULE]
     assert slope["samples"] >= 20 and slope["value"] is not None
-    assert "soak verdict needs" not in proc.stderr
     if leak_mib:
         assert slope["passed"] is False
         # the known truth: leak MiB per finished task x tasks finished per hour, within 50 %
@@ -77,10 +79,32 @@ def test_a_leaking_soak_fails_the_slope_threshold_and_a_flat_one_passes(tmp_path
         assert slope["passed"] is True
 
 
-def test_a_soak_too_short_for_a_verdict_warns_at_start_and_leaves_the_rule_not_judged(tmp_path):
+@pytest.mark.parametrize(
+    "gate", [("--threshold", "memory_leak == 0"), ()], ids=["leak gate", "soak without thresholds"]
+)
+def test_a_soak_too_short_for_its_trend_rule_is_refused_before_load_naming_the_minimum(tmp_path, gate):
+    """The nightly job of issue 23: 11 minutes minus the 10 % warm-up is 594 s, under the rule's 600 s; it
+    used to run the whole soak and pass, "not judged". Now it is bad input: no load, no run directory."""
     run_dir = tmp_path / "run"
-    proc = _soak(run_dir, 0.0, "6s", "--threshold", SLOPE_RULE)
-    assert proc.returncode == OK, proc.stderr[-3000:]
-    assert "soak verdict needs >= 600 s" in proc.stderr
-    assert _thresholds(run_dir)[SLOPE_RULE]["passed"] is None
-    assert f"threshold not judged (no data): {SLOPE_RULE}" in proc.stdout
+    proc = run_locust(run_dir, "TaskAgent", "--load-profile", "soak", "--duration", "11m", *gate, timeout=60)
+    assert proc.returncode == BAD_INPUT, proc.stderr[-3000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("loadkit: error:")]
+    assert len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert ">= 20 samples spanning >= 600 s" in errors[0] and "--duration 11m09s or more" in errors[0]
+    assert ("'memory_leak == 0'" in errors[0]) == bool(gate)
+    assert not run_dir.exists()
+
+
+def test_a_threshold_with_no_data_fails_the_run_with_exit_7_unless_allowed(tmp_path):
+    """Chat agents run no tasks: a task threshold has nothing to judge. It fails the run (exit 8) and the
+    console says so; with --allow-unjudged the same run passes, the threshold still "not judged"."""
+    gate = ("--threshold", "task_total_ms p95 < 5s")
+    failed = chat_smoke(tmp_path / "strict", "3s", "--ttft-ms 10", *gate)
+    assert failed.returncode == THRESHOLDS_UNJUDGED, failed.stderr[-3000:]
+    assert (
+        "THRESHOLD NOT JUDGED (no data): task_total_ms p95 < 5s (fails the run, exit code 8)" in failed.stdout
+    )
+    allowed = chat_smoke(tmp_path / "allowed", "3s", "--ttft-ms 10", *gate, "--allow-unjudged")
+    assert allowed.returncode == OK, allowed.stderr[-3000:]
+    assert "accepted by --allow-unjudged: task_total_ms p95 < 5s" in allowed.stdout
+    assert _thresholds(tmp_path / "allowed")["task_total_ms p95 < 5s"]["passed"] is None

@@ -60,7 +60,7 @@ def test_a_target_that_exits_during_start_up_gives_one_line_with_its_last_words(
 
 def test_a_target_that_never_gets_healthy_is_stopped_and_named():
     port = free_port()
-    command = [sys.executable, "-c", "import time; time.sleep(60)"]
+    command = [sys.executable, "-c", "import time; time.sleep(60)", f"never-healthy-{port}"]  # ours alone
     with pytest.raises(TargetError, match=f"not healthy at http://127.0.0.1:{port}/health after 1 s"):
         start_target(command, f"http://127.0.0.1:{port}", timeout_s=1)
     leftovers = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == command]

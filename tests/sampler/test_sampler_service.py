@@ -170,3 +170,18 @@ def test_a_silent_service_is_a_recorded_gap_and_a_restarted_one_resumes(children
     assert gap["end_ts"] is not None and gap["end_ts"] > gap["start_ts"]
     assert len(record["clock"]) == 2  # the restarted service's clock measured again
     json.dumps(record)  # run.json can hold it
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("query", [{"limit": "-3"}, {"since": "-1"}, {"limit": "x"}, {"since": "9" * 5000}])
+def test_a_bad_cursor_or_limit_is_a_400_with_one_line_not_a_traceback(children, query):
+    sleeper = children.python(SLEEPER)
+    assert sleeper.stdout.readline().strip() == b"ready"
+    proc, url = start_service(children, "--pid", str(sleeper.pid))
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    answer = httpx.get(f"{url}/v1/rows", params=query, headers=auth)
+    assert answer.status_code == 400 and "since and limit" in answer.json()["error"], answer.text
+    assert httpx.get(f"{url}/v1/rows", params={"limit": "0"}, headers=auth).status_code == 200
+    proc.terminate()
+    assert proc.wait(10) == 0
+    assert "Traceback" not in proc.stderr.read()

@@ -132,3 +132,22 @@ def test_trend_thresholds_are_not_judged_until_their_trend_is_observed():
     assert exit_code([slope, leak]) == THRESHOLD_FAILED
     ev.observe_trend("target_rss_slope_mib_per_h", None, 12)  # "not enough data"
     assert ev.evaluate(3.0)[0].passed is None
+
+
+def test_two_thresholds_on_one_metric_see_each_value_once():
+    """Each metric is fed once per row, however many thresholds read it (a value was counted once per
+    threshold on its metric, and 10,000 thresholds made every row cost 10,000 additions)."""
+    ev = evaluator("latency_ms count == 10", "latency_ms p50 < 500", "error_rate < 0.5", "error_rate < 1")
+    for _ in range(10):
+        ev.observe_request(request(ok=1))
+    count, p50, *rates = ev.evaluate(1.0)
+    assert (count.value, count.samples, count.passed) == (10.0, 10, True)
+    assert p50.samples == 10 and [r.samples for r in rates] == [10, 10]
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, "nan", "-inf"])
+def test_a_non_finite_value_is_not_measured(bad):
+    ev = evaluator("tokens_in max < 100", "ttft_ms p95 < 500")
+    ev.observe_request({"ok": 1, "tokens_in": bad, "ttft_ms": bad})
+    ev.observe_request({"ok": 1, "tokens_in": 5, "ttft_ms": 5})
+    assert [(r.value, r.samples) for r in ev.evaluate(1.0)] == [(5.0, 1), (5.0, 1)]

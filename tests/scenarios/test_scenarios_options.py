@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from locust.argument_parser import get_empty_argument_parser, setup_parser_arguments, ui_extra_args_dict
 
-from scenarios.errors import ProfileConfigError
+from scenarios.errors import ProfileConfigError, ThresholdConfigError
 from scenarios.options import read_options
 from scenarios.registry import PROFILE_NAMES, add_arguments, build_profile, build_thresholds
+from scenarios.thresholds import MAX_THRESHOLDS
 
 
 @pytest.fixture
@@ -84,3 +85,17 @@ def test_web_ui_strings_empty_fields_and_semicolon_separated_thresholds_are_unde
 def test_arrival_rate_does_not_apply_to_rounds(parser):
     with pytest.raises(ProfileConfigError, match="--arrival-rate does not apply"):
         build_profile(None, parser.parse_args(["--load-profile", "rounds", "--arrival-rate", "5"]))
+
+
+@pytest.mark.parametrize("flag", ["--duration", "--hold", "--ramp", "--round-hold"])
+def test_a_duration_beyond_thirty_days_is_refused(parser, flag):
+    assert read_options(parser.parse_args([flag, "720h"])) is not None  # the maximum itself
+    with pytest.raises(ProfileConfigError, match="longer than the maximum, 30 days"):
+        read_options(parser.parse_args([flag, "999999999h"]))
+
+
+def test_more_thresholds_than_the_cap_are_refused(parser):
+    many = [item for n in range(MAX_THRESHOLDS + 1) for item in ("--threshold", f"latency_ms p95 < {n + 1}")]
+    assert len(build_thresholds(parser.parse_args(many[2:]))) == MAX_THRESHOLDS
+    with pytest.raises(ThresholdConfigError, match=f"at most {MAX_THRESHOLDS} per run"):
+        build_thresholds(parser.parse_args(many))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scenarios.errors import ProfileConfigError
-from scenarios.options import ProfileOptions
+from scenarios.options import MAX_USERS, ProfileOptions
 from scenarios.registry import build_profile
 
 
@@ -190,3 +190,23 @@ def test_open_model_asks_for_the_agent_pool_and_scales_the_shape_to_the_arrival_
 def test_unknown_profile_is_one_line():
     with pytest.raises(ProfileConfigError, match="unknown profile 'soakk': choose one of"):
         build_profile("soakk", ProfileOptions())
+
+
+@pytest.mark.parametrize(
+    "name, options",
+    [
+        ("smoke", ProfileOptions(stages="1s:1000000,2s:0")),
+        ("average", ProfileOptions(stages="1s:10,1s:10001")),
+        ("spike", ProfileOptions(stages="1s:20000")),
+        ("breakpoint", ProfileOptions(stages="10s:5,0s:1000000")),
+        ("soak", ProfileOptions(stages="1s:20000", arrival_rate=1.0)),  # the open model's agent pool
+        ("sweep", ProfileOptions(max_agents=20000)),  # a profile added later is capped by the same check
+    ],
+)
+def test_every_profile_passes_the_one_user_cap(name, options):
+    with pytest.raises(ProfileConfigError, match=f"more than {MAX_USERS} in one load generator"):
+        build_profile(name, options)
+
+
+def test_the_cap_itself_is_allowed():
+    assert build_profile("smoke", ProfileOptions(stages=f"1s:{MAX_USERS}")).peak_users() == MAX_USERS
