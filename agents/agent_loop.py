@@ -164,14 +164,8 @@ class LoopRunner:
     def _steps(self, agent: LoopingAgent, draw: Draw, api: LoopApi, history: list[dict], tally: Tally) -> str:
         tools = self.loop.tools
         for number in range(1, self.loop.max_steps + 1):
-            asked = (
-                draw.asked_in + round(self.loop.schema_chars / CHARS_PER_WORD)
-                if draw.asked_in and number == 1
-                else None
-            )
-            record, calls = agent.model_call(
-                draw, history, LoopStep(number, tally.task.task_id, tools, asked)
-            )
+            step = LoopStep(number, tally.task.task_id, tools, self.asked_in(draw) if number == 1 else None)
+            record, calls = agent.model_call(draw, history, step)
             tally.add(record, len(calls))
             if number == 1 and draw.sized:
                 self.calibration.observe(draw.chars + self.loop.schema_chars, record.tokens_in)
@@ -182,6 +176,12 @@ class LoopRunner:
                 return END_ANSWER
             history += api.step_items(calls, self.run_tools(calls, tally))
         return END_MAX_STEPS
+
+    def asked_in(self, draw: Draw) -> int | None:
+        """The first step's asked input: the draw's size plus the schemas' (both the user's choice)."""
+        if draw.asked_in is None:
+            return None
+        return draw.asked_in + round(self.loop.schema_chars / CHARS_PER_WORD)
 
     def run_tools(self, calls: list[ToolCall], tally: Tally) -> list[str]:
         """Wait as the tools would take (the slowest, or all in turn), then their results."""

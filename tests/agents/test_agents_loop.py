@@ -19,6 +19,7 @@ from analysis.cost import price_rows, task_costs
 from analysis.load import load_run
 from analysis.prices import load_prices
 from contract.exit_codes import OK
+from scenarios.tool_loop import synthetic_schemas
 from scenarios.workload import read_workload
 from simgateway.client import request
 from tests.gateways.harness import agent_user, rows
@@ -29,6 +30,7 @@ MODEL = ["--ttft-ms", "5", "--itl-ms", "1", "--output-tokens", "4"]
 # the simulator's price = prices.toml's sim-model list price ($1 / $2 per M): its cost is the kit's
 PRICED = ["--report-cost", "--price-in-per-m", "1", "--price-out-per-m", "2", "--price-cached-per-m", "0.1"]
 RESULT_TOKENS = 50
+SCHEMA_TOKENS = round(len(json.dumps(list(synthetic_schemas(3, 100)), separators=(",", ":"))) / 4)
 WORKLOAD = f"""[tools]
 count = 3
 schema_tokens = 100
@@ -55,9 +57,8 @@ def test_three_tool_steps_then_an_answer_make_tasks_of_4_steps_priced_as_their_s
     sim = simulator(*MODEL, *PRICED, "--tool-call-steps", "3")
     run_dir = tmp_path / "run"
     smoke = ("--load-profile", "smoke", "--peak-users", "3", "--duration", "4s", "--think-time", "0")
-    done = run_locust(
-        run_dir, "ChatAgent", "--host", sim.url, *smoke, "--workload", str(workload_file(tmp_path))
-    )
+    workload = ("--workload", str(workload_file(tmp_path)), "--input-tokens", "400")
+    done = run_locust(run_dir, "ChatAgent", "--host", sim.url, *smoke, *workload)
     assert done.returncode == OK, done.stderr[-2000:]
     tasks = pd.read_csv(run_dir / "tasks.csv")
     finished = tasks[tasks["status"] != "unfinished"]
@@ -73,6 +74,9 @@ def test_three_tool_steps_then_an_answer_make_tasks_of_4_steps_priced_as_their_s
         steps = steps.sort_values("step")
         assert list(steps["step"]) == [1, 2, 3, 4] and list(steps["tool_calls"]) == [1, 1, 1, 0]
         assert list(steps["first_token_kind"]) == ["tool_call"] * 3 + ["content"]
+        asked = list(steps["asked_tokens_in"])  # the prompt asked plus the 3 schemas, on step 1 only
+        assert asked[0] == 400 + SCHEMA_TOKENS and all(pd.isna(a) for a in asked[1:]), asked
+        assert abs(steps["tokens_in"].iloc[0] - asked[0]) <= 0.03 * asked[0]
         logged = [truth[r] for r in steps["request_id"] if r in truth]
         if len(logged) < 4:
             continue  # older than the simulator's last 1,000 calls
