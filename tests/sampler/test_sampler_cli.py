@@ -85,7 +85,8 @@ def test_garbage_queue_endpoint_gives_empty_cells_and_an_event_and_sampling_goes
     assert (good[0]["queue_length"], good[0]["in_progress"], good[0]["event"]) == ("2", "6", "")
     assert stop_sampler(sampler) == 0
     logged = [line for line in sampler.stderr.read().splitlines() if "queue probe" in line]
-    assert len(logged) == 1  # the first occurrence of the error, not one line per reading
+    # each error once (its first occurrence), not one line per reading; a busy host may add a timeout's
+    assert logged and len(set(logged)) == len(logged), logged
 
 
 def test_sampler_exits_after_a_last_row_when_the_load_generator_is_gone(children, sleeper, tmp_path):
