@@ -1,8 +1,10 @@
 """OpenAI-compatible chat agent: streams /v1/chat/completions and times it as a user feels it.
 
-Time to first *content* token and inter-token latency come from our own clock at each SSE chunk, not
-from Locust's response time (which for a stream is time to headers). Usage comes from the final chunk
-(`stream_options.include_usage`). Works against the simulator and any OpenAI-compatible gateway.
+Time to first token (content, or a tool call's first delta) and inter-token latency come from our own
+clock at each SSE chunk, not from Locust's response time (which for a stream is time to headers). Usage
+comes from the final chunk (`stream_options.include_usage`). With tools in the workload each task is an
+agent loop of such calls (agents/agent_loop.py). Works against the simulator and any OpenAI-compatible
+gateway.
 Session stickiness follows the gateway's convention (`--session-header`: a header name, or `user`), for as
 many turns as `--session-policy` keeps a session.
 """
@@ -14,9 +16,11 @@ import time
 
 from locust import between, tag, task
 
+from agents.agent_loop import CHAT, LoopStep, first_token, loop_runner_of, step_fields
 from agents.base import KitAgent, failed_record, http_record, one_line, paced, thinking
 from agents.session_policy import session_key
 from agents.sse import StreamTiming, iter_sse
+from agents.tool_deltas import ToolCall, ToolCallAssembler, chat_token_kind, message_calls
 from agents.usage import parse_usage
 from agents.workload import Draw
 from contract.records import RequestRecord
@@ -33,13 +37,29 @@ class ChatAgent(KitAgent):
     @task
     @paced
     def chat_stream(self) -> None:
-        """One chat request, streamed unless `--no-chat-stream` (then usage and cost come from the body)."""
+        """One chat request, streamed unless `--no-chat-stream` (then usage and cost come from the body);
+        with tools in the workload, one agent-loop task of such requests (agents/agent_loop.py)."""
+        draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
+        loop = self.settings.workload.tool_loop
+        if loop is not None:
+            loop_runner_of(self, loop).run_task(self, draw, CHAT)
+        else:
+            record, _ = self.model_call(draw, list(draw.messages), None)
+            self.workload.observe(draw, record.tokens_in)
+        self.turns += 1
+
+    def model_call(
+        self, draw: Draw, history: list[dict], step: LoopStep | None
+    ) -> tuple[RequestRecord, list[ToolCall]]:
+        """One chat completion of `history` (offering the loop's tools at a step), reported as a row; the
+        tool calls it answered with."""
         self.honour_backoff()
         stream = self.settings.chat_stream
         operation = "chat.stream" if stream else "chat"
-        draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **draw.asked())
+        step_fields(record, step)
         session = record.session_id = self.session_of(draw, self.session_key)
+        calls: list[ToolCall] = []
         started = time.perf_counter()
         try:
             with (
@@ -47,7 +67,7 @@ class ChatAgent(KitAgent):
                 self.streamed(
                     "POST",
                     "/v1/chat/completions",
-                    json=self.chat_body(stream, draw, session),
+                    json=self.chat_body(stream, draw, session, history, step),
                     headers=session_headers(self.settings.session_header, session),
                 ) as response,
             ):
@@ -55,40 +75,50 @@ class ChatAgent(KitAgent):
                     http_record(record, response)
                 elif stream:
                     record.status_code = response.status_code
-                    self.read_stream(response, record, StreamTiming(started, []))
+                    calls = self.read_stream(response, record, StreamTiming(started, []))
                 else:
                     record.status_code = response.status_code
-                    read_body(json.loads(self.body(response).read()), response.headers, record)
+                    calls = read_body(json.loads(self.body(response).read()), response.headers, record)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
         if record.latency_ms is None:
             record.latency_ms = (time.perf_counter() - started) * 1000.0
-        self.turns += 1
         self.report(record)
-        self.workload.observe(draw, record.tokens_in)
+        return record, calls
 
     @property
     def session_key(self) -> str:
         """This turn's session (one per agent unless `--session-policy` renews it), carrying the run id."""
         return session_key(self.run_id, self.agent_id, self.turns, self.settings.session_policy)
 
-    def chat_body(self, stream: bool, draw: Draw, session: str) -> dict:
+    def chat_body(
+        self,
+        stream: bool,
+        draw: Draw,
+        session: str,
+        history: list[dict] | None = None,
+        step: LoopStep | None = None,
+    ) -> dict:
         body = {
             "model": self.settings.model,
-            "messages": list(draw.messages),
+            "messages": list(draw.messages) if history is None else history,
             "stream": stream,
             "max_tokens": draw.max_tokens,
             "user": session,
         }
         if stream:
             body["stream_options"] = {"include_usage": True}
+        if step is not None:
+            body.update(CHAT.offer(step.tools))
         return body
 
-    def read_stream(self, response, record: RequestRecord, timing: StreamTiming) -> None:
-        """Consume the SSE stream, each chunk handled in this one loop, marking each content chunk's
-        arrival; fill timing and usage. After `[DONE]` the body's end is read too (`finish`): a stream left
+    def read_stream(self, response, record: RequestRecord, timing: StreamTiming) -> list[ToolCall]:
+        """Consume the SSE stream, each chunk handled in this one loop, marking each content or tool-call
+        chunk's arrival (TTFT is the first either: first_token_kind says which); fill timing and usage;
+        the tool calls reassembled. After `[DONE]` the body's end is read too (`finish`): a stream left
         unread closes its connection, and every next request would pay a new connect on the timed path."""
         usage_chunk = None
+        calls = ToolCallAssembler()
         body = self.body(response)
         for event in iter_sse(body.lines()):
             if event.data.strip() == "[DONE]":
@@ -96,7 +126,9 @@ class ChatAgent(KitAgent):
             chunk = _json_or_none(event.data)
             if chunk is None:
                 raise ValueError(f"malformed SSE chunk: {one_line(event.data, 80)}")
-            if _has_content(chunk):
+            kind = chat_token_kind(chunk, calls)
+            if kind:
+                first_token(record, kind)
                 timing.mark_token(event.arrived)
             if chunk.get("usage"):
                 usage_chunk = chunk
@@ -109,17 +141,25 @@ class ChatAgent(KitAgent):
         record.itl_ms_max = timing.itl_ms_max
         record.chunks = len(timing.token_times)
         fill_usage(record, usage_chunk, response.headers)
+        found = calls.calls()
+        record.tool_calls = len(found)
         if not timing.token_times:
             record.ok, record.error_kind, record.error = False, "protocol", "stream carried no content token"
+        return found
 
 
-def read_body(body: dict, headers, record: RequestRecord) -> None:
-    """A non-streamed completion: usage from the body, cost from the gateway's header when it sends one."""
+def read_body(body: dict, headers, record: RequestRecord) -> list[ToolCall]:
+    """A non-streamed completion: usage from the body, cost from the gateway's header when it sends one;
+    the tool calls of its message."""
     record.request_id = body.get("id")
     record.model = body.get("model")
     fill_usage(record, body, headers)
-    if not any((c.get("message") or {}).get("content") for c in body.get("choices") or ()):
+    messages = [c.get("message") or {} for c in body.get("choices") or ()]
+    calls = message_calls(messages)
+    record.tool_calls = len(calls)
+    if not calls and not any(m.get("content") for m in messages):
         record.ok, record.error_kind, record.error = False, "protocol", "completion carried no content"
+    return calls
 
 
 def fill_usage(record: RequestRecord, body: dict | None, headers) -> None:
@@ -134,13 +174,6 @@ def session_headers(header: str | None, session_key: str) -> dict[str, str]:
     if not header or header == "user":
         return {}
     return {header: session_key}
-
-
-def _has_content(chunk: dict) -> bool:
-    for choice in chunk.get("choices") or ():
-        if (choice.get("delta") or {}).get("content"):
-            return True
-    return False
 
 
 def _json_or_none(text: str) -> dict | None:

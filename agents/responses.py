@@ -1,7 +1,8 @@
 """OpenAI Responses API agent (POST /v1/responses), streamed or not, timed as a user feels it.
 
-TTFT is our own clock at the first `response.output_text.delta` event; usage comes from the
-`response.completed` event (or the body). It never parses usage itself: agents/usage.py does.
+TTFT is our own clock at the first `response.output_text.delta` (or function-call) event; usage comes
+from the `response.completed` event (or the body). It never parses usage itself: agents/usage.py does.
+With tools in the workload each task is an agent loop of responses (agents/agent_loop.py).
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ import time
 
 from locust import between, tag, task
 
+from agents.agent_loop import RESPONSES, LoopStep, first_token, loop_runner_of, step_fields
 from agents.base import KitAgent, failed_record, http_record, one_line, paced, thinking
 from agents.openai_chat import fill_usage, session_headers
 from agents.reading import BoundedBody
 from agents.sse import StreamTiming, iter_sse
+from agents.tool_deltas import ToolCall, ToolCallAssembler, output_calls
 from agents.workload import Draw
 from contract.records import RequestRecord
+from contract.schema import FIRST_TOKEN_CONTENT, FIRST_TOKEN_TOOL_CALL
 
 DELTA_EVENT = "response.output_text.delta"
 DONE_EVENT = "response.completed"
@@ -33,73 +37,122 @@ class ResponsesAgent(KitAgent):
     @task
     @paced
     def respond(self) -> None:
+        """One response; with tools in the workload, one agent-loop task of them (agents/agent_loop.py)."""
+        draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
+        loop = self.settings.workload.tool_loop
+        if loop is not None:
+            loop_runner_of(self, loop).run_task(self, draw, RESPONSES)
+            return
+        record, _ = self.model_call(draw, None, None)
+        self.workload.observe(draw, record.tokens_in)
+
+    def model_call(
+        self, draw: Draw, history: list[dict] | None, step: LoopStep | None
+    ) -> tuple[RequestRecord, list[ToolCall]]:
+        """One response to `history` (None: the draw as it is; offering the loop's tools at a step),
+        reported as a row; the tool calls it answered with."""
         self.honour_backoff()
         stream = self.settings.responses_stream
         operation = "responses.stream" if stream else "responses"
-        draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
         record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **draw.asked())
+        step_fields(record, step)
         record.session_id = self.session_of(draw, self.session_key)
+        calls: list[ToolCall] = []
         started = time.perf_counter()
         try:
             with self.reported_if_cut(record, started):
-                self.send(record, stream, started, draw)
+                calls = self.send(record, stream, started, draw, history, step)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
             failed_record(record, exc, started)
         if record.latency_ms is None:
             record.latency_ms = (time.perf_counter() - started) * 1000.0
         self.report(record)
-        self.workload.observe(draw, record.tokens_in)
+        return record, calls
 
     @property
     def session_key(self) -> str:
         return f"{self.run_id}-{self.agent_id}"
 
-    def send(self, record: RequestRecord, stream: bool, started: float, draw: Draw) -> None:
+    def send(
+        self,
+        record: RequestRecord,
+        stream: bool,
+        started: float,
+        draw: Draw,
+        history: list[dict] | None = None,
+        step: LoopStep | None = None,
+    ) -> list[ToolCall]:
         session = self.session_of(draw, self.session_key)
         headers = session_headers(self.settings.session_header, session)
-        body = self.request_body(session, stream, draw)
+        body = self.request_body(session, stream, draw, history, step)
         with self.streamed("POST", "/v1/responses", json=body, headers=headers) as response:
             if response.status_code >= 400:
                 http_record(record, response)
-            elif stream:
-                record.status_code = response.status_code
-                read_stream(self.body(response), response.headers, record, StreamTiming(started, []))
-            else:
-                record.status_code = response.status_code
-                read_body(json.loads(self.body(response).read()), response.headers, record)
+                return []
+            record.status_code = response.status_code
+            if stream:
+                return read_stream(self.body(response), response.headers, record, StreamTiming(started, []))
+            return read_body(json.loads(self.body(response).read()), response.headers, record)
 
-    def request_body(self, session_key: str, stream: bool, draw: Draw) -> dict:
-        """One user message goes as the `input` text (as it always did); more, as input items."""
-        single = len(draw.messages) == 1 and draw.messages[0].get("role") == "user"
-        return {
+    def request_body(
+        self,
+        session_key: str,
+        stream: bool,
+        draw: Draw,
+        history: list[dict] | None = None,
+        step: LoopStep | None = None,
+    ) -> dict:
+        """One user message goes as the `input` text (as it always did); more, or a loop's history, as
+        input items (`store: false`: each step sends the whole history, none is kept by the gateway)."""
+        single = history is None and len(draw.messages) == 1 and draw.messages[0].get("role") == "user"
+        items = input_items(draw.messages if history is None else history)
+        body = {
             "model": self.settings.model,
-            "input": draw.messages[0]["content"] if single else list(draw.messages),
+            "input": draw.messages[0]["content"] if single else items,
             "stream": stream,
             "max_output_tokens": draw.max_tokens,
             "user": session_key,
             "store": False,
         }
+        if step is not None:
+            body.update(RESPONSES.offer(step.tools))
+        return body
 
 
-def read_body(body: dict, headers, record: RequestRecord) -> None:
-    """A non-streamed response: one JSON object with output, usage and status."""
+def input_items(messages) -> list[dict]:
+    """Chat-style messages as Responses input items: `type: message` spelt out (OpenAI infers it; OpenClaw
+    refuses an item without it); function-call items as they are."""
+    return [m if "type" in m else {"type": "message", **m} for m in messages]
+
+
+def read_body(body: dict, headers, record: RequestRecord) -> list[ToolCall]:
+    """A non-streamed response: one JSON object with output, usage and status; its function calls."""
     record.request_id = body.get("id")
     record.model = body.get("model")
     fill_usage(record, body, headers)
     if body.get("status") not in (None, "completed"):
         record.ok, record.error_kind = False, "protocol"
         record.error = one_line(f"response status {body.get('status')}: {body.get('error') or ''}")
+    calls = output_calls(body.get("output") or [])
+    record.tool_calls = len(calls)
+    return calls
 
 
-def read_stream(body: BoundedBody, headers, record: RequestRecord, timing: StreamTiming) -> None:
-    """Consume the typed SSE events, marking each text delta; usage from `response.completed`."""
+def read_stream(body: BoundedBody, headers, record: RequestRecord, timing: StreamTiming) -> list[ToolCall]:
+    """Consume the typed SSE events, marking each text delta and function-call token (TTFT is the first
+    either: first_token_kind says which); usage from `response.completed`; the calls reassembled."""
     final = None
+    calls = ToolCallAssembler()
     for event in iter_sse(body.lines()):
         if event.data.strip() == "[DONE]":  # OpenClaw ends its Responses stream as chat completions do
             break
         data = json.loads(event.data)
         kind = event.event or data.get("type")
         if kind == DELTA_EVENT and data.get("delta"):
+            first_token(record, FIRST_TOKEN_CONTENT)
+            timing.mark_token(event.arrived)
+        elif calls.add_response_event(kind, data):
+            first_token(record, FIRST_TOKEN_TOOL_CALL)
             timing.mark_token(event.arrived)
         elif kind == DONE_EVENT:
             final = data
@@ -112,6 +165,9 @@ def read_stream(body: BoundedBody, headers, record: RequestRecord, timing: Strea
     if final is not None:
         record.request_id = (final.get("response") or {}).get("id")
         fill_usage(record, final, headers)
+    found = calls.calls()
+    record.tool_calls = len(found)
     if record.ok and (final is None or not timing.token_times):
         record.ok, record.error_kind = False, "protocol"
         record.error = "stream ended without response.completed" if final is None else "no text delta"
+    return found

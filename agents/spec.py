@@ -26,6 +26,7 @@ from agents.run_link import run_link_of
 from contract import exit_codes
 from contract.errors import InputError
 from contract.records import TaskRecord
+from contract.templates import fill
 from contract.textfile import read_text
 
 STEPS = ("create", "prompt", "poll", "close")
@@ -138,13 +139,7 @@ def id_not_found(template: RequestTemplate, reply: object) -> str:
 
 def render(template: object, values: dict[str, str]) -> object:
     """Fill placeholders in every string of a template (nested dicts and lists too)."""
-    if isinstance(template, str):
-        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
-    if isinstance(template, dict):
-        return {key: render(value, values) for key, value in template.items()}
-    if isinstance(template, list):
-        return [render(value, values) for value in template]
-    return template
+    return fill(template, values, _PLACEHOLDER)
 
 
 @functools.lru_cache(maxsize=16)

@@ -89,6 +89,7 @@ class AgentWorkload:
         self.workload = workload
         self.max_tokens = max_tokens
         self.tag = tag
+        self.stream = stream  # this agent's seed stream: other draws of its own (tool runs) derive from it
         self.calibration = calibration
         self.prompts = random.Random(f"{workload.seed}/{stream}/prompts")
         self.pauses = random.Random(f"{workload.seed}/{stream}/think")

@@ -18,10 +18,13 @@ DRIFT_TOKENS_PER_TURN = 1.0  # a slope under this is flat
 
 
 def session_calls(requests: pd.DataFrame | None) -> pd.DataFrame:
-    """Successful calls with a session and tokens_in, each numbered by its turn in its session (1-based)."""
+    """Successful calls with a session and tokens_in, each numbered by its turn in its session (1-based);
+    of an agent-loop task, its first step."""
     if requests is None or not {"session_id", "tokens_in"} <= set(requests.columns):
         return pd.DataFrame(columns=["ts", "session_id", "tokens_in", "turn"])
     ok = requests[(requests["ok"] == 1) & requests["session_id"].notna() & requests["tokens_in"].notna()]
+    if "step" in ok:  # an agent loop's task is one turn: its first call (the loop's own growth is not drift)
+        ok = ok[ok["step"].isna() | (ok["step"] == 1)]
     calls = ok[["ts", "session_id", "tokens_in"]].sort_values("ts").copy()
     calls["turn"] = calls.groupby("session_id").cumcount() + 1
     return calls

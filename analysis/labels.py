@@ -163,6 +163,16 @@ LABELS: dict[str, str] = {
     "reported_p50": "reported p50",
     "reported_p95": "reported p95",
     "input_per_output": "input per output token",
+    # agent loop (analysis/agent_loop.py)
+    "step": "step of the task",
+    "growth_median": "growth over the step before, median",
+    "tokens_cached_median": "cached input tokens, median",
+    "tokens_out_median": "output tokens, median",
+    "tool_calls_mean": "tool calls, mean",
+    "steps_mean": "model calls, mean",
+    "first_token": "first token",
+    "end_reason": "why it ended",
+    "mean": "mean",
     # capacity projection
     "budget_gib": "budget (GiB)",
     "projected_agents": "projected agents",

@@ -35,6 +35,8 @@ TEXT_COLUMNS = frozenset(
         "phase",
         "host",
         "times_from",
+        "first_token_kind",
+        "end_reason",
     }
 )
 NAN_TEXTS = frozenset({"nan", "+nan", "-nan"})  # what float() reads as not-a-number

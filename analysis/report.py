@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import cost, labels, render
+from analysis import agent_loop, cost, labels, render
 from analysis import headline as headline_mod
 from analysis.arrivals import LATE_RULE, arrivals, arrivals_table, lateness_table
 from analysis.breaking import RULE, first_break
@@ -63,11 +63,17 @@ def cost_report_section(run: RunData) -> Section | None:
     return cost.cost_section(run, cost.run_prices(run), host_price_month=host_price)
 
 
+def loop_report_section(run: RunData) -> Section | None:
+    """The agent loop's section, dollars at the run's price table."""
+    return agent_loop.loop_section(run, cost.run_prices(run))
+
+
 # REGISTRY of sections other modules contribute, each a function RunData -> Section | None. The lead
 # extends this list; a function that raises becomes a one-line note in the report, never a lost report.
 EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [
     capacity_report_section,
     cost_report_section,
+    loop_report_section,
     drift_section,
     remote_samplers_section,
 ]

@@ -84,6 +84,21 @@ def request_rate(seconds: int, *workload: str) -> tuple[float, float, float]:
     )
 
 
+def alternated(seconds: int, pairs: int, configs: dict[str, tuple[str, ...]]) -> list[tuple[float, float]]:
+    """Run each configuration (its extra options) in turn, `pairs` times, printing each run; per
+    configuration, its summed rate and mean load-generator CPU ms per request."""
+    runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in configs}
+    for _ in range(pairs):
+        for name, extra in configs.items():
+            runs[name].append(request_rate(seconds, *extra))
+            rate, loadgen, target = runs[name][-1]
+            print(
+                f"  {name}: {rate:.1f} req/s, load generator {loadgen:.2f} CPU ms/request, simulator "
+                f"{target:.2f} (load average {os.getloadavg()[0]:.2f})"
+            )
+    return [(sum(r[0] for r in runs[n]), statistics.mean(r[1] for r in runs[n])) for n in runs]
+
+
 def _rows(path: Path) -> list[dict]:
     with path.open(newline="") as handle:
         return list(csv.DictReader(handle))
@@ -111,17 +126,8 @@ def main() -> None:
         draw_us, body_us = generation_us(workload)
         print(f"generation ({name}): {draw_us:.1f} µs a draw, {body_us:.1f} µs with its JSON body")
     synthetic = ("--input-tokens", str(args.input_tokens))
-    runs: dict[str, list[tuple[float, float, float]]] = {"fixed prompt": [], "synthetic": []}
-    for _ in range(args.pairs):
-        for name, extra in (("fixed prompt", ()), ("synthetic", synthetic)):
-            runs[name].append(request_rate(args.seconds, *extra))
-            rate, loadgen, target = runs[name][-1]
-            print(
-                f"  {name}: {rate:.1f} req/s, load generator {loadgen:.2f} CPU ms/request, simulator "
-                f"{target:.2f} (load average {os.getloadavg()[0]:.2f})"
-            )
-    (fixed_rate, fixed_cpu), (synthetic_rate, synthetic_cpu) = (
-        (sum(r[0] for r in runs[n]), statistics.mean(r[1] for r in runs[n])) for n in runs
+    (fixed_rate, fixed_cpu), (synthetic_rate, synthetic_cpu) = alternated(
+        args.seconds, args.pairs, {"fixed prompt": (), "synthetic": synthetic}
     )
     print(
         f"request rate, 100 users, no think time: synthetic {args.input_tokens} tokens at "

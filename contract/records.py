@@ -37,6 +37,9 @@ class RequestRecord:
     start_lateness_ms: float | None = None
     asked_tokens_in: int | None = None
     asked_tokens_out: int | None = None
+    step: int | None = None
+    tool_calls: int | None = None
+    first_token_kind: str | None = None
 
 
 @dataclass
@@ -63,6 +66,10 @@ class TaskRecord:
     gateway_cost_usd: float | None = None
     worker_pid: int | None = None
     error: str | None = None
+    steps: int | None = None
+    tool_calls: int | None = None
+    end_reason: str | None = None
+    tool_ms: float | None = None
 
     def adopt_server_times(self, started_ts: float | None, finished_ts: float | None) -> None:
         """Replace the client's observed start/finish by the gateway's own timestamps (where it gives

@@ -102,6 +102,9 @@ class RequestColumns:
     start_lateness_ms: str
     asked_tokens_in: str  # input tokens the workload asked for (empty: no size asked, e.g. a fixed prompt)
     asked_tokens_out: str  # max_tokens sent (a ceiling: the model may stop sooner)
+    step: str  # agent loop: the call's step in its task (1-based; the task is task_id); empty outside a loop
+    tool_calls: str  # tool calls in the response (chat and Responses agents; 0: an answer)
+    first_token_kind: str  # what ttft_ms was timed to: content or tool_call (streams only)
 
 
 REQUEST = _named(RequestColumns)
@@ -149,6 +152,10 @@ class TaskColumns:
     gateway_cost_usd: str
     worker_pid: str
     error: str
+    steps: str  # agent loop: model calls the task made (empty for other tasks)
+    tool_calls: str  # agent loop: tool calls over its steps
+    end_reason: str  # agent loop: answer, max_steps or error (empty: unfinished)
+    tool_ms: str  # agent loop: time spent running tools (waits between model calls)
 
 
 TASK = _named(TaskColumns)
@@ -188,6 +195,9 @@ STOP_CAP = "cap"  # --max-agents reached under the budget: no capacity value (a 
 STOP_FAILURE = "failure"  # an agent failed to start: recorded, no capacity value
 STOP_TARGET_DIED = "target_died"
 STOP_CHURN_DONE = "cycles_done"  # churn finished its cycles
+# requests.csv first_token_kind: what a stream's first generated token was (its TTFT is timed to it)
+FIRST_TOKEN_CONTENT = "content"
+FIRST_TOKEN_TOOL_CALL = "tool_call"
 # requests.csv error_kind of a request the run's own stop cut short: not the gateway's failure
 ERROR_INTERRUPTED = "interrupted"
 # requests.csv error_kind of an answer past --max-response-bytes or --max-sse-line-bytes (read no further)

@@ -9,20 +9,21 @@ Every bad value is a WorkloadError naming the flag, or the file, line and key.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from contract.units import parse_duration
-from scenarios import distributions
 from scenarios.datasets import ORDERS, Dataset, load_dataset
 from scenarios.distributions import Distribution
 from scenarios.errors import WorkloadError
+from scenarios.tool_loop import SECTIONS as LOOP_SECTIONS
+from scenarios.tool_loop import ToolLoop, tool_loop_of
 from scenarios.traces import BLOCK_TOKENS, Trace, load_trace
-from scenarios.workload_file import DISTRIBUTION_KEYS, Value, WorkloadFile, read_workload_file
+from scenarios.workload_file import EXTENSIONS, Value, WorkloadFile, read_workload_file
+from scenarios.workload_values import distribution_of, seconds_of, tokens_of, whole_of
 
 DEFAULT_SEED = 0
+EXTENSIONS.update(LOOP_SECTIONS)  # the agent loop's [tools] and [loop] (scenarios/tool_loop.py)
 _DESTS = {"distribution": "distribution", "mean": "", "stdev": "stdev", "min": "min", "max": "max"}
 
 
@@ -40,6 +41,7 @@ class WorkloadSettings:
     seed: int = DEFAULT_SEED
     file: str | None = None
     sections: Mapping[str, Any] = field(default_factory=dict)  # extension sections ([tools], [loop])
+    tool_loop: ToolLoop | None = None  # the chat-shaped agents loop with these tools (None: one call)
 
     @property
     def sized(self) -> bool:
@@ -58,6 +60,7 @@ class WorkloadSettings:
             "trace": self.trace.describe() if self.trace else None,
             "think_time": self.think.describe("s") if self.think else None,
             "sections": sorted(self.sections),
+            "tool_loop": self.tool_loop.describe() if self.tool_loop else None,
         }
 
 
@@ -72,15 +75,16 @@ def read_workload(ns: Any) -> WorkloadSettings:
     trace = _trace(fields)
     dataset = _dataset(fields)
     settings = WorkloadSettings(
-        input=_distribution(fields, "input", _tokens),
-        output=_distribution(fields, "output", _tokens),
-        prefix_tokens=_whole(fields.get(("prefix", "tokens")), 0),
+        input=distribution_of(fields, "input", tokens_of),
+        output=distribution_of(fields, "output", tokens_of),
+        prefix_tokens=whole_of(fields.get(("prefix", "tokens")), 0),
         dataset=dataset,
         trace=trace,
         think=_think(fields),
-        seed=_whole(fields.get(("", "seed")), DEFAULT_SEED),
+        seed=whole_of(fields.get(("", "seed")), DEFAULT_SEED),
         file=path,
         sections=found.sections,
+        tool_loop=tool_loop_of(found.sections),
     )
     _check_combination(settings, fields)
     return settings
@@ -124,72 +128,14 @@ def _think_option(text: str) -> dict[str, Value]:
     return {"distribution": Value("fixed", where), "mean": Value(text, where)}
 
 
-def _distribution(fields: dict, section: str, number) -> Distribution | None:
-    given = {k: fields[(section, k)] for k in DISTRIBUTION_KEYS if (section, k) in fields}
-    if not given:
-        return None
-    values = {k: number(v) for k, v in given.items() if k != "distribution"}
-    kind_value = given.get("distribution")
-    kind = str(kind_value.value) if kind_value else distributions.default_kind(values.get("stdev"))
-    if kind_value is not None and kind not in distributions.KINDS:
-        raise WorkloadError(f"{kind_value.where} {kind!r}: unknown; use {', '.join(distributions.KINDS)}")
-    if "mean" not in values:
-        if kind != "uniform" or "min" not in values or "max" not in values:
-            where = next(iter(given.values())).where
-            raise WorkloadError(f"{where}: [{section}] needs a mean (or uniform with min and max)")
-        values["mean"] = (values["min"] + values["max"]) / 2.0
-    where = next(iter(given.values())).place  # the section (a file's) or the flag
-    try:
-        return Distribution(
-            kind, values["mean"], values.get("stdev", 0.0), values.get("min"), values.get("max")
-        )
-    except ValueError as exc:
-        raise WorkloadError(f"{where}: {exc}") from None
-
-
-def _tokens(field_: Value) -> float:
-    """A token count: a finite number >= 0 (a mean may be fractional)."""
-    try:
-        value = float(str(field_.value).strip()) if not isinstance(field_.value, bool) else math.nan
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise WorkloadError(f"{field_.where} {field_.value!r}: expected a number of tokens >= 0")
-    return value
-
-
-def _seconds(field_: Value) -> float:
-    """Seconds: a number, or a duration such as 250ms, 2s, 1m."""
-    value = field_.value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = float(value)
-    else:
-        try:
-            seconds = parse_duration(str(value))
-        except ValueError as exc:
-            raise WorkloadError(f"{field_.where}: {exc}") from None
-    if not (math.isfinite(seconds) and seconds >= 0):
-        raise WorkloadError(f"{field_.where} {value!r}: expected a duration >= 0")
-    return seconds
-
-
 def _think(fields: dict) -> Distribution | None:
-    return _distribution(fields, "think", _seconds)
-
-
-def _whole(field_: Value | None, default: int) -> int:
-    if field_ is None:
-        return default
-    text = str(field_.value).strip()
-    if isinstance(field_.value, bool) or not text.isdigit():
-        raise WorkloadError(f"{field_.where} {field_.value!r}: expected a whole number >= 0")
-    return int(text)
+    return distribution_of(fields, "think", seconds_of)
 
 
 def _positive(field_: Value | None, default: float) -> float:
     if field_ is None:
         return default
-    value = _tokens(field_)
+    value = tokens_of(field_)
     if value <= 0:
         raise WorkloadError(f"{field_.where} {field_.value!r}: must be > 0")
     return value
@@ -203,7 +149,7 @@ def _trace(fields: dict) -> Trace | None:
                 raise WorkloadError(f"{fields[('trace', key)].where}: needs a trace file (--trace FILE)")
         return None
     speed = _positive(fields.get(("trace", "speed")), 1.0)
-    block = _whole(fields.get(("trace", "block_tokens")), BLOCK_TOKENS)
+    block = whole_of(fields.get(("trace", "block_tokens")), BLOCK_TOKENS)
     return load_trace(str(path.value), speed, max(block, 1))
 
 

@@ -29,9 +29,10 @@ SECTIONS: dict[str, tuple[str, ...]] = {
 }
 TOP_KEYS = ("seed",)
 FILE_KEYS = frozenset({("dataset", "file"), ("trace", "file")})  # paths relative to the workload file
-# Sections other rooms parse: name -> parser(table, where) returning the section's settings, which end up
-# in WorkloadSettings.sections[name]. A parser raises WorkloadError naming `where` and the key.
-EXTENSIONS: dict[str, Callable[[dict[str, Any], str], Any]] = {}
+# Sections other rooms parse: name -> parser(table, where, folder) returning the section's settings, which
+# end up in WorkloadSettings.sections[name]. A parser raises WorkloadError naming `where` and the key; a
+# file it names is relative to `folder` (the workload file's).
+EXTENSIONS: dict[str, Callable[[dict[str, Any], str, Path], Any]] = {}
 _HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]")
 
 
@@ -69,7 +70,7 @@ def read_workload_file(path: str) -> WorkloadFile:
             found.fields[("", name)] = Value(value, _where(path, lines, None, name))
         elif name in EXTENSIONS:
             found.sections[name] = EXTENSIONS[name](
-                _table(value, path, lines, name), _where(path, lines, name)
+                _table(value, path, lines, name), _where(path, lines, name), Path(path).parent
             )
         elif name in SECTIONS:
             _read_section(found, name, _table(value, path, lines, name), lines)

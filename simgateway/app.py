@@ -52,6 +52,7 @@ def build_app(knobs: Knobs, shared: mmap.mmap | None) -> tuple[web.Application, 
     app.router.add_post("/v1/chat/completions", llm.chat_completions)
     app.router.add_post("/v1/responses", llm.responses)
     app.router.add_get("/v1/sim/streams", llm.stream_timings)
+    app.router.add_get("/v1/sim/calls", llm.call_counts)
     sessions.add_routes(app)
     board.add_routes(app)
     return app, board, sessions

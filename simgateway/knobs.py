@@ -11,6 +11,8 @@ import sys
 from dataclasses import dataclass
 from typing import NoReturn
 
+from simgateway.script import Script, ScriptError, load_script
+
 USAGE_DIALECTS = ("openai", "deepseek", "anthropic", "responses")
 AGENT_MODES = ("inprocess", "process")
 HOSTILE_MODES = ("drip", "garbage", "huge-body", "huge-line")  # simgateway/hostile.py
@@ -38,6 +40,12 @@ class Knobs:
     price_in_per_m: float = 0.0
     price_cached_per_m: float = 0.0
     price_out_per_m: float = 0.0
+    # scripted model: tool calls (scripted.py)
+    tool_call_steps: int = 0
+    tool_calls_per_step: int = 1
+    tool_names: tuple[str, ...] = ()  # empty: every tool the request offers, in turn
+    tool_arg_fragment_chars: int = 4
+    script: Script | None = None
     # faults
     error_rate: float = 0.0
     garbage_rate: float = 0.0
@@ -98,6 +106,20 @@ _POSITIVE_INT = _checked(int, 1)
 _PORT = _checked(int, 0, 65535)
 
 
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("expected tool names separated by commas")
+    return names
+
+
+def _script(path: str) -> Script:
+    try:
+        return load_script(path)
+    except ScriptError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The CLI; option names are `--` plus the Knobs field with dashes (and `_s` spelt out where noted)."""
     p = _OneLineParser(prog="python -m simgateway", description="Simulated agent gateway + mock LLM.")
@@ -119,6 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--price-in-per-m", type=_NONNEG, default=0.0)
     llm.add_argument("--price-cached-per-m", type=_NONNEG, default=0.0)
     llm.add_argument("--price-out-per-m", type=_NONNEG, default=0.0)
+    tools = p.add_argument_group("scripted model (tool calls)")
+    tools.add_argument("--tool-call-steps", type=_COUNT, default=0)
+    tools.add_argument("--tool-calls-per-step", type=_POSITIVE_INT, default=1)
+    tools.add_argument("--tool-names", type=_names, default=())
+    tools.add_argument("--tool-arg-fragment-chars", type=_POSITIVE_INT, default=4)
+    tools.add_argument("--script", type=_script, default=None)
     faults = p.add_argument_group("faults")
     faults.add_argument("--error-rate", type=_RATE, default=0.0)
     faults.add_argument("--garbage-rate", type=_RATE, default=0.0)

@@ -12,13 +12,18 @@ import itertools
 import json
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from aiohttp import web
 
+from simgateway import tool_wire
+from simgateway.calls import CallLog
+from simgateway.conversation import Conversation, chat_conversation, responses_conversation
 from simgateway.faults import FaultGate
 from simgateway.knobs import Knobs
 from simgateway.prefix_cache import PrefixCache
+from simgateway.scripted import plan_calls
+from simgateway.tool_wire import WireCall
 from simgateway.usage import Tokens, cost_usd, count_tokens, usage_body
 
 WORDS = ("lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do")
@@ -35,22 +40,6 @@ def token_text(i: int) -> str:
 
 def reply_text(n: int) -> str:
     return "".join(token_text(i) for i in range(n))
-
-
-def message_texts(messages: object) -> list[str]:
-    """Text of chat messages / Responses input items (string content or a list of text parts)."""
-    if isinstance(messages, str):
-        return [messages]
-    if not isinstance(messages, list):
-        raise ValueError("'messages' (or 'input') must be a list")
-    texts = []
-    for m in messages:
-        content = m.get("content", "") if isinstance(m, dict) else m
-        if isinstance(content, str):
-            texts.append(content)
-        elif isinstance(content, list):
-            texts += [p.get("text", "") for p in content if isinstance(p, dict)]
-    return texts
 
 
 def token_due(t0: float, knobs: Knobs, i: int) -> float:
@@ -93,10 +82,14 @@ class MockLLM:
         # when each recent stream's first token actually left, by response id: the truth a timing test
         # compares a client's TTFT with when the host is too busy for the knob itself to be kept
         self.stream_log: deque[dict] = deque(maxlen=STREAM_LOG_SIZE)
+        self.calls = CallLog()  # what the model answered, per call and conversation: GET /v1/sim/calls
         self.prefix_cache = PrefixCache(knobs.prefix_cache_block) if knobs.prefix_cache_block else None
 
     async def stream_timings(self, _: web.Request) -> web.Response:
         return web.json_response({"streams": list(self.stream_log)})
+
+    async def call_counts(self, _: web.Request) -> web.Response:
+        return web.json_response(self.calls.as_json())
 
     def model_for(self, body: dict) -> str:
         return self.knobs.model or body.get("model") or DEFAULT_MODEL
@@ -112,9 +105,11 @@ class MockLLM:
             body["cost"] = cost_usd(self.knobs, tokens)
         return body
 
-    def tokens_for(self, texts: list[str], max_tokens: int | None) -> Tokens:
+    def tokens_for(
+        self, texts: Sequence[str], max_tokens: int | None, tool_call_tokens: int | None = None
+    ) -> Tokens:
         """The call's token counts under the knobs, its prompt-cache hits included."""
-        tokens = count_tokens(self.knobs, texts, max_tokens)
+        tokens = count_tokens(self.knobs, texts, max_tokens, tool_call_tokens)
         return tokens if self.prefix_cache is None else self.prefix_cache.apply(tokens, texts)
 
     async def complete(self, texts: list[str], max_tokens: int | None) -> tuple[str, Tokens]:
@@ -125,17 +120,15 @@ class MockLLM:
         return reply_text(tokens.content), tokens
 
     async def chat_completions(self, request: web.Request) -> web.StreamResponse:
-        return await self._admitted(request, "messages", None, self._chat)
+        return await self._admitted(request, chat_conversation, self._chat)
 
-    async def _admitted(
-        self, request: web.Request, texts_key: str, texts_default, handle
-    ) -> web.StreamResponse:
-        """Parse the body, refuse beyond the concurrency gate (429), count the call in flight while
-        `handle(request, body, texts, stream, t0)` answers it. Timing starts at arrival."""
+    async def _admitted(self, request: web.Request, read, handle) -> web.StreamResponse:
+        """Parse the body (`read` gives its Conversation), refuse beyond the concurrency gate (429), count
+        the call in flight while `handle(request, body, conv, stream, t0)` answers. Timed from arrival."""
         t0 = asyncio.get_running_loop().time()
         try:
             body = await read_json(request)
-            texts = message_texts(body.get(texts_key, texts_default))
+            conv = read(body)
         except ValueError as e:
             return bad_request(str(e))
         stream = bool(body.get("stream"))
@@ -144,44 +137,63 @@ class MockLLM:
             return refused
         self.gate.in_flight += 1
         try:
-            return await handle(request, body, texts, stream, t0)
+            return await handle(request, body, conv, stream, t0)
         finally:
             self.gate.in_flight -= 1
 
-    async def _chat(self, request: web.Request, body: dict, texts: list[str], stream: bool, t0: float):
-        max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
-        tokens = self.tokens_for(texts, max_tokens)
-        if stream:
-            return await self._chat_stream(request, body, tokens, t0)
-        await sleep_until(done_at(t0, self.knobs, tokens))
-        return web.json_response(self._chat_body(body, tokens), headers=self.cost_headers(tokens))
+    def answer(
+        self, api: str, response_id: str, conv: Conversation, max_tokens: int | None
+    ) -> tuple[list[WireCall], Tokens]:
+        """This step's tool calls (none: a text answer) and its token counts, logged as one model call."""
+        calls = tool_wire.wire_calls(plan_calls(self.knobs, conv))
+        ticks = tool_wire.tick_count(calls, self.knobs.tool_arg_fragment_chars) if calls else None
+        tokens = self.tokens_for(conv.texts, max_tokens, ticks)
+        self.calls.add(api, response_id, conv, calls, tokens)
+        return calls, tokens
 
-    def _chat_body(self, body: dict, tokens: Tokens) -> dict:
-        capped = tokens.content < self.knobs.output_tokens
+    async def _chat(self, request: web.Request, body: dict, conv: Conversation, stream: bool, t0: float):
+        rid = f"chatcmpl-sim{next(_ids)}"
+        calls, tokens = self.answer(
+            "chat", rid, conv, body.get("max_completion_tokens", body.get("max_tokens"))
+        )
+        if stream:
+            return await self._chat_stream(request, body, rid, calls, tokens, t0)
+        await sleep_until(done_at(t0, self.knobs, tokens))
+        return web.json_response(self._chat_body(body, rid, calls, tokens), headers=self.cost_headers(tokens))
+
+    def finish_reason(self, calls: list[WireCall], tokens: Tokens) -> str:
+        if calls:
+            return "tool_calls"
+        return "length" if tokens.content < self.knobs.output_tokens else "stop"
+
+    def _chat_body(self, body: dict, rid: str, calls: list[WireCall], tokens: Tokens) -> dict:
+        message = (
+            tool_wire.chat_message(calls)
+            if calls
+            else {"role": "assistant", "content": reply_text(tokens.content)}
+        )
         return {
-            "id": f"chatcmpl-sim{next(_ids)}",
+            "id": rid,
             "object": "chat.completion",
             "created": int(time.time()),
             "model": self.model_for(body),
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": reply_text(tokens.content)},
+                    "message": message,
                     "logprobs": None,
-                    "finish_reason": "length" if capped else "stop",
+                    "finish_reason": self.finish_reason(calls, tokens),
                 }
             ],
             "usage": self.usage(tokens),
         }
 
-    async def _chat_stream(self, request: web.Request, body: dict, tokens: Tokens, t0: float):
+    async def _chat_stream(
+        self, request: web.Request, body: dict, rid: str, calls: list[WireCall], tokens: Tokens, t0: float
+    ):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        head = {
-            "id": f"chatcmpl-sim{next(_ids)}",
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": self.model_for(body),
-        }
+        head = {"id": rid, "object": "chat.completion.chunk", "created": int(time.time())}
+        head["model"] = self.model_for(body)
         if include_usage:
             head["usage"] = None
 
@@ -189,22 +201,34 @@ class MockLLM:
             choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
             return b"data: " + json.dumps({**head, "choices": [choice]}).encode() + b"\n\n"
 
-        # token chunks differ only in their text: split one rendered chunk around a marker, once
-        before, after = chunk({"content": "\x00"}).split(b'"\\u0000"')
         resp = await start_sse(request, self.cost_headers(tokens))
-        await resp.write(chunk({"role": "assistant", "content": ""}))
-        async for i in self._token_ticks(t0, tokens):
-            await resp.write(before + json.dumps(token_text(i)).encode() + after)
-            if i == 0:
-                self.log_first_token(str(head["id"]), t0, request)
-        capped = tokens.content < self.knobs.output_tokens
-        await resp.write(chunk({}, "length" if capped else "stop"))
+        await resp.write(chunk({"role": "assistant", "content": None if calls else ""}))
+        if calls:
+            ticks = tool_wire.chat_ticks(calls, self.knobs.tool_arg_fragment_chars)
+            await self._write_ticks(resp, request, rid, t0, tokens, [chunk(t) for t in ticks])
+        else:
+            # token chunks differ only in their text: split one rendered chunk around a marker, once
+            before, after = chunk({"content": "\x00"}).split(b'"\\u0000"')
+            async for i in self._token_ticks(t0, tokens):
+                await resp.write(before + json.dumps(token_text(i)).encode() + after)
+                if i == 0:
+                    self.log_first_token(rid, t0, request)
+        await resp.write(chunk({}, self.finish_reason(calls, tokens)))
         if include_usage:
             final = {**head, "choices": [], "usage": self.usage(tokens)}
             await resp.write(b"data: " + json.dumps(final).encode() + b"\n\n")
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp
+
+    async def _write_ticks(
+        self, resp: web.StreamResponse, request: web.Request, rid: str, t0: float, tokens: Tokens, ticks
+    ) -> None:
+        """Write pre-rendered ticks (bytes), each at its token's due time; the first is the first token."""
+        async for i in self._token_ticks(t0, tokens):
+            await resp.write(ticks[i])
+            if i == 0:
+                self.log_first_token(rid, t0, request)
 
     def log_first_token(self, response_id: str, t0: float, request: web.Request) -> None:
         """When the first token left, and the client's port (a client that keeps its connection sends
@@ -229,19 +253,19 @@ class MockLLM:
 
     async def responses(self, request: web.Request) -> web.StreamResponse:
         """OpenAI Responses API; its usage is always the Responses shape, whatever --usage-dialect says."""
-        return await self._admitted(request, "input", "", self._respond)
+        return await self._admitted(request, responses_conversation, self._respond)
 
-    async def _respond(self, request: web.Request, body: dict, texts: list[str], stream: bool, t0: float):
-        tokens = self.tokens_for(texts, body.get("max_output_tokens"))
+    async def _respond(self, request: web.Request, body: dict, conv: Conversation, stream: bool, t0: float):
         rid = f"resp_sim{next(_ids)}"
+        calls, tokens = self.answer("responses", rid, conv, body.get("max_output_tokens"))
         if stream:
-            return await self._responses_stream(request, body, tokens, t0, rid)
+            return await self._responses_stream(request, body, calls, tokens, t0, rid)
         await sleep_until(done_at(t0, self.knobs, tokens))
         return web.json_response(
-            self._response_obj(body, tokens, rid, "completed"), headers=self.cost_headers(tokens)
+            self._response_obj(body, calls, tokens, rid, "completed"), headers=self.cost_headers(tokens)
         )
 
-    def _response_obj(self, body: dict, tokens: Tokens, rid: str, status: str) -> dict:
+    def _response_obj(self, body: dict, calls: list[WireCall], tokens: Tokens, rid: str, status: str) -> dict:
         done = status == "completed"
         text = reply_text(tokens.content) if done else ""
         message = {
@@ -251,40 +275,40 @@ class MockLLM:
             "role": "assistant",
             "content": [{"type": "output_text", "text": text, "annotations": []}],
         }
+        output = [tool_wire.response_item(c, True) for c in calls] if calls else [message]
         return {
             "id": rid,
             "object": "response",
             "created_at": int(time.time()),
             "status": status,
             "model": self.model_for(body),
-            "output": [message] if done else [],
+            "output": output if done else [],
             "usage": self.usage(tokens, "responses") if done else None,
         }
 
-    async def _responses_stream(self, request, body: dict, tokens: Tokens, t0: float, rid: str):
+    async def _responses_stream(self, request, body: dict, calls: list[WireCall], tokens: Tokens, t0, rid):
         seq = itertools.count()
 
         def event(kind: str, data: dict) -> bytes:
             payload = {"type": kind, "sequence_number": next(seq), **data}
             return f"event: {kind}\ndata: {json.dumps(payload)}\n\n".encode()
 
+        def obj(status: str) -> dict:
+            return {"response": self._response_obj(body, calls, tokens, rid, status)}
+
         resp = await start_sse(request, self.cost_headers(tokens))
-        await resp.write(
-            event("response.created", {"response": self._response_obj(body, tokens, rid, "in_progress")})
-        )
-        async for i in self._token_ticks(t0, tokens):
-            delta = {"item_id": f"msg_{rid}", "output_index": 0, "content_index": 0, "delta": token_text(i)}
-            await resp.write(event("response.output_text.delta", delta))
-        done = {
-            "item_id": f"msg_{rid}",
-            "output_index": 0,
-            "content_index": 0,
-            "text": reply_text(tokens.content),
-        }
-        await resp.write(event("response.output_text.done", done))
-        await resp.write(
-            event("response.completed", {"response": self._response_obj(body, tokens, rid, "completed")})
-        )
+        await resp.write(event("response.created", obj("in_progress")))
+        if calls:
+            ticks = tool_wire.responses_ticks(calls, self.knobs.tool_arg_fragment_chars)
+            rendered = [b"".join(event(kind, data) for kind, data in tick) for tick in ticks]
+            await self._write_ticks(resp, request, rid, t0, tokens, rendered)
+        else:
+            where = {"item_id": f"msg_{rid}", "output_index": 0, "content_index": 0}
+            async for i in self._token_ticks(t0, tokens):
+                await resp.write(event("response.output_text.delta", {**where, "delta": token_text(i)}))
+            done = {**where, "text": reply_text(tokens.content)}
+            await resp.write(event("response.output_text.done", done))
+        await resp.write(event("response.completed", obj("completed")))
         await resp.write_eof()
         return resp
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
+from collections.abc import Sequence
 
 from simgateway.usage import Tokens
 
@@ -25,7 +26,7 @@ class PrefixCache:
         self.capacity = capacity
         self.seen: OrderedDict[int, None] = OrderedDict()
 
-    def cached_tokens(self, texts: list[str]) -> int:
+    def cached_tokens(self, texts: Sequence[str]) -> int:
         """Tokens of this prompt's leading blocks seen before; every block of it is remembered."""
         text = MESSAGE_SEPARATOR.join(texts)
         size, chain, hits, hitting = self.block_chars, 0, 0, True
@@ -41,7 +42,7 @@ class PrefixCache:
             self.seen.popitem(last=False)
         return hits * self.block_tokens
 
-    def apply(self, tokens: Tokens, texts: list[str]) -> Tokens:
+    def apply(self, tokens: Tokens, texts: Sequence[str]) -> Tokens:
         """The call's token counts with its cache hits (never more than its prompt)."""
         cached = min(self.cached_tokens(texts), tokens.prompt)
         return dataclasses.replace(

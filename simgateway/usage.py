@@ -7,6 +7,7 @@ OpenAI Responses API so the kit's usage parsers are exercised end to end. Must n
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from simgateway.knobs import Knobs
@@ -24,17 +25,21 @@ class Tokens:
     content: int  # visible output tokens actually streamed
 
 
-def estimate_prompt_tokens(texts: list[str]) -> int:
+def estimate_prompt_tokens(texts: Sequence[str]) -> int:
     """ceil(chars / 4) over all message texts: the usual rough tokeniser-free estimate."""
     return math.ceil(sum(len(t) for t in texts) / 4)
 
 
-def count_tokens(knobs: Knobs, texts: list[str], max_tokens: int | None) -> Tokens:
-    """Token counts for one call under the knobs; the request's max_tokens caps visible output."""
+def count_tokens(
+    knobs: Knobs, texts: Sequence[str], max_tokens: int | None, tool_call_tokens: int | None = None
+) -> Tokens:
+    """Token counts for one call under the knobs; the request's max_tokens caps visible text output.
+    An answer with tool calls has `tool_call_tokens` visible tokens (its streamed ticks), never capped."""
     prompt = knobs.prompt_tokens if knobs.prompt_tokens is not None else estimate_prompt_tokens(texts)
     cached = math.floor(prompt * knobs.cached_share)
     cache_write = min(knobs.cache_write_tokens, prompt - cached)
     content = knobs.output_tokens if max_tokens is None else max(0, min(knobs.output_tokens, max_tokens))
+    content = content if tool_call_tokens is None else tool_call_tokens
     return Tokens(
         prompt, cached, cache_write, content + knobs.reasoning_tokens, knobs.reasoning_tokens, content
     )

@@ -33,6 +33,7 @@ PACK_S = 90.0  # files shorter than this share a pytest process (each costs ~3-1
 UNKNOWN_S = 60.0  # a file without a recorded time: a middling one
 STOP_GRACE_S = 30.0  # SIGINT lets pytest tear its fixtures down (stop what they started); then SIGKILL
 NO_TESTS = 5  # pytest's exit code when a selection is empty
+FAILURE_CHARS = 12_000  # of a failed job's log, printed: its FAILURES section, the end kept when longer
 # The interpreter's own bin/ first on PATH, as an activated virtualenv has it: tests start the commands
 # installed beside it (litellm, langgraph, jupyter) by name.
 ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -95,9 +96,10 @@ def finish(job: Job, code: int) -> None:
     job.code, job.seconds = code, time.monotonic() - job.started
     mark = "FAILED" if job.failed else "ok"
     print(f"{mark:6} {job.seconds:7.1f} s  {job.name}: {job.summary()}", flush=True)
-    if job.failed:
+    if job.failed:  # what failed and why (pytest's FAILURES section), so a CI log alone explains it
         text = job.log.read_text(errors="replace")
-        print(text[text.find("short test summary info") :][-4000:] or text[-4000:], flush=True)
+        start = min((i for i in (text.find("= ERRORS ="), text.find("= FAILURES =")) if i >= 0), default=0)
+        print(text[start:][-FAILURE_CHARS:], flush=True)
 
 
 def stop(jobs: list[Job]) -> None:

@@ -2,8 +2,8 @@
 
 import itertools
 
-from agents.openai_chat import _has_content
 from agents.sse import StreamTiming, iter_sse
+from agents.tool_deltas import ToolCallAssembler, chat_token_kind
 
 
 def test_events_split_on_blank_lines_and_join_data_lines():
@@ -20,7 +20,8 @@ def test_role_only_first_chunk_is_not_a_token():
     role_only = {"choices": [{"delta": {"role": "assistant", "content": ""}}]}
     content = {"choices": [{"delta": {"content": "Hi"}}]}
     usage_only = {"choices": [], "usage": {"prompt_tokens": 3}}
-    assert [_has_content(c) for c in (role_only, content, usage_only)] == [False, True, False]
+    kinds = [chat_token_kind(c, ToolCallAssembler()) for c in (role_only, content, usage_only)]
+    assert kinds == [None, "content", None]
 
 
 def test_ttft_and_inter_token_latency_from_arrival_times():

@@ -103,12 +103,15 @@ HERMES_KEY = "loadkit-test-key-0123456789"  # Hermes wants >= 16 characters
 
 
 @contextmanager
-def hermes_gateway(llm_url: str, home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, int]]:
+def hermes_gateway(
+    llm_url: str, home: Path, monkeypatch: pytest.MonkeyPatch, settings: str = "toolsets: []\n"
+) -> Iterator[tuple[str, int]]:
     """Hermes' API server offline on a free port, its model the simulator at `llm_url`; yields (url, pid).
-    The key is in API_SERVER_KEY (the preset's key variable) and LOADKIT_TEST_HERMES_KEY."""
+    `settings` is the rest of its config.yaml (YAML). The key is in API_SERVER_KEY (the preset's key
+    variable) and LOADKIT_TEST_HERMES_KEY."""
     home.mkdir(parents=True, exist_ok=True)
     model = f"  default: sim-model\n  provider: custom\n  base_url: {llm_url}/v1\n  api_key: sk-sim\n"
-    (home / "config.yaml").write_text(f"model:\n{model}toolsets: []\n")
+    (home / "config.yaml").write_text(f"model:\n{model}{settings}")
     port = free_port()
     env = {"HERMES_HOME": str(home), "API_SERVER_ENABLED": "true", "API_SERVER_KEY": HERMES_KEY}
     env |= {"API_SERVER_PORT": str(port), "API_SERVER_HOST": "127.0.0.1"}

@@ -62,6 +62,9 @@ def config(model_url: str) -> dict:
         "gateway": {"mode": "local", "http": {"endpoints": endpoints}},
         "models": {"mode": "replace", "providers": {"sim": provider}},
         "agents": {"defaults": {"model": {"primary": "sim/sim-model"}}},
+        # Tool Search (on by default) hides a request's client tools behind tool_search/tool_call; off,
+        # the model is offered them by name, so the kit's agent loop can run through the gateway
+        "tools": {"toolSearch": False},
     }
 
 

@@ -14,35 +14,43 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pandas as pd
 import psutil
 import pytest
 
-from agents.openclaw import delete_sessions
+from agents.openclaw import OpenClawChatAgent, OpenClawResponsesAgent, delete_sessions
 from agents.openclaw_rpc import OpenClawRpc
 from analysis import capacity as cap
 from analysis import churn as churn_study
 from contract import exit_codes, schema
 from sampler.targets import ProcessTreeTarget
+from scenarios.workload import read_workload
 from simgateway import launch
-from tests.gateways.harness import rows
+from tests.gateways.harness import agent_user, rows
 from tests.gateways.openclaw_gateway import NEEDS_OPENCLAW, TOKEN, TOKEN_ENV, running_openclaw
 from tests.locust_runs import REPO, run_locust
 
 pytestmark = [*NEEDS_OPENCLAW, pytest.mark.timeout(1800)]  # start-up and first turns: minutes when busy
 TTFT_MS = 200
 OUTPUT_TOKENS = 8
+CLIENT_TOOL_STEPS = 2
 
 
 @pytest.fixture(scope="module")
 def openclaw(tmp_path_factory):
-    """One gateway for the module (start-up and the first turn cost ~30 s); fresh state, own simulator."""
+    """One gateway for the module (start-up and the first turn cost ~30 s); fresh state, own simulator,
+    scripted to call the client tool `tool_1` twice per turn when a request offers it (none but the
+    agent-loop test's do)."""
+    state = tmp_path_factory.mktemp("openclaw")
+    script = state / "client-tools.toml"
+    script.write_text(f'[[rule]]\noffers = "tool_1"\ntimes = {CLIENT_TOOL_STEPS}\n')
     knobs = ["--ttft-ms", str(TTFT_MS), "--itl-ms", "5", "--output-tokens", str(OUTPUT_TOKENS)]
     with (
-        launch.running(knobs, timeout=60) as model,
-        running_openclaw(tmp_path_factory.mktemp("openclaw"), model.url) as gw,
+        launch.running([*knobs, "--script", str(script)], timeout=60) as model,
+        running_openclaw(state, model.url) as gw,
     ):
         yield gw
 
@@ -227,3 +235,22 @@ def test_a_session_keyed_in_upper_case_is_found_and_deleted(openclaw):
     assert sessions_of(openclaw, "ocl-case-") == ["agent:main:ocl-case-1"]
     assert delete_sessions(openclaw.url, TOKEN, "OCL-Case-1") == ["agent:main:ocl-case-1"]
     assert sessions_of(openclaw, "ocl-case-") == []
+
+
+@pytest.mark.parametrize("agent", [OpenClawChatAgent, OpenClawResponsesAgent])
+def test_the_agent_loop_runs_through_openclaw_with_client_tools(openclaw, tmp_path, agent):
+    """The kit's tools reach the model through OpenClaw and its tool calls come back to the kit, which runs
+    them and sends the results: the scripted 2 tool steps, then the answer, in one OpenClaw session."""
+    path = tmp_path / "w.toml"
+    path.write_text("[tools]\ncount = 2\nresult = 40\n\n[loop]\nmax_steps = 6\n")
+    options = {"api_key_env": TOKEN_ENV, "model": "openclaw", "responses_stream": True}
+    options |= {"workload": read_workload(SimpleNamespace(workload_file=str(path))), "request_timeout": 600.0}
+    with agent_user(agent, openclaw.url, tmp_path / "run", **options) as user:
+        (user.respond if agent is OpenClawResponsesAgent else user.chat_stream)()
+    (task,) = rows(tmp_path / "run", schema.TASKS_CSV)
+    assert (task["end_reason"], task["steps"], task["tool_calls"]) == ("answer", "3", "2"), task
+    steps = [r for r in rows(tmp_path / "run", schema.REQUESTS_CSV) if r["step"]]
+    assert [r["first_token_kind"] for r in steps] == ["tool_call", "tool_call", "content"], steps
+    assert len({r["session_id"] for r in steps}) == 1
+    tokens = [int(r["tokens_in"]) for r in steps]
+    assert tokens == sorted(set(tokens)), "each step's prompt carries the one before and what was appended"

@@ -215,6 +215,14 @@ CASES: list[Case] = [
         files={"w.toml": b'[input]\nmean = 9\ndistribution = "gauss"\n'},
     ),
     Case("workload negative size", ("--workload", "w.toml"), files={"w.toml": b"[output]\nmean = -4\n"}),
+    # the agent loop's sections (docs/workloads.md): a bad value, a schema file that is not JSON
+    Case("tools choice unknown", ("--workload", "w.toml"), files={"w.toml": b"[tools]\nchoice = 'tool_9'\n"}),
+    Case("loop without tools", ("--workload", "w.toml"), files={"w.toml": b"[loop]\nmax_steps = 3\n"}),
+    Case(
+        "tools schema file not JSON",
+        ("--workload", "w.toml"),
+        files={"w.toml": b"[tools]\nfile = 't.json'\n", "t.json": b"[{"},
+    ),
     Case("dataset missing", ("--dataset", "missing.jsonl")),
     Case("dataset not json", ("--dataset", "d.jsonl"), files={"d.jsonl": b'{"messages": []\n'}),
     Case("dataset not utf-8", ("--dataset", "d.jsonl"), files={"d.jsonl": NOT_UTF8}),

@@ -220,12 +220,12 @@ def test_a_bad_workload_option_names_the_flag(given, message):
 
 
 def test_a_section_another_room_registers_is_parsed_by_it_and_kept(tmp_path, monkeypatch):
-    path = write(tmp_path, "w.toml", "[tools]\ncount = 3\n")
-    with pytest.raises(WorkloadError, match=r"w.toml:1: \[tools\]: unknown"):
+    path = write(tmp_path, "w.toml", "[memo]\ncount = 3\n")
+    with pytest.raises(WorkloadError, match=r"w.toml:1: \[memo\]: unknown"):
         read_workload(options(workload_file=path))
-    monkeypatch.setitem(EXTENSIONS, "tools", lambda table, where: ("parsed", table["count"], where))
+    monkeypatch.setitem(EXTENSIONS, "memo", lambda table, where, folder: (table["count"], where, folder))
     workload = read_workload(options(workload_file=path))
-    assert workload.sections["tools"] == ("parsed", 3, f"{path}:1: [tools]")
+    assert workload.sections["memo"] == (3, f"{path}:1: [memo]", tmp_path)
 
 
 # --- datasets and traces ---------------------------------------------------------------------------------

@@ -1,0 +1,70 @@
+"""The mock LLM's own count of the model calls it answered: per call, per conversation and in total, served
+at GET /v1/sim/calls as the truth a test compares a gateway's agent loop with.
+
+Bounded memory (the last calls and conversations only). Must not change what the model answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+
+from simgateway.conversation import Conversation
+from simgateway.tool_wire import WireCall
+from simgateway.usage import Tokens
+
+RECENT_CALLS = 1000
+KNOWN_CONVERSATIONS = 10_000
+FIRST_USER_CHARS = 200  # how much of a conversation's first user message the log keeps to name it
+
+
+def conversation_key(first_user: str) -> str:
+    """A conversation's name across its steps: a hash of its first user message."""
+    return hashlib.sha1(first_user.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+@dataclass
+class CallLog:
+    recent: deque[dict] = field(default_factory=lambda: deque(maxlen=RECENT_CALLS))
+    conversations: OrderedDict[str, dict] = field(default_factory=OrderedDict)
+    calls: int = 0
+    tool_calls: int = 0
+
+    def add(
+        self, api: str, response_id: str, conv: Conversation, calls: list[WireCall], tokens: Tokens
+    ) -> None:
+        """Count one answered model call (chat or responses) with the tool calls it made."""
+        key = conversation_key(conv.first_user)
+        self.calls += 1
+        self.tool_calls += len(calls)
+        entry = self.conversations.pop(key, None) or {
+            "key": key,
+            "first_user": conv.first_user[:FIRST_USER_CHARS],
+            "calls": 0,
+            "tool_calls": 0,
+        }
+        entry["calls"] += 1
+        entry["tool_calls"] += len(calls)
+        self.conversations[key] = entry
+        if len(self.conversations) > KNOWN_CONVERSATIONS:
+            self.conversations.popitem(last=False)
+        self.recent.append(
+            {
+                "id": response_id,
+                "api": api,
+                "conversation": key,
+                "step": conv.step,
+                "prompt_tokens": tokens.prompt,
+                "completion_tokens": tokens.completion,
+                "tools_offered": list(conv.offered),
+                "tool_calls": [{"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in calls],
+            }
+        )
+
+    def as_json(self) -> dict:
+        return {
+            "totals": {"calls": self.calls, "tool_calls": self.tool_calls},
+            "conversations": list(self.conversations.values()),
+            "calls": list(self.recent),
+        }
