@@ -18,7 +18,7 @@ from analysis.model import RunData, per_run
 from analysis.scores import with_scores
 from analysis.stats import small_sample_flag
 from contract.derived import TPOT_MS
-from contract.schema import ERROR_INTERRUPTED
+from contract.schema import ERROR_INTERRUPTED, REQUEST
 
 ARRIVALS_PER_S, AGENTS = "arrivals/s", "agents"
 MAX_EXACT_LEVELS = 25  # more distinct asked rates than this (a ramp): grouped into LEVEL_BINS bins
@@ -27,6 +27,17 @@ GRID_S = 0.1  # the time held at each open-model level is read off the rate curv
 # An arrival due at a step is the new level's (k6's first arrival of a stage is at its start): the curve
 # is read this much later, more than the rounding of a due time rebuilt from start_lateness_ms.
 AT_STEP_S = 1e-4
+# what the level tables read of requests.csv (a narrow copy of a day's rows costs a fraction of a whole)
+LEVEL_COLUMNS = (
+    REQUEST.ts,
+    REQUEST.operation,
+    REQUEST.ok,
+    REQUEST.error_kind,
+    REQUEST.latency_ms,
+    REQUEST.ttft_ms,
+    REQUEST.tokens_out,
+    REQUEST.start_lateness_ms,
+)
 
 
 @dataclass(frozen=True)
@@ -42,7 +53,7 @@ def run_levels(run: RunData) -> Levels | None:
     req = run.requests
     if req is None or req.empty or req["ts"].isna().all():
         return None
-    req = judged_requests(req)
+    req = judged_requests(run)
     open_model = run.meta.get("open_model")
     if isinstance(open_model, dict) and open_model.get("rate_points"):
         return _open_levels(run, req, open_model)
@@ -55,8 +66,12 @@ def run_levels(run: RunData) -> Levels | None:
     return Levels(AGENTS, legacy, "agents active in each time bin (requests.csv)") if len(legacy) else None
 
 
-def judged_requests(req: pd.DataFrame) -> pd.DataFrame:
-    """Rows with a send time, less those the run's own stop cut short (neither good nor bad)."""
+def judged_requests(run: RunData) -> pd.DataFrame:
+    """Rows with a send time, less those the run's own stop cut short (neither good nor bad); only the
+    columns the level tables read, and the SLOs' own."""
+    assert run.requests is not None
+    keep = dict.fromkeys((*LEVEL_COLUMNS, *(s["column"] for s in slos_of(run))))
+    req = run.requests[[c for c in keep if c in run.requests]]
     return req[req["ts"].notna() & (req["error_kind"] != ERROR_INTERRUPTED)]
 
 

@@ -14,7 +14,7 @@ from scipy import stats
 
 from analysis.hosts import judged_samples
 from analysis.model import RunData, per_run
-from contract import trend_rule
+from contract import schema, trend_rule
 from contract.schema import MIB
 
 MAX_POINTS = 720  # Theil-Sen is O(n^2): longer series are reduced to this many bin medians
@@ -167,6 +167,13 @@ def data_rule(meta: dict) -> str:
     interval = float(interval) if isinstance(interval, int | float) and interval > 0 else 1.0
     data = trend_rule.TrendData(rule_of(meta).min_duration_s, interval)
     return f"Data rule: a verdict needs {data.rule_text()}; shorter soaks are refused before load."
+
+
+# What the trends read: the kit judges trend thresholds on these alone (load_run's `only`), not the run
+TREND_INPUTS = {
+    schema.SAMPLES_CSV: (schema.SAMPLE.ts, schema.SAMPLE.target_rss_bytes, schema.SAMPLE.host),
+    schema.REQUESTS_CSV: (schema.REQUEST.ts, schema.REQUEST.ok),
+}
 
 
 @per_run

@@ -251,7 +251,8 @@ def _latency_lines(run: RunData, top: int = 4) -> list[str]:
     req = run.requests
     if req is None or req.empty:
         return ["latency: no requests recorded"]
-    ok = req[req["ok"] == 1]
+    R = schema.REQUEST
+    ok = req.loc[req[R.ok] == 1, [R.operation, R.latency_ms, R.ttft_ms, R.tokens_out]]
     lines = [f"latency of {len(ok)} successful requests, by operation:"]
     for operation in ok["operation"].value_counts().index[:top]:
         lines.append(_percentile_line(f"  {operation}", ok.loc[ok["operation"] == operation, "latency_ms"]))

@@ -37,7 +37,7 @@ def sweep(run: RunData) -> Sweep | None:
     req = run.requests
     if not passes or req is None or req.empty:
         return None
-    req = judged_requests(req)
+    req = judged_requests(run)
     due = due_ts(req)
     n = pd.Series(np.nan, index=req.index)
     for p in passes:

@@ -152,9 +152,9 @@ def trend_values(run_dir: Path) -> dict[str, tuple[float | None, int]]:
     """Each trend metric's value and point count, from the same functions as the report's soak section;
     None where the verdict is "not enough data"."""
     from analysis.load import load_run  # pandas and scipy only at the end of a run (see kit/finish.py)
-    from analysis.soak import soak_trends
+    from analysis.soak import TREND_INPUTS, soak_trends
 
-    memory, errors = soak_trends(load_run(run_dir))
+    memory, errors = soak_trends(load_run(run_dir, only=TREND_INPUTS))  # the trends' columns, not the run
 
     def judged(trend, value: float) -> tuple[float | None, int]:
         return (None if trend.verdict == "not enough data" else value), trend.points
