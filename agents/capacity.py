@@ -35,6 +35,9 @@ from contract.csv_append import CsvAppender
 from contract.errors import InputError
 from contract.records import AgentRecord
 from contract.schema import (
+    AGENT_EVENT,
+    CAPACITY,
+    CAPACITY_EVENT,
     STOP_BUDGET,
     STOP_CAP,
     STOP_CHURN_DONE,
@@ -225,11 +228,11 @@ class SerialDriver(KitAgent):
         memory = {}
         if reading is not None:
             memory = {
-                "rss_bytes": reading.rss_bytes,
-                "pss_bytes": reading.pss_bytes,
-                "uss_bytes": reading.uss_bytes,
+                CAPACITY.rss_bytes: reading.rss_bytes,
+                CAPACITY.pss_bytes: reading.pss_bytes,
+                CAPACITY.uss_bytes: reading.uss_bytes,
                 "procs": reading.procs,
-                "sidecar_rss_bytes": reading.sidecar_rss_bytes,
+                CAPACITY.sidecar_rss_bytes: reading.sidecar_rss_bytes,
             }
         assert self.log is not None  # made at on_start, before any step
         self.log.write(
@@ -237,10 +240,10 @@ class SerialDriver(KitAgent):
                 "ts": time.time(),
                 "event": event,
                 "closed": 0,
-                "budget_bytes": self.budget_bytes,
+                CAPACITY.budget_bytes: self.budget_bytes,
                 "metric": self.metric,
                 "connection": self.connection,
-                "startup_clock": self.startup_clock,
+                CAPACITY.startup_clock: self.startup_clock,
                 **memory,
                 **fields,
             }
@@ -276,7 +279,7 @@ class SerialDriver(KitAgent):
                 agent_id=self.agent_id,
                 n=n,
                 session_id=opened.session_id,
-                event="created" if ok else "failed",
+                event=AGENT_EVENT.created if ok else AGENT_EVENT.failed,
                 ready_ms=opened.ready_ms,
                 error=opened.error,
             )
@@ -305,11 +308,11 @@ class SerialDriver(KitAgent):
         """Ctrl-C can raise KeyboardInterrupt inside this user's greenlet (whichever runs when the signal
         lands), which Locust's User.run does not catch and on_stop never sees: close our own first."""
         self.stopping = True
-        self.write("stop", None, detail=STOP_INTERRUPTED)
+        self.write(CAPACITY_EVENT.stop, None, detail=STOP_INTERRUPTED)
         self.close_all()
 
     def finish(self, code: str, message: str, exit_code: int | None, request: bool = True) -> NoReturn:
-        self.write("stop", None, detail=code)
+        self.write(CAPACITY_EVENT.stop, None, detail=code)
         if code != STOP_INTERRUPTED:
             log.warning("loadkit: %s: %s", self.profile_name, message)
         self.close_all()
@@ -356,7 +359,7 @@ class CapacityAgent(SerialDriver):
             raise
 
     def ramp(self) -> None:
-        self.write("baseline", self.read_memory(), n=0)
+        self.write(CAPACITY_EVENT.baseline, self.read_memory(), n=0)
         n, seen = 0, set()
         while True:
             self.check_stopping(n)
@@ -364,12 +367,12 @@ class CapacityAgent(SerialDriver):
             session_id, ready_ms, error = self.create_session(n)
             reading = self.read_memory()
             if session_id is None:
-                self.write("failed", reading, n=n, detail=error)
+                self.write(CAPACITY_EVENT.failed, reading, n=n, detail=error)
                 self.finish(STOP_FAILURE, f"agent {n} failed to start: {error}", None)
             duplicate = session_id in seen
             seen.add(session_id)
             self.write(
-                "ready",
+                CAPACITY_EVENT.ready,
                 reading,
                 n=n,
                 session_id=session_id,
@@ -410,14 +413,14 @@ class ChurnAgent(SerialDriver):
 
     def cycles(self) -> None:
         cycles, batch = self.settings.churn.churn_cycles, self.settings.churn.churn_batch
-        self.write("baseline", self.read_memory(), n=0)
+        self.write(CAPACITY_EVENT.baseline, self.read_memory(), n=0)
         closed = 0
         for cycle in range(1, cycles + 1):
             sessions = self.open_batch(cycle, batch)
-            self.write("opened", self.read_memory(), n=len(sessions), closed=closed)
+            self.write(CAPACITY_EVENT.opened, self.read_memory(), n=len(sessions), closed=closed)
             closed += sum(self.close_session(s) for s in sessions)
             reading = self.read_memory()
-            self.write("closed", reading, n=0, closed=closed)
+            self.write(CAPACITY_EVENT.closed, reading, n=0, closed=closed)
             if not reading.alive:
                 self.finish(STOP_TARGET_DIED, f"target gone in cycle {cycle}", exit_codes.TARGET_DIED)
         self.finish(STOP_CHURN_DONE, f"{cycles} cycles of {batch} sessions done", None)
@@ -428,7 +431,7 @@ class ChurnAgent(SerialDriver):
             self.check_stopping(len(self.open_sessions))
             session_id, _, error = self.create_session((cycle - 1) * batch + i + 1)
             if session_id is None:
-                self.write("failed", None, n=len(sessions), detail=error)
+                self.write(CAPACITY_EVENT.failed, None, n=len(sessions), detail=error)
                 self.finish(STOP_FAILURE, f"session failed to open in cycle {cycle}: {error}", None)
             self.session_client().prompt(session_id)
             sessions.append(session_id)

@@ -19,7 +19,9 @@ from analysis.fit import Fit, ols
 from analysis.model import RunData, Section, per_run
 from analysis.stats import aggregate, describe
 from contract.schema import (
+    CAPACITY,
     CAPACITY_AT_N,
+    CAPACITY_EVENT,
     GIB,
     MIB,
     STARTUP_CLOCK_LOOP,
@@ -87,14 +89,14 @@ class CapacityResult:
 
 def capacity_points(frame: pd.DataFrame, metric: str = "rss") -> pd.DataFrame:
     """Baseline and per-agent readings: columns n and mib, sorted by n (failed steps excluded)."""
-    rows = frame[frame["event"].isin(["baseline", "ready"])]
+    rows = frame[frame["event"].isin([CAPACITY_EVENT.baseline, CAPACITY_EVENT.ready])]
     points = pd.DataFrame({"n": pd.to_numeric(rows["n"]), "mib": memory_column(rows, metric)})
     return points.dropna().sort_values("n").reset_index(drop=True)
 
 
 def stop_reason(frame: pd.DataFrame) -> str:
     """The reason on the stop row; a run without one was cut short (crash, kill, time limit)."""
-    reason = column_value(frame[frame["event"] == "stop"], "detail")
+    reason = column_value(frame[frame["event"] == CAPACITY_EVENT.stop], "detail")
     return str(reason) if reason is not None else STOP_INTERRUPTED
 
 
@@ -108,13 +110,13 @@ def capacity_result(
 ) -> CapacityResult:
     """Every per-run figure of the study's table; budget and metric default to what the run recorded."""
     metric = metric or str(column_value(frame, "metric") or "rss")
-    budget = budget_bytes if budget_bytes is not None else column_value(frame, "budget_bytes")
+    budget = budget_bytes if budget_bytes is not None else column_value(frame, CAPACITY.budget_bytes)
     budget_mib = float(budget) / MIB if budget is not None else None
     points = capacity_points(frame, metric)
     agents = points[points["n"] >= 1]
-    ready = frame[frame["event"] == "ready"]
+    ready = frame[frame["event"] == CAPACITY_EVENT.ready]
     fit = ols(agents["n"].tail(tail), agents["mib"].tail(tail))
-    reason, failures = stop_reason(frame), int((frame["event"] == "failed").sum())
+    reason, failures = stop_reason(frame), int((frame["event"] == CAPACITY_EVENT.failed).sum())
     n_stop = _first_over(agents, budget_mib)
     stable = fit is not None and fit.r2 >= min_r2
     notes = _failure_notes(frame) + _capacity_notes(reason, failures, fit, stable, n_stop, min_r2)
@@ -134,18 +136,20 @@ def capacity_result(
         stable=stable,
         first_agent_mib=_first_agent_increment(points),
         baseline_mib=_mib_at(points, 0),
-        startup=describe(pd.to_numeric(ready["ready_ms"]), "", (50, 95)),
+        startup=describe(pd.to_numeric(ready[CAPACITY.ready_ms]), "", (50, 95)),
         peak_mib=float(points["mib"].max()) if len(points) else None,
         at_n=at_n,
         mib_at_n=_mib_at(points, at_n),
         headroom_mib=budget_mib - mib_at_max if budget_mib is not None and mib_at_max is not None else None,
-        sidecar_mib=_last_mib(frame, "sidecar_rss_bytes"),
+        sidecar_mib=_last_mib(frame, CAPACITY.sidecar_rss_bytes),
         duplicate_session_ids=int(len(ids) - ids.nunique()),
         notes=notes,
         max_procs=_max_procs(ready),
-        pss_at_peak_mib=_last_mib(ready, "pss_bytes"),
+        pss_at_peak_mib=_last_mib(ready, CAPACITY.pss_bytes),
         connection=column_value(frame, "connection") if "connection" in frame else None,
-        startup_clock=column_value(frame, "startup_clock") if "startup_clock" in frame else None,
+        startup_clock=column_value(frame, CAPACITY.startup_clock)
+        if CAPACITY.startup_clock in frame
+        else None,
     )
 
 
@@ -156,7 +160,7 @@ def _max_procs(ready: pd.DataFrame) -> int:
 
 def _failure_notes(frame: pd.DataFrame) -> list[str]:
     """What the gateway answered when an agent failed to start (the first failure ends a capacity run)."""
-    failed = frame[frame["event"] == "failed"]
+    failed = frame[frame["event"] == CAPACITY_EVENT.failed]
     return [
         f"Agent {int(row['n'])} failed to start: {row['detail']}."
         for _, row in failed.iterrows()

@@ -19,6 +19,7 @@ import pandas as pd  # noqa: E402
 from analysis.capacity import CapacityResult, capacity_points  # noqa: E402
 from analysis.capacity_rows import memory_column  # noqa: E402
 from analysis.churn import ChurnResult  # noqa: E402
+from contract.schema import CAPACITY_EVENT  # noqa: E402
 
 
 def capacity_plot(runs: Mapping[str, tuple[CapacityResult, object]], out: Path) -> Path | None:
@@ -56,7 +57,7 @@ def capacity_plot(runs: Mapping[str, tuple[CapacityResult, object]], out: Path) 
 
 def churn_plot(result: ChurnResult, frame: pd.DataFrame, out: Path) -> Path | None:
     """Target memory read after each batch closed, against sessions closed so far, with the fit."""
-    closed = frame[frame["event"] == "closed"]
+    closed = frame[frame["event"] == CAPACITY_EVENT.closed]
     if closed.empty:
         return None
     mib = memory_column(frame, result.metric)[closed.index]

@@ -9,10 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from contract import schema
-from contract.schema import MIB
+from contract.schema import CAPACITY, CAPACITY_EVENT, MIB
 
-METRIC_COLUMNS = {"rss": "rss_bytes", "pss": "pss_bytes"}
+METRIC_COLUMNS = {"rss": CAPACITY.rss_bytes, "pss": CAPACITY.pss_bytes}
 
 
 def has_rows(frame: pd.DataFrame | None) -> bool:
@@ -22,7 +21,7 @@ def has_rows(frame: pd.DataFrame | None) -> bool:
 
 def is_churn(frame: pd.DataFrame) -> bool:
     """Rows of the churn profile: batches of sessions opened and closed."""
-    return bool(frame["event"].isin([schema.CAPACITY_EVENT.opened, schema.CAPACITY_EVENT.closed]).any())
+    return bool(frame["event"].isin([CAPACITY_EVENT.opened, CAPACITY_EVENT.closed]).any())
 
 
 def memory_column(frame: pd.DataFrame, metric: str) -> pd.Series:

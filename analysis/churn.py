@@ -15,6 +15,7 @@ import pandas as pd
 from analysis.capacity_rows import column_value, memory_column
 from analysis.fit import Fit, ols
 from analysis.model import Section
+from contract.schema import CAPACITY_EVENT
 
 CHURN_MIN_RETAINED_MIB = 0.1  # per closed session: smaller slopes are allocator noise, not retention
 CHURN_MIN_R2 = 0.9
@@ -46,14 +47,17 @@ def churn_result(
     """Slope of memory after each close batch vs sessions closed (first cycles skipped as warm-up)."""
     metric = metric or str(column_value(frame, "metric") or "rss")
     mib = memory_column(frame, metric)
-    opened, closed = frame[frame["event"] == "opened"], frame[frame["event"] == "closed"]
+    opened, closed = (
+        frame[frame["event"] == CAPACITY_EVENT.opened],
+        frame[frame["event"] == CAPACITY_EVENT.closed],
+    )
     after = pd.DataFrame({"closed": pd.to_numeric(closed["closed"]), "mib": mib[closed.index]}).dropna()
     fit = ols(after["closed"].iloc[warmup_cycles:], after["mib"].iloc[warmup_cycles:])
     open_mib, close_mib = mib[opened.index].to_numpy(), mib[closed.index].to_numpy()
     batch = pd.to_numeric(opened["n"]).to_numpy()
     pairs = min(len(open_mib), len(close_mib))
     returned = _mean_per_session(open_mib[:pairs] - close_mib[:pairs], batch[:pairs])
-    base_mib = mib[frame["event"] == "baseline"].to_numpy()[:1]
+    base_mib = mib[frame["event"] == CAPACITY_EVENT.baseline].to_numpy()[:1]
     before = np.concatenate([base_mib, close_mib])[: len(open_mib)]
     grown = _mean_per_session(open_mib[1 : len(before)] - before[1:], batch[1 : len(before)])
     kept = [float(m - base_mib[0]) for m in after["mib"]] if len(base_mib) else []

@@ -19,6 +19,7 @@ from analysis.model import RunData, per_run
 from analysis.scores import with_scores
 from contract import schema
 from contract.compare import COMPARE
+from contract.schema import REQUEST, TASK_STATUS
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def request_verdicts(requests: pd.DataFrame, slos: list[dict]) -> pd.DataFrame:
     met = {i: ok & _holds(values[i], s) for i, s in bounds}
     measuring = ok & np.logical_and.reduce([values[i].notna() for i, _ in bounds] or [ok])
     scored_ops = set(req.loc[measuring, "operation"]) if bounds else set()
-    cut = req["error_kind"] == schema.ERROR_INTERRUPTED
+    cut = req[REQUEST.error_kind] == schema.ERROR_INTERRUPTED
     scored = req["operation"].isin(scored_ops) & ~cut
     out = pd.DataFrame({"scored": scored}, index=req.index)
     out["met"] = scored & np.logical_and.reduce([m for m in met.values()] or [scored])
@@ -78,7 +79,7 @@ def task_verdicts(
 ) -> pd.DataFrame:
     """Per task: `met` when done, within every task SLO, and none of its scored requests (`rv`, the
     request verdicts) missed; `met_<i>` per task SLO i."""
-    met = tasks["status"] == "done"
+    met = tasks["status"] == TASK_STATUS.done
     out = pd.DataFrame({"scored": True}, index=tasks.index)
     for i, s in enumerate(slos):
         if s["of"] == "tasks":
@@ -144,7 +145,7 @@ def _span_s(req: pd.DataFrame | None) -> float | None:
     """From the first request sent to the last one answered."""
     if req is None or req.empty or req["ts"].isna().all():
         return None
-    end = req["ts"] + req["latency_ms"].fillna(0) / 1000.0
+    end = req["ts"] + req[REQUEST.latency_ms].fillna(0) / 1000.0
     return float(end.max() - req["ts"].min()) or None
 
 

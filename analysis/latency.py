@@ -14,6 +14,7 @@ from analysis.scores import with_scores
 from analysis.stats import describe
 from contract import schema
 from contract.derived import OUTPUT_TOKENS_PER_S, TPOT_MS
+from contract.schema import REQUEST
 
 STREAM_PERCENTILES = (50, 95, 99)
 R = schema.REQUEST
@@ -38,13 +39,13 @@ def latency_table(run: RunData) -> pd.DataFrame | None:
 def _operation_row(operation: str, group: pd.DataFrame) -> dict:
     ok = group[group["ok"] == 1]
     # a request the run's own stop cut short is not a failure of the gateway
-    failed = (group["ok"] == 0) & (group["error_kind"] != schema.ERROR_INTERRUPTED)
+    failed = (group["ok"] == 0) & (group[REQUEST.error_kind] != schema.ERROR_INTERRUPTED)
     row = {"operation": operation, "requests": len(group), "failed": int(failed.sum())}
-    row.update(describe(ok["latency_ms"], "latency_"))
-    if ok["ttft_ms"].notna().any():
-        row.update(describe(ok["ttft_ms"], "ttft_", STREAM_PERCENTILES))
-        row["itl_ms_p50"] = float(ok["itl_ms_mean"].median())
-        row["itl_ms_p95"] = float(ok["itl_ms_mean"].quantile(0.95))
+    row.update(describe(ok[REQUEST.latency_ms], "latency_"))
+    if ok[REQUEST.ttft_ms].notna().any():
+        row.update(describe(ok[REQUEST.ttft_ms], "ttft_", STREAM_PERCENTILES))
+        row["itl_ms_p50"] = float(ok[REQUEST.itl_ms_mean].median())
+        row["itl_ms_p95"] = float(ok[REQUEST.itl_ms_mean].quantile(0.95))
         row["tokens_per_s_p50"] = float(decode_rate(ok).median())
     if ok[TPOT_MS].notna().any():
         row["tpot_ms_n"] = int(ok[TPOT_MS].notna().sum())
@@ -58,5 +59,5 @@ def _operation_row(operation: str, group: pd.DataFrame) -> dict:
 
 def decode_rate(requests: pd.DataFrame) -> pd.Series:
     """Output tokens per second of generation (first token to last byte), per stream request."""
-    generation_s = (requests["latency_ms"] - requests["ttft_ms"]) / 1000.0
-    return (requests["tokens_out"] / generation_s.where(generation_s > 0)).replace([np.inf], np.nan)
+    generation_s = (requests[REQUEST.latency_ms] - requests[REQUEST.ttft_ms]) / 1000.0
+    return (requests[REQUEST.tokens_out] / generation_s.where(generation_s > 0)).replace([np.inf], np.nan)

@@ -18,7 +18,7 @@ from analysis.model import RunData, per_run
 from analysis.scores import with_scores
 from analysis.stats import small_sample_flag
 from contract.derived import TPOT_MS
-from contract.schema import ERROR_INTERRUPTED, REQUEST
+from contract.schema import ERROR_INTERRUPTED, REQUEST, USER
 
 ARRIVALS_PER_S, AGENTS = "arrivals/s", "agents"
 MAX_EXACT_LEVELS = 25  # more distinct asked rates than this (a ramp): grouped into LEVEL_BINS bins
@@ -72,12 +72,12 @@ def judged_requests(run: RunData) -> pd.DataFrame:
     assert run.requests is not None
     keep = dict.fromkeys((*LEVEL_COLUMNS, *(s["column"] for s in slos_of(run))))
     req = run.requests[[c for c in keep if c in run.requests]]
-    return req[req["ts"].notna() & (req["error_kind"] != ERROR_INTERRUPTED)]
+    return req[req["ts"].notna() & (req[REQUEST.error_kind] != ERROR_INTERRUPTED)]
 
 
 def due_ts(req: pd.DataFrame) -> pd.Series:
     """When each request's arrival was due: its send time less its start lateness (first requests)."""
-    return req["ts"] - req["start_lateness_ms"].fillna(0) / 1000.0
+    return req["ts"] - req[REQUEST.start_lateness_ms].fillna(0) / 1000.0
 
 
 def asked_rate(open_model: dict, ts: pd.Series | np.ndarray) -> np.ndarray:
@@ -99,7 +99,7 @@ def _open_levels(run: RunData, req: pd.DataFrame, open_model: dict) -> Levels | 
     if table.empty:
         return None
     table["seconds"] = held_level.value_counts().reindex(table.index).fillna(0) * GRID_S
-    started = req["start_lateness_ms"].notna().groupby(level).sum()
+    started = req[REQUEST.start_lateness_ms].notna().groupby(level).sum()
     table["achieved_per_s"] = started.reindex(table.index) / table["seconds"].where(table["seconds"] > 0)
     table["dropped"] = _dropped_per_level(run.users, open_model, edges).reindex(table.index).fillna(0)
     source = "arrivals/s asked at each arrival's due time (run.json open_model.rate_points)"
@@ -129,10 +129,10 @@ def level_table(run: RunData, req: pd.DataFrame, level: pd.Series) -> pd.DataFra
     table = pd.DataFrame({"requests": grouped.size(), "failed": (~ok).groupby(scored["level"]).sum()})
     table["error_pct"] = table["failed"] / table["requests"] * 100
     good = scored[ok].groupby("level")
-    table["latency_n"] = good["latency_ms"].count()
+    table["latency_n"] = good[REQUEST.latency_ms].count()
     counts = table["latency_n"].fillna(0).astype(int)
     table["small_sample"] = counts.map(lambda n: small_sample_flag(n, (50, 95)))
-    for column, name in (("latency_ms", "latency"), ("ttft_ms", "ttft"), (TPOT_MS, "tpot")):
+    for column, name in ((REQUEST.latency_ms, "latency"), (REQUEST.ttft_ms, "ttft"), (TPOT_MS, "tpot")):
         table[f"{name}_p50_ms"] = good[column].median()
         table[f"{name}_p95_ms"] = good[column].quantile(0.95)
     slos = slos_of(run)
@@ -175,9 +175,9 @@ def _level_of(rate: pd.Series, edges: np.ndarray | None) -> pd.Series:
 
 def _dropped_per_level(users: pd.DataFrame | None, open_model: dict, edges: np.ndarray | None) -> pd.Series:
     """Arrivals dropped between two users.csv ticks, put at the level asked at the later tick."""
-    if users is None or users.empty or users["arrivals_dropped"].isna().all():
+    if users is None or users.empty or users[USER.arrivals_dropped].isna().all():
         return pd.Series(dtype=float)
-    ticks = users[["ts", "arrivals_dropped"]].dropna().sort_values("ts")
-    new = ticks["arrivals_dropped"].diff().fillna(ticks["arrivals_dropped"])
+    ticks = users[["ts", USER.arrivals_dropped]].dropna().sort_values("ts")
+    new = ticks[USER.arrivals_dropped].diff().fillna(ticks[USER.arrivals_dropped])
     level = _level_of(pd.Series(asked_rate(open_model, ticks["ts"]), index=ticks.index), edges)
     return new.groupby(level).sum()

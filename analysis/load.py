@@ -19,13 +19,14 @@ import pandas as pd
 from analysis.meta import sanitize
 from analysis.model import RunData
 from contract import schema
+from contract.schema import REQUEST, TASK
 
 # Columns holding text; every other contract column is a float (an empty cell reads as NaN).
 TEXT_COLUMNS = frozenset(
     {
         "agent_id",
         "operation",
-        "error_kind",
+        REQUEST.error_kind,
         "error",
         "model",
         "session_id",
@@ -35,9 +36,9 @@ TEXT_COLUMNS = frozenset(
         "status",
         "phase",
         "host",
-        "times_from",
-        "first_token_kind",
-        "end_reason",
+        TASK.times_from,
+        REQUEST.first_token_kind,
+        TASK.end_reason,
     }
 )
 NAN_TEXTS = frozenset({"nan", "+nan", "-nan"})  # what float() reads as not-a-number

@@ -15,7 +15,7 @@ from scipy import stats
 from analysis.hosts import judged_samples
 from analysis.model import RunData, per_run
 from contract import schema, trend_rule
-from contract.schema import MIB
+from contract.schema import MIB, SAMPLE
 
 MAX_POINTS = 720  # Theil-Sen is O(n^2): longer series are reduced to this many bin medians
 ALPHA = 0.01  # trend-test significance and 1 - confidence of the slope interval
@@ -118,11 +118,15 @@ def memory_trend(run: RunData, rule: SoakRule | None = None) -> Trend:
     """Target RSS growth in MiB/h after warm-up: leak / no evidence of leak / not enough data."""
     rule = rule or SoakRule()
     s = judged_samples(run)  # one target: the first sampler service's host when there are several
-    frame = pd.DataFrame(columns=["ts", "target_rss_bytes"]) if s is None else s[["ts", "target_rss_bytes"]]
+    frame = (
+        pd.DataFrame(columns=["ts", SAMPLE.target_rss_bytes])
+        if s is None
+        else s[["ts", SAMPLE.target_rss_bytes]]
+    )
     frame = _after_warmup(frame.dropna(), rule)
     return trend(
         frame["ts"].to_numpy(float),
-        frame["target_rss_bytes"].to_numpy(float) / MIB,
+        frame[SAMPLE.target_rss_bytes].to_numpy(float) / MIB,
         "target RSS",
         "MiB",
         rule,

@@ -26,7 +26,7 @@ from contract import schema
 from contract.derived import TPOT_MS
 from contract.exit_codes import THRESHOLDS_UNJUDGED
 from contract.records import WorkerLoss
-from contract.schema import MIB
+from contract.schema import MIB, REQUEST, SAMPLE, TASK_STATUS
 
 NOT_RECORDED = "not recorded"
 
@@ -64,7 +64,7 @@ def _count_rows(run: RunData) -> list[tuple[str, object]]:
         rows += [
             ("requests", len(req)),
             ("failed requests", int((req["ok"] == 0).sum())),
-            ("tokens in / out", f"{_total(req, 'tokens_in')} / {_total(req, 'tokens_out')}"),
+            ("tokens in / out", f"{_total(req, REQUEST.tokens_in)} / {_total(req, REQUEST.tokens_out)}"),
         ]
     counts = task_counts(run)
     if counts:
@@ -111,7 +111,9 @@ def console_summary(run: RunData) -> str:
         lines.append(f"tasks: {counts['done']} done, {counts['not_done']} not done of {counts['submitted']}")
     if run.requests is not None:  # usage from the calls' rows, and from tasks' rows (a task board's)
         usage = usage_rows(run)[0]
-        lines.append(f"tokens in/out: {_total(usage, 'tokens_in')} / {_total(usage, 'tokens_out')}")
+        lines.append(
+            f"tokens in/out: {_total(usage, REQUEST.tokens_in)} / {_total(usage, REQUEST.tokens_out)}"
+        )
     lines += _cost_lines(run)
     lines += _capacity_lines(run)
     lines += _verdict_lines(run.meta)
@@ -132,11 +134,15 @@ def record_gaps(run: RunData) -> list[str]:
     req, tasks = run.requests, run.tasks
     if (
         req is not None
-        and "error_kind" in req
-        and (cut := int((req["error_kind"] == schema.ERROR_INTERRUPTED).sum()))
+        and REQUEST.error_kind in req
+        and (cut := int((req[REQUEST.error_kind] == schema.ERROR_INTERRUPTED).sum()))
     ):
         gaps.append(f"{cut} requests cut short by the run's stop (error_kind interrupted)")
-    if tasks is not None and "status" in tasks and (open_ := int((tasks["status"] == "unfinished").sum())):
+    if (
+        tasks is not None
+        and "status" in tasks
+        and (open_ := int((tasks["status"] == TASK_STATUS.unfinished).sum()))
+    ):
         gaps.append(f"{open_} tasks unfinished when the run stopped")
     return gaps
 
@@ -218,9 +224,9 @@ def _memory_lines(run: RunData) -> list[str]:
     sampler may read between steps, or before the last one), the sampler's beside it. With several
     hosts, those of the judged one (the first sampler service's)."""
     s = judged_samples(run)
-    sampled = s["target_rss_bytes"].max() if s is not None and not s.empty else float("nan")
+    sampled = s[SAMPLE.target_rss_bytes].max() if s is not None and not s.empty else float("nan")
     host = (
-        f"   min host available: {_mib(s['host_available_bytes'].min())}"
+        f"   min host available: {_mib(s[SAMPLE.host_available_bytes].min())}"
         if s is not None and not s.empty
         else ""
     )
@@ -255,9 +261,11 @@ def _latency_lines(run: RunData, top: int = 4) -> list[str]:
     ok = req.loc[req[R.ok] == 1, [R.operation, R.latency_ms, R.ttft_ms, R.tokens_out]]
     lines = [f"latency of {len(ok)} successful requests, by operation:"]
     for operation in ok["operation"].value_counts().index[:top]:
-        lines.append(_percentile_line(f"  {operation}", ok.loc[ok["operation"] == operation, "latency_ms"]))
-    if ok["ttft_ms"].notna().any():
-        lines.append(_percentile_line("TTFT", ok["ttft_ms"]))
+        lines.append(
+            _percentile_line(f"  {operation}", ok.loc[ok["operation"] == operation, REQUEST.latency_ms])
+        )
+    if ok[REQUEST.ttft_ms].notna().any():
+        lines.append(_percentile_line("TTFT", ok[REQUEST.ttft_ms]))
     tpot = with_scores(ok)[TPOT_MS]
     if tpot.notna().any():
         lines.append(_percentile_line("TPOT", tpot, digits=1))  # tens of ms: 20.3 is not 20.9

@@ -24,7 +24,7 @@ from analysis.levels import run_levels
 from analysis.model import RunData
 from analysis.soak import soak_trends
 from analysis.sweep import sweep
-from contract.schema import SUMMARY_JSON
+from contract.schema import REQUEST, SUMMARY_JSON
 
 SUMMARY_VERSION = 1
 
@@ -145,7 +145,7 @@ def _arrivals(run: RunData) -> dict | None:
             "above_ms": LATE_MS,
         },
         "dropped": {"count": found.dropped, "share": found.dropped_share, "first_s": found.first_dropped_s},
-        "start_lateness_ms": {
+        REQUEST.start_lateness_ms: {
             "n": lateness["lateness_n"],
             "p50": lateness["lateness_p50"],
             "p95": lateness["lateness_p95"],

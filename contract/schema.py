@@ -222,6 +222,7 @@ class AgentEvents:
     created: str
     failed: str  # its start-up failed (an id it got still exists on the gateway)
     closed: str
+    close_failed: str  # closing it failed: it may still be open on the gateway
 
 
 @dataclass(frozen=True)

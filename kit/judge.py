@@ -17,6 +17,7 @@ from pathlib import Path
 from contract import schema
 from contract.csv_tail import CsvTail
 from contract.errors import InputError
+from contract.schema import REQUEST, SAMPLE
 from contract.trend_rule import TrendData, clock
 from kit.settings import KitSettings
 from scenarios import registry
@@ -67,7 +68,7 @@ class LiveJudge:
             return
         if file_name == schema.REQUESTS_CSV:
             if (
-                row.get("error_kind") != schema.ERROR_INTERRUPTED
+                row.get(REQUEST.error_kind) != schema.ERROR_INTERRUPTED
             ):  # cut by the run's own stop: not the gateway's doing
                 self.evaluator.observe_request(row)
         elif file_name == schema.TASKS_CSV:
@@ -77,10 +78,10 @@ class LiveJudge:
         """Take in new sampler rows and the dropped-arrival count (and, when `final`, the soak trends),
         then evaluate every threshold."""
         for row in self.samples.new_rows():
-            cpu = _float(row.get("loadgen_cpu_pct"))
+            cpu = _float(row.get(SAMPLE.loadgen_cpu_pct))
             if cpu is not None:
                 self.loadgen_cpu.append(cpu)
-            helpers = _float(row.get("loadgen_children_cpu_pct"))
+            helpers = _float(row.get(SAMPLE.loadgen_children_cpu_pct))
             if helpers is not None:
                 self.helpers_cpu.append(helpers)
             if self.evaluator is not None:

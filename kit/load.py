@@ -16,6 +16,7 @@ from agents import presets
 from agents.pacing import OpenModelPacing, Pacing, RoundsPacing, SweepPacing, pacing_for, set_pacing
 from agents.recorder import Recorder
 from contract import schema
+from contract.schema import USER
 from kit.fleet import Fleet, FleetArrivals
 from kit.judge import LiveJudge
 from kit.settings import KitSettings
@@ -82,11 +83,11 @@ class Load:
         row = {
             "ts": now,
             "users": user_count(self.environment),
-            "target_users": tick.users,
+            USER.target_users: tick.users,
             "phase": tick.phase,
         }
         if isinstance(self.pacing, OpenModelPacing | FleetArrivals):
-            row |= {"arrivals_issued": self.pacing.issued, "arrivals_dropped": self.pacing.dropped(now)}
+            row |= {USER.arrivals_issued: self.pacing.issued, USER.arrivals_dropped: self.pacing.dropped(now)}
         return row
 
     def meta(self, phases: list[dict]) -> dict:

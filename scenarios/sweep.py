@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from contract.schema import REQUEST
 from scenarios.arrival_process import ArrivalProcess, arrival_timing
 from scenarios.arrivals import Arrival, ArrivalSchedule, Pacer
 from scenarios.errors import ProfileConfigError
@@ -80,7 +81,7 @@ class SweepPlan:
         rate."""
         if str(row.get("ok")) not in ("1", "True"):
             return
-        end = float(row["ts"]) + float(row.get("latency_ms") or 0.0) / 1000.0 - self.start_ts
+        end = float(row["ts"]) + float(row.get(REQUEST.latency_ms) or 0.0) / 1000.0 - self.start_ts
         for p in self.passes:
             if p.kind in CLOSED_PASSES and p.end_s - p.measured_s <= end < p.end_s:
                 p.completed += 1

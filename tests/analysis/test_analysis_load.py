@@ -11,8 +11,8 @@ import pytest
 
 from analysis.load import load_run
 from analysis.report import write_report
-from analysis.synthetic import soak_samples, stream_requests, write_run_dir
 from contract import exit_codes
+from tests.synthetic import soak_samples, stream_requests, write_run_dir
 
 META = {"run_id": "damaged", "stop_reason": "target died", "exit_code": 3}
 

@@ -14,10 +14,10 @@ from analysis.headline import headline
 from analysis.index import index_rows, trend_plots
 from analysis.load import load_run
 from analysis.report import build_sections
-from analysis.synthetic import T0, soak_samples, write_run_dir
 from contract import schema
 from tests.analysis.test_capacity_analysis import synthetic_run
 from tests.report_runs import meta
+from tests.synthetic import T0, soak_samples, write_run_dir
 
 BUDGET_STOP = "capacity: budget reached at N=13 (RSS 203.2 MiB >= 200 MiB)"
 
