@@ -46,9 +46,7 @@ NAN_TEXTS = frozenset({"nan", "+nan", "-nan"})  # what float() reads as not-a-nu
 
 def is_run_dir(path: Path) -> bool:
     """Holds run.json or one of the run's CSVs: something a run (even a killed one) left behind."""
-    return any(
-        (path / name).exists() for name in (schema.RUN_JSON, schema.CAPACITY_CSV, *schema.FILES_COLUMNS)
-    )
+    return any((path / name).exists() for name in (schema.RUN_JSON, *schema.RUN_CSVS))
 
 
 def load_run(path: str | Path, only: Mapping[str, tuple[str, ...]] | None = None) -> RunData:

@@ -283,12 +283,19 @@ class ProcessColumns:
 PROCESS = _named(ProcessColumns)
 PROCESS_COLUMNS: tuple[str, ...] = astuple(PROCESS)
 
+# The row files the run reads back whole (analysis) and the agents' rows travel in (agents/recorder.py);
+# then every CSV a run directory holds: capacity.csv (the capacity and churn drivers write it) and
+# processes.csv (the sampler's) too.
 FILES_COLUMNS: dict[str, tuple[str, ...]] = {
     SAMPLES_CSV: SAMPLE_COLUMNS,
     REQUESTS_CSV: REQUEST_COLUMNS,
     AGENTS_CSV: AGENT_COLUMNS,
     TASKS_CSV: TASK_COLUMNS,
     USERS_CSV: USER_COLUMNS,
+}
+RUN_CSVS: dict[str, tuple[str, ...]] = FILES_COLUMNS | {
+    CAPACITY_CSV: CAPACITY_COLUMNS,
+    PROCESSES_CSV: PROCESS_COLUMNS,
 }
 
 MIB = 1024 * 1024

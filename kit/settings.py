@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from agents.target_origin import HostCredentials
 from analysis.prices import load_prices
 from contract.cli import positive_duration
 from contract.errors import InputError
-from contract.units import parse_size
+from contract.units import parse_size, positive_number, whole_number
 from kit import input_checks
 from scenarios import registry
 from scenarios.options import ProfileOptions, read_options
@@ -232,18 +231,13 @@ def _given(options: Any, name: str) -> Any:
     return None if value == "" else value
 
 
-def _positive(name: str, value: Any) -> Any:
+def _positive(name: str, value: Any) -> int | float:
     """A number option that must be finite and > 0, keeping its type (int stays int)."""
-    flag = "--" + name.replace("_", "-")
-    kind = type(getattr(DEFAULTS, name))
-    expected = "a whole number > 0" if kind is int else "a finite number > 0"
+    whole = isinstance(getattr(DEFAULTS, name), int)
     try:
-        number = kind(str(value).strip())
-    except ValueError:
-        raise InputError(f"{flag} {value!r}: expected {expected}") from None
-    if not (math.isfinite(number) and number > 0):
-        raise InputError(f"{flag} {value!r}: expected {expected}")
-    return number
+        return whole_number(value, least=1) if whole else positive_number(value)
+    except ValueError as exc:
+        raise InputError(f"--{name.replace('_', '-')} {value!r}: {exc}") from None
 
 
 def _duration(name: str, value: Any) -> float:

@@ -11,7 +11,7 @@ from typing import Any
 
 from contract.cli import add
 from contract.schema import CAPACITY_AT_N
-from contract.units import parse_size
+from contract.units import parse_size, whole_number
 from scenarios.errors import ProfileConfigError
 from scenarios.shape import Phase, Tick
 from scenarios.traits import ProfileTraits
@@ -136,9 +136,10 @@ def whole(options: Any, dest: str, default: int) -> int:
     raw = getattr(options, dest, None)
     if raw in (None, ""):
         return default
-    if not str(raw).strip().isdigit() or int(raw) < 1:
-        raise ProfileConfigError(f"--{dest.replace('_', '-')} {raw!r}: must be a whole number >= 1")
-    return int(raw)
+    try:
+        return whole_number(raw, least=1)
+    except ValueError as exc:
+        raise ProfileConfigError(f"--{dest.replace('_', '-')} {raw!r}: {exc}") from None
 
 
 def build(params: CapacityParams) -> SerialProfile:
