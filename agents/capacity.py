@@ -30,6 +30,8 @@ from agents.idle_sessions import (
     session_http_client,
 )
 from agents.run_link import run_link_of
+from agents.settings import AgentSettings
+from agents.spec import SessionSteps
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
 from contract.errors import InputError
@@ -119,22 +121,6 @@ NO_TARGET = (
 )
 
 
-def preflight(options, profile: str) -> None:
-    """Refuse, before any load, a capacity/churn run that cannot work: InputError with one line."""
-    if profile not in ("capacity", "churn"):
-        return
-    chosen = presets.preset(options.gateway)
-    protocol = presets.session_protocol(chosen, getattr(options, "acp_sessions", None) or "process")
-    closes = isinstance(protocol, AcpSessions) or presets.session_client(chosen).can_close(protocol)
-    if profile == "churn" and not closes:
-        raise InputError(f"churn: gateway {options.gateway} has no way to close a session over its API")
-    named = options.target_pid or options.target_match or options.target_cgroup
-    named = named or getattr(options, "sampler_url", None)
-    kit_starts_target = bool(options.target_cmd) or not options.host
-    if not (named or kit_starts_target or isinstance(protocol, AcpSessions)):
-        raise InputError(NO_TARGET)
-
-
 class SerialDriver(KitAgent):
     """Shared plumbing of the capacity and churn users: options, probe, session client, capacity.csv,
     the stop watch, closing every session this run opened."""
@@ -144,13 +130,30 @@ class SerialDriver(KitAgent):
     profile_name = "capacity"
     warned = False  # the RSS-over-several-processes warning is given once
 
+    @classmethod
+    def refuse_unfit(
+        cls, settings: AgentSettings, chosen: presets.GatewayPreset, kit_starts_target: bool
+    ) -> None:
+        """Before any load: InputError (one line) when this run cannot work: the gateway has no session
+        protocol, or the target's memory cannot be read (no process named, none started by the kit)."""
+        protocol = cls.protocol_of(settings, chosen)
+        named = settings.target_pid or settings.target_match or settings.target_cgroup or settings.sampler_url
+        if not (named or kit_starts_target or isinstance(protocol, AcpSessions)):
+            raise InputError(NO_TARGET)
+
+    @staticmethod
+    def protocol_of(settings: AgentSettings, chosen: presets.GatewayPreset) -> SessionSteps | AcpSessions:
+        return presets.session_protocol(chosen, settings.acp_sessions or "process")
+
+    def memory_metric(self) -> str:
+        """The memory judged against the budget: rss or pss (--capacity-metric)."""
+        return self.settings.capacity.capacity_metric
+
     def on_start(self) -> None:
         """Not KitAgent's: the session client brings its own transport (HTTP with the connection mode,
         or ACP's stdio, which needs no URL)."""
         params = self.settings.capacity
-        self.metric = (
-            self.settings.churn.capacity_metric if self.profile_name == "churn" else params.capacity_metric
-        )
+        self.metric = self.memory_metric()
         self.budget_bytes = params.memory_budget_bytes
         self.max_agents = params.max_agents
         self.connection = self.settings.capacity_connection or CONNECTION_FRESH
@@ -401,6 +404,20 @@ class ChurnAgent(SerialDriver):
     """Open a batch of sessions, prompt each once, close them all; memory read after open and after close."""
 
     profile_name = "churn"
+
+    @classmethod
+    def refuse_unfit(
+        cls, settings: AgentSettings, chosen: presets.GatewayPreset, kit_starts_target: bool
+    ) -> None:
+        """Also: the gateway must close a session over its API (churn closes every one it opens)."""
+        protocol = cls.protocol_of(settings, chosen)
+        closes = isinstance(protocol, AcpSessions) or presets.session_client(chosen).can_close(protocol)
+        if not closes:
+            raise InputError(f"churn: gateway {chosen.name} has no way to close a session over its API")
+        super().refuse_unfit(settings, chosen, kit_starts_target)
+
+    def memory_metric(self) -> str:
+        return self.settings.churn.capacity_metric
 
     @task
     def churn_cycles(self) -> None:

@@ -13,10 +13,10 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from agents import presets
-from agents.capacity import preflight as capacity_preflight
+from agents.capacity import SerialDriver
 from agents.session_policy import renew_every
 from agents.settings import DEFAULTS, AgentSettings
 from agents.target_origin import HostCredentials
@@ -83,14 +83,13 @@ class KitSettings:
 def read_settings(options: Any, run_id: str) -> KitSettings:
     """Convert and check every option; `run_id` is the given or generated id."""
     preset = presets.preset(options.gateway)
-    capacity_preflight(options, profile_name(options))
     run_id = input_checks.run_id_on(input_checks.run_id(run_id), preset.lowercases_keys, preset.name)
     run_dir = Path(_given(options, "run_dir") or RUNS_ROOT / run_id)
     prices = _given(options, "prices")
     if prices:
         load_prices(prices)  # a bad table fails now, not at the report
     target = _target(options, preset)
-    return KitSettings(
+    settings = KitSettings(
         preset=preset,
         target=target,
         run_id=run_id,
@@ -99,6 +98,17 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
         host_price=_given(options, "host_price"),
         **_form_part(options, preset, run_id, run_dir, target.host_auth),
     )
+    refuse_unfit_driver(settings)
+    return settings
+
+
+def refuse_unfit_driver(settings: KitSettings) -> None:
+    """A profile's own driver (capacity, churn) refuses, before any load, a run it cannot carry out."""
+    driver = registry.build_profile(settings.profile_name, settings.profile).driver
+    if driver:
+        kit_starts_target = bool(settings.target.target_cmd) or not settings.target.host
+        driver_class = cast("type[SerialDriver]", presets.resolve_class(driver))  # profiles name serial ones
+        driver_class.refuse_unfit(settings.agent, settings.preset, kit_starts_target)
 
 
 def options_of(environment: Any) -> Any:
