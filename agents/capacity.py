@@ -12,7 +12,6 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import NoReturn
 
 import gevent
@@ -172,7 +171,7 @@ class SerialDriver(KitAgent):
         except InputError as exc:  # an unknown gateway, no assistant, no target to read
             self.stop_run(f"{self.profile_name}: {exc}", exc.exit_code)
             return  # no StopUser here: Locust logs a traceback for any exception out of on_start
-        self.log = CsvAppender(self.run_dir() / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS)
+        self.log = CsvAppender(self.settings.run_dir / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS)
 
     def on_test_stopping(self, **_kwargs) -> None:
         """Any stop of the run (Ctrl-C, SIGTERM, the UI's STOP, a time limit): create nothing more."""
@@ -220,11 +219,6 @@ class SerialDriver(KitAgent):
             list(self.settings.sidecar_match),
             launched,
         )
-
-    def run_dir(self) -> Path:
-        path = Path(self.settings.run_dir)
-        path.mkdir(parents=True, exist_ok=True)
-        return path
 
     def write(self, event: str, reading: MemoryReading | None, **fields) -> None:
         """One capacity.csv row, flushed at once (a crash loses nothing already measured)."""

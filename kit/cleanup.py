@@ -90,7 +90,7 @@ def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, Rest
     environment = Environment(host=url)
     settings = AgentSettings(
         run_id=meta.get("run_id", run_dir.name),
-        run_dir=str(run_dir),
+        run_dir=run_dir,
         host_auth=host_auth,
         api_key_env=args.api_key_env or chosen.api_key_env,
         request_timeout=args.request_timeout,

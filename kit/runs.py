@@ -77,13 +77,7 @@ def setup(environment: Environment) -> KitRun | None:
         refuse_short_trends(settings)
         input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
         master = fleet.Fleet(environment, runner) if isinstance(runner, MasterRunner) else None
-        session = Session(
-            resolve_target(settings),
-            options.run_id or None,
-            options.run_dir or None,
-            options.html_file,
-            master,
-        )
+        session = Session(resolve_target(settings), settings.named, master)
     except KitError as exc:
         fail(exc)
     warn_before_load(settings)
@@ -131,8 +125,8 @@ def begin_run(environment: Environment, settings: KitSettings, session: Session)
     options = options_of(environment)
     run_id, run_dir = session.next_run(settings.run_id, settings.run_dir)
     settings = dataclasses.replace(settings, run_id=run_id, run_dir=run_dir)
-    options.run_id, options.run_dir = run_id, str(run_dir)  # Locust's own view (web UI, workers)
-    options.html_file = session.html_file or str(run_dir / schema.LOCUST_HTML)
+    options.run_id = run_id  # what the master's workers are sent: their agents' session names carry it
+    options.html_file = session.named.html_file or str(run_dir / schema.LOCUST_HTML)  # Locust's own option
     target = session.target
     meta = initial_meta(settings, target)
     disk = reserve_disk(run_dir, meta)

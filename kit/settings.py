@@ -64,13 +64,24 @@ class TargetSettings:
 
 
 @dataclass(frozen=True)
+class RunNames:
+    """What the user named (--run-id, --run-dir, --html): the first run's names, and the stems of the
+    web UI's later runs' (ID-2, DIR-2...)."""
+
+    run_id: str | None
+    run_dir: Path | None
+    html_file: str | None
+
+
+@dataclass(frozen=True)
 class KitSettings:
     """Everything a run reads of its options; rooms get their own part (agent, profile, target)."""
 
     preset: presets.GatewayPreset
     target: TargetSettings
     run_id: str
-    run_dir: Path
+    run_dir: Path  # this run's directory, from here to its last writer (created once: kit/session.py)
+    named: RunNames
     prices: str | None
     host_price: float | None
     profile_name: str
@@ -84,7 +95,11 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
     """Convert and check every option; `run_id` is the given or generated id."""
     preset = presets.preset(options.gateway)
     run_id = input_checks.run_id_on(input_checks.run_id(run_id), preset.lowercases_keys, preset.name)
-    run_dir = Path(_given(options, "run_dir") or RUNS_ROOT / run_id)
+    given_dir = _given(options, "run_dir")
+    named = RunNames(
+        _given(options, "run_id"), Path(given_dir) if given_dir else None, _given(options, "html_file")
+    )
+    run_dir = named.run_dir or RUNS_ROOT / run_id
     prices = _given(options, "prices")
     if prices:
         load_prices(prices)  # a bad table fails now, not at the report
@@ -94,6 +109,7 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
         target=target,
         run_id=run_id,
         run_dir=run_dir,
+        named=named,
         prices=prices,
         host_price=_given(options, "host_price"),
         **_form_part(options, preset, run_id, run_dir, target.host_auth),
@@ -136,7 +152,7 @@ def _form_part(
     name = profile_name(options, traced=workload.trace is not None)
     registry.build_profile(name, profile)
     agent = agent_settings(
-        options, preset, profile, run_id=run_id, run_dir=str(run_dir), workload=workload, host_auth=host_auth
+        options, preset, profile, run_id=run_id, run_dir=run_dir, workload=workload, host_auth=host_auth
     )
     thresholds, slos = tuple(registry.build_thresholds(profile)), tuple(registry.build_slos(profile))
     check_goodput_thresholds(thresholds, slos)

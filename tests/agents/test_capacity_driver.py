@@ -45,7 +45,7 @@ def drive(agent_class, target, run_dir: Path, timeout_s: float = 90.0, **options
     env = Environment(user_classes=[agent_class], host=target.url)
     settings = AgentSettings(
         run_id="test-run",
-        run_dir=str(run_dir),
+        run_dir=run_dir,
         target_pid=(target.pid,),
         capacity=profile.capacity,
         churn=profile.churn,

@@ -77,7 +77,7 @@ def driver_and_raw_startup_ms(target, run_dir: Path) -> tuple[float, float]:
     env = Environment(user_classes=[DriverAlongside, BusyStream], host=target.url)
     settings = AgentSettings(
         run_id="clock",
-        run_dir=str(run_dir),
+        run_dir=run_dir,
         target_pid=(target.pid,),
         capacity=CapacityParams(max_agents=AGENTS),
     )
