@@ -204,7 +204,7 @@ class KitAgent(User):
                     text = one_line(content.decode(errors="replace"), 60)
                     raise ValueError(f"expected a JSON {expect.__name__}, got {text}")
                 body = _checked(record, body, check)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
+        except Exception as exc:  # every failure becomes a row, never a crash
             failed_record(record, exc, started)
             body = None
         if deferred is None:

@@ -107,7 +107,7 @@ class HermesRunsAgent(KitAgent):
                 else:
                     record.status_code = response.status_code
                     read_events(self.body(response), record, row, StreamTiming(sent, []))
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
+        except Exception as exc:  # every failure becomes a row, never a crash
             failed_record(record, exc, started)
         record.latency_ms = (time.perf_counter() - started) * 1000.0
         self.report(record)

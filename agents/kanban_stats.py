@@ -120,7 +120,7 @@ class StatsCache:
 
 def stats_handler(cache: StatsCache) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             if self.path.startswith("/health"):
                 self.answer(200, {"ok": True})
             elif cache.doc is None:

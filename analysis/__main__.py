@@ -65,7 +65,7 @@ def _report(args: list[str]) -> int:
         out = write_report(run, ns.warning_mib * MIB, ns.out)
     except OSError:
         raise  # a read-only or full directory: main() names the file and the way out
-    except Exception as exc:  # noqa: BLE001 - the summary below needs no report: print it anyway
+    except Exception as exc:  # the summary below needs no report: print it anyway
         print(f"error: report not written: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
         print(console_summary(run))
         return exit_codes.REPORT_FAILED

@@ -12,14 +12,14 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from analysis.capacity import CapacityResult, capacity_points  # noqa: E402
-from analysis.capacity_rows import memory_column  # noqa: E402
-from analysis.churn import ChurnResult  # noqa: E402
-from contract.schema import CAPACITY_EVENT  # noqa: E402
+from analysis.capacity import CapacityResult, capacity_points
+from analysis.capacity_rows import memory_column
+from analysis.churn import ChurnResult
+from contract.schema import CAPACITY_EVENT
 
 
 def capacity_plot(runs: Mapping[str, tuple[CapacityResult, object]], out: Path) -> Path | None:

@@ -10,17 +10,17 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
 
-from analysis.labels import label  # noqa: E402
-from analysis.levels import ARRIVALS_PER_S, Levels  # noqa: E402
-from analysis.model import RunData  # noqa: E402
-from analysis.queue import stale_limit_s, stale_readings  # noqa: E402
-from analysis.resources import DEFAULT_WARNING_BYTES  # noqa: E402
-from analysis.rounds import phase_windows  # noqa: E402
+from analysis.labels import label
+from analysis.levels import ARRIVALS_PER_S, Levels
+from analysis.model import RunData
+from analysis.queue import stale_limit_s, stale_readings
+from analysis.resources import DEFAULT_WARNING_BYTES
+from analysis.rounds import phase_windows
 from contract.schema import MIB, REQUEST, SAMPLE, USER
-from contract.units import parse_duration, parse_size  # noqa: E402
+from contract.units import parse_duration, parse_size
 
 MAX_LINE_POINTS = 5000  # longer series are thinned for drawing only
 

@@ -352,7 +352,7 @@ def _attach_plots(
     by_title = {s.title: s for s in sections}
     try:
         drawers = _drawers(run, bins, levels, warning_bytes, out)
-    except Exception as exc:  # noqa: BLE001 - importing matplotlib failed: the tables still stand
+    except Exception as exc:  # importing matplotlib failed: the tables still stand
         drawers = {}
         _plot_failed(run, "plots", exc, [s for s in sections if s.title in PLOTTED])
     for title, draws in drawers.items():
@@ -363,7 +363,7 @@ def _attach_plots(
                 image = draw()
             except OSError:
                 raise  # the directory cannot be written: the report's own write would fail the same way
-            except Exception as exc:  # noqa: BLE001 - one plot must not cost the report
+            except Exception as exc:  # one plot must not cost the report
                 _plot_failed(run, name, exc, [by_title[title]])
             else:
                 by_title[title].images += [image] if image is not None else []

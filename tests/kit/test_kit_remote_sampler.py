@@ -76,7 +76,7 @@ def start_gateway_host(procs: Children, gw: Host) -> tuple[subprocess.Popen, sub
 def start_kit(procs: Children, lg: Host, gw: Host, run_dir: Path, *extra: str) -> subprocess.Popen:
     gateway, service = f"http://{gw.address}:{GATEWAY_PORT}", f"http://{gw.address}:{SAMPLER_PORT}"
     argv = locust_command(run_dir, "--host", gateway, "--sampler-url", service, *extra)
-    log = open(run_dir.parent / "locust.log", "w")  # noqa: SIM115 (closed with the process)
+    log = open(run_dir.parent / "locust.log", "w")  # closed with the process
     return procs.start(lg.command(argv), cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
 
 
