@@ -31,7 +31,14 @@ def follow_master_stop(environment) -> None:
         runner.stop_users(dict(runner.user_classes_count))
         environment.stop_timeout = 0  # no agent is left: Locust's own stop that follows need not wait
 
+    def stopped(**_kwargs) -> None:
+        """Locust's own stop: its agents are gone now. It sleeps the stop-timeout next before it reports
+        ready, deaf meanwhile to the master's quit (the worker then lingers a minute, waiting for a
+        heartbeat): that sleep need not be. The next spawn message sets the stop-timeout again."""
+        environment.stop_timeout = 0
+
     environment.runner.register_message(STOP_MESSAGE, on_stop, concurrent=True)
+    environment.events.test_stop.add_listener(stopped)
 
 
 def stop_workers(runner, now: bool) -> None:
