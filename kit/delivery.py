@@ -20,13 +20,20 @@ SHORTFALL = "load not delivered"
 class FleetWatch:
     """On a master: each poll compares the workers with the last poll's; a worker now missing or gone is
     a loss (its agent count read before Locust clears it). A missing worker that comes back is watched
-    again and a second loss counts again."""
+    again and a second loss counts again. A worker listed when the test began to stop and gone later is
+    not a loss: Locust drops each worker from its list when it reports stopped and lists it again when it
+    reports ready, and a run often ends between the two."""
 
     def __init__(self, runner: MasterRunner, start_ts: float) -> None:
         self.runner = runner
         self.start_ts = start_ts
         self.agents: dict[str, int] = {}  # live workers -> agents at the last poll
         self.losses: list[WorkerLoss] = []
+        self.told_to_stop: set[str] = set()  # the workers listed when the test began to stop
+        runner.environment.events.test_stopping.add_listener(self._stopping)
+
+    def _stopping(self, **_kwargs) -> None:
+        self.told_to_stop = {node.id for node in self.runner.clients.all}
 
     def poll(self, now: float) -> list[WorkerLoss]:
         """The losses since the last poll (also kept in `losses`)."""
@@ -37,6 +44,8 @@ class FleetWatch:
             if node is not None and node.state != STATE_MISSING:
                 continue
             del self.agents[worker]
+            if node is None and worker in self.told_to_stop:
+                continue
             how = "quit" if node is None else "went missing"
             new.append(
                 WorkerLoss(worker, self._index(worker), now, round(now - self.start_ts, 1), agents, how)

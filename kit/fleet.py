@@ -62,12 +62,19 @@ def follow_master(environment: Environment) -> None:
                 "first": pacing.first_dropped_ts,
             }
 
+    def stopped(**_kwargs) -> None:
+        """Locust's own stop: its agents are gone now. It sleeps the stop-timeout next before it reports
+        ready, deaf meanwhile to the master's quit (the worker then lingers a minute, waiting for a
+        heartbeat): that sleep need not be. The next spawn message sets the stop-timeout again."""
+        environment.stop_timeout = 0
+
     runner.register_message(SHARE_MESSAGE, on_share)
     runner.register_message(ROUND_GRANT_MESSAGE, on_grant)
     runner.register_message(
         STOP_MESSAGE, lambda msg, **_kw: _stop_agents(environment, msg.data), concurrent=True
     )
     environment.events.report_to_master.add_listener(report)
+    environment.events.test_stop.add_listener(stopped)
 
 
 def _stop_agents(environment: Environment, data: dict) -> None:
