@@ -62,18 +62,26 @@ def follow_master(environment: Environment) -> None:
                 "first": pacing.first_dropped_ts,
             }
 
+    runner.register_message(SHARE_MESSAGE, on_share)
+    runner.register_message(ROUND_GRANT_MESSAGE, on_grant)
+    environment.events.report_to_master.add_listener(report)
+    follow_master_stop(environment)
+
+
+def follow_master_stop(environment: Environment) -> None:
+    """On a worker: stop the agents when the master says so, gracefully or at once; after Locust's own
+    stop, report ready at once."""
+
     def stopped(**_kwargs) -> None:
         """Locust's own stop: its agents are gone now. It sleeps the stop-timeout next before it reports
         ready, deaf meanwhile to the master's quit (the worker then lingers a minute, waiting for a
         heartbeat): that sleep need not be. The next spawn message sets the stop-timeout again."""
         environment.stop_timeout = 0
 
-    runner.register_message(SHARE_MESSAGE, on_share)
-    runner.register_message(ROUND_GRANT_MESSAGE, on_grant)
-    runner.register_message(
+    assert environment.runner is not None
+    environment.runner.register_message(
         STOP_MESSAGE, lambda msg, **_kw: _stop_agents(environment, msg.data), concurrent=True
     )
-    environment.events.report_to_master.add_listener(report)
     environment.events.test_stop.add_listener(stopped)
 
 
