@@ -21,7 +21,7 @@ from agents.responses import ResponsesAgent  # noqa: F401
 from agents.sessions import SessionAgent  # noqa: F401
 from agents.spec import SpecAgent  # noqa: F401
 from agents.task_board import TaskAgent  # noqa: F401
-from kit import options, runtime
+from kit import options, runs, runtime
 from scenarios import registry
 
 
@@ -33,7 +33,7 @@ def _add_options(parser):
 
 @events.init.add_listener
 def _on_init(environment, **_kwargs):
-    runtime.setup(environment)
+    runs.setup(environment)
 
 
 @events.test_start.add_listener
@@ -41,7 +41,7 @@ def _on_test_start(environment, **_kwargs):
     if run := runtime.run_of(environment):
         run.on_test_start()
     else:
-        runtime.on_worker_test_start(environment)
+        runs.on_worker_test_start(environment)
 
 
 @events.test_stop.add_listener
@@ -68,5 +68,5 @@ class KitShape(LoadTestShape):
     use_common_options = True  # the manual profile reads -u/-r/-t itself
 
     def tick(self):
-        run = runtime.run_for_tick(self.runner.environment)  # a new start in the web UI: a new run
+        run = runs.run_for_tick(self.runner.environment)  # a new start in the web UI: a new run
         return run.shape_tick(self.get_run_time()) if run else None

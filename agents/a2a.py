@@ -121,7 +121,7 @@ class A2AAgent(KitAgent):
                 else:
                     record.status_code = response.status_code
                     self.read_events(self.body(response), record, row, StreamTiming(started, []))
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
+        except Exception as exc:  # every failure becomes a row, never a crash
             failed_record(record, exc, started)
         record.latency_ms = (time.perf_counter() - started) * 1000.0
         record.task_id = row.task_id or None

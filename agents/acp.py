@@ -23,6 +23,7 @@ from agents.openai_chat import fill_usage
 from agents.reading import DeadlineExceeded, ReadBounds, TooLarge, deadline
 from agents.sse import StreamTiming
 from contract.records import AgentRecord, RequestRecord
+from contract.schema import AGENT_EVENT
 from lifecycle.target import Target, stop_target
 
 PROTOCOL_VERSION = 1
@@ -176,7 +177,7 @@ class AcpAgent(KitAgent):
                 agent_id=self.agent_id,
                 n=next(_SESSION_ORDINALS),
                 session_id=self.session_id,
-                event="created" if self.session_id else "failed",
+                event=AGENT_EVENT.created if self.session_id else AGENT_EVENT.failed,
                 ready_ms=(time.perf_counter() - started) * 1000.0 if self.session_id else None,
                 error=None if self.session_id else "ACP start-up failed (see requests.csv)",
             )
@@ -187,7 +188,10 @@ class AcpAgent(KitAgent):
             self.process.stop()
             self.record(
                 AgentRecord(
-                    ts=time.time(), agent_id=self.agent_id, session_id=self.session_id, event="closed"
+                    ts=time.time(),
+                    agent_id=self.agent_id,
+                    session_id=self.session_id,
+                    event=AGENT_EVENT.closed,
                 )
             )
             self.process = None

@@ -23,6 +23,7 @@ from gevent import GreenletExit
 from agents.tool_deltas import ToolCall
 from agents.workload import Draw
 from contract.records import RequestRecord, TaskRecord
+from contract.schema import REQUEST, TASK_STATUS
 from scenarios.synthetic_text import CHARS_PER_WORD, TextPool
 from scenarios.tool_loop import ToolLoop, ToolsSection
 
@@ -150,11 +151,11 @@ class LoopRunner:
         try:
             task.end_reason = self._steps(agent, draw, api, history, tally)
         except GreenletExit:  # the run stopped mid-task: the row says so
-            task.status, task.error = "unfinished", "the run stopped before the task ended"
+            task.status, task.error = TASK_STATUS.unfinished, "the run stopped before the task ended"
             tally.close()
             agent.record(task)
             raise
-        task.status = "done" if task.end_reason == END_ANSWER else "failed"
+        task.status = TASK_STATUS.done if task.end_reason == END_ANSWER else TASK_STATUS.failed
         if task.end_reason == END_MAX_STEPS:
             task.error = f"no answer after {self.loop.max_steps} steps"
         tally.close()
@@ -217,7 +218,7 @@ class Tally:
         task.llm_calls = task.steps
         task.tool_calls = (task.tool_calls or 0) + calls
         task.model = task.model or record.model
-        for name in ("tokens_in", "tokens_cached", "tokens_out", "gateway_cost_usd"):
+        for name in (REQUEST.tokens_in, REQUEST.tokens_cached, REQUEST.tokens_out, REQUEST.gateway_cost_usd):
             value = getattr(record, name)
             if value is not None:
                 setattr(task, name, (getattr(task, name) or 0) + value)

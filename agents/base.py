@@ -34,12 +34,13 @@ from contract import (
 )
 from contract.records import AgentRecord, RequestRecord, TaskRecord
 from contract.redact import redact
+from contract.schema import TASK_STATUS
 
 _AGENT_IDS = itertools.count(1)
 A = TypeVar("A", bound="KitAgent")
 IDLE_POLL_S = 0.2
 DEFAULT_PROMPT = "Summarise the state of the task board in one sentence."
-TERMINAL_STATUSES = frozenset({"done", "failed", "cancelled"})
+TERMINAL_STATUSES = frozenset({TASK_STATUS.done, TASK_STATUS.failed, TASK_STATUS.cancelled})
 
 
 class AgentError(Exception):
@@ -203,7 +204,7 @@ class KitAgent(User):
                     text = one_line(content.decode(errors="replace"), 60)
                     raise ValueError(f"expected a JSON {expect.__name__}, got {text}")
                 body = _checked(record, body, check)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
+        except Exception as exc:  # every failure becomes a row, never a crash
             failed_record(record, exc, started)
             body = None
         if deferred is None:
@@ -240,11 +241,11 @@ class KitAgent(User):
                     return
                 time.sleep(interval)
         except GreenletExit:  # the run stopped mid-task: the row says so (status unfinished)
-            row.status, row.error = "unfinished", "the run stopped before the task ended"
+            row.status, row.error = TASK_STATUS.unfinished, "the run stopped before the task ended"
             row.fill_durations()
             self.record(row)
             raise
-        row.status, row.error = "timeout", f"not terminal after {timeout:g} s"
+        row.status, row.error = TASK_STATUS.timeout, f"not terminal after {timeout:g} s"
 
     def target_dead(self) -> bool:
         """The run has found the target dead or frozen: nothing more is sent (and no row written)."""

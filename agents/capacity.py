@@ -12,7 +12,6 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import NoReturn
 
 import gevent
@@ -30,11 +29,16 @@ from agents.idle_sessions import (
     session_http_client,
 )
 from agents.run_link import run_link_of
+from agents.settings import AgentSettings
+from agents.spec import SessionSteps
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
 from contract.errors import InputError
 from contract.records import AgentRecord
 from contract.schema import (
+    AGENT_EVENT,
+    CAPACITY,
+    CAPACITY_EVENT,
     STOP_BUDGET,
     STOP_CAP,
     STOP_CHURN_DONE,
@@ -116,22 +120,6 @@ NO_TARGET = (
 )
 
 
-def preflight(options, profile: str) -> None:
-    """Refuse, before any load, a capacity/churn run that cannot work: InputError with one line."""
-    if profile not in ("capacity", "churn"):
-        return
-    chosen = presets.preset(options.gateway)
-    protocol = presets.session_protocol(chosen, getattr(options, "acp_sessions", None) or "process")
-    closes = isinstance(protocol, AcpSessions) or presets.session_client(chosen).can_close(protocol)
-    if profile == "churn" and not closes:
-        raise InputError(f"churn: gateway {options.gateway} has no way to close a session over its API")
-    named = options.target_pid or options.target_match or options.target_cgroup
-    named = named or getattr(options, "sampler_url", None)
-    kit_starts_target = bool(options.target_cmd) or not options.host
-    if not (named or kit_starts_target or isinstance(protocol, AcpSessions)):
-        raise InputError(NO_TARGET)
-
-
 class SerialDriver(KitAgent):
     """Shared plumbing of the capacity and churn users: options, probe, session client, capacity.csv,
     the stop watch, closing every session this run opened."""
@@ -141,13 +129,30 @@ class SerialDriver(KitAgent):
     profile_name = "capacity"
     warned = False  # the RSS-over-several-processes warning is given once
 
+    @classmethod
+    def refuse_unfit(
+        cls, settings: AgentSettings, chosen: presets.GatewayPreset, kit_starts_target: bool
+    ) -> None:
+        """Before any load: InputError (one line) when this run cannot work: the gateway has no session
+        protocol, or the target's memory cannot be read (no process named, none started by the kit)."""
+        protocol = cls.protocol_of(settings, chosen)
+        named = settings.target_pid or settings.target_match or settings.target_cgroup or settings.sampler_url
+        if not (named or kit_starts_target or isinstance(protocol, AcpSessions)):
+            raise InputError(NO_TARGET)
+
+    @staticmethod
+    def protocol_of(settings: AgentSettings, chosen: presets.GatewayPreset) -> SessionSteps | AcpSessions:
+        return presets.session_protocol(chosen, settings.acp_sessions or "process")
+
+    def memory_metric(self) -> str:
+        """The memory judged against the budget: rss or pss (--capacity-metric)."""
+        return self.settings.capacity.capacity_metric
+
     def on_start(self) -> None:
         """Not KitAgent's: the session client brings its own transport (HTTP with the connection mode,
         or ACP's stdio, which needs no URL)."""
         params = self.settings.capacity
-        self.metric = (
-            self.settings.churn.capacity_metric if self.profile_name == "churn" else params.capacity_metric
-        )
+        self.metric = self.memory_metric()
         self.budget_bytes = params.memory_budget_bytes
         self.max_agents = params.max_agents
         self.connection = self.settings.capacity_connection or CONNECTION_FRESH
@@ -166,7 +171,7 @@ class SerialDriver(KitAgent):
         except InputError as exc:  # an unknown gateway, no assistant, no target to read
             self.stop_run(f"{self.profile_name}: {exc}", exc.exit_code)
             return  # no StopUser here: Locust logs a traceback for any exception out of on_start
-        self.log = CsvAppender(self.run_dir() / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS)
+        self.log = CsvAppender(self.settings.run_dir / schema.CAPACITY_CSV, schema.CAPACITY_COLUMNS)
 
     def on_test_stopping(self, **_kwargs) -> None:
         """Any stop of the run (Ctrl-C, SIGTERM, the UI's STOP, a time limit): create nothing more."""
@@ -215,21 +220,16 @@ class SerialDriver(KitAgent):
             launched,
         )
 
-    def run_dir(self) -> Path:
-        path = Path(self.settings.run_dir)
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-
     def write(self, event: str, reading: MemoryReading | None, **fields) -> None:
         """One capacity.csv row, flushed at once (a crash loses nothing already measured)."""
         memory = {}
         if reading is not None:
             memory = {
-                "rss_bytes": reading.rss_bytes,
-                "pss_bytes": reading.pss_bytes,
-                "uss_bytes": reading.uss_bytes,
+                CAPACITY.rss_bytes: reading.rss_bytes,
+                CAPACITY.pss_bytes: reading.pss_bytes,
+                CAPACITY.uss_bytes: reading.uss_bytes,
                 "procs": reading.procs,
-                "sidecar_rss_bytes": reading.sidecar_rss_bytes,
+                CAPACITY.sidecar_rss_bytes: reading.sidecar_rss_bytes,
             }
         assert self.log is not None  # made at on_start, before any step
         self.log.write(
@@ -237,10 +237,10 @@ class SerialDriver(KitAgent):
                 "ts": time.time(),
                 "event": event,
                 "closed": 0,
-                "budget_bytes": self.budget_bytes,
+                CAPACITY.budget_bytes: self.budget_bytes,
                 "metric": self.metric,
                 "connection": self.connection,
-                "startup_clock": self.startup_clock,
+                CAPACITY.startup_clock: self.startup_clock,
                 **memory,
                 **fields,
             }
@@ -276,7 +276,7 @@ class SerialDriver(KitAgent):
                 agent_id=self.agent_id,
                 n=n,
                 session_id=opened.session_id,
-                event="created" if ok else "failed",
+                event=AGENT_EVENT.created if ok else AGENT_EVENT.failed,
                 ready_ms=opened.ready_ms,
                 error=opened.error,
             )
@@ -305,11 +305,11 @@ class SerialDriver(KitAgent):
         """Ctrl-C can raise KeyboardInterrupt inside this user's greenlet (whichever runs when the signal
         lands), which Locust's User.run does not catch and on_stop never sees: close our own first."""
         self.stopping = True
-        self.write("stop", None, detail=STOP_INTERRUPTED)
+        self.write(CAPACITY_EVENT.stop, None, detail=STOP_INTERRUPTED)
         self.close_all()
 
     def finish(self, code: str, message: str, exit_code: int | None, request: bool = True) -> NoReturn:
-        self.write("stop", None, detail=code)
+        self.write(CAPACITY_EVENT.stop, None, detail=code)
         if code != STOP_INTERRUPTED:
             log.warning("loadkit: %s: %s", self.profile_name, message)
         self.close_all()
@@ -356,7 +356,7 @@ class CapacityAgent(SerialDriver):
             raise
 
     def ramp(self) -> None:
-        self.write("baseline", self.read_memory(), n=0)
+        self.write(CAPACITY_EVENT.baseline, self.read_memory(), n=0)
         n, seen = 0, set()
         while True:
             self.check_stopping(n)
@@ -364,12 +364,12 @@ class CapacityAgent(SerialDriver):
             session_id, ready_ms, error = self.create_session(n)
             reading = self.read_memory()
             if session_id is None:
-                self.write("failed", reading, n=n, detail=error)
+                self.write(CAPACITY_EVENT.failed, reading, n=n, detail=error)
                 self.finish(STOP_FAILURE, f"agent {n} failed to start: {error}", None)
             duplicate = session_id in seen
             seen.add(session_id)
             self.write(
-                "ready",
+                CAPACITY_EVENT.ready,
                 reading,
                 n=n,
                 session_id=session_id,
@@ -399,6 +399,20 @@ class ChurnAgent(SerialDriver):
 
     profile_name = "churn"
 
+    @classmethod
+    def refuse_unfit(
+        cls, settings: AgentSettings, chosen: presets.GatewayPreset, kit_starts_target: bool
+    ) -> None:
+        """Also: the gateway must close a session over its API (churn closes every one it opens)."""
+        protocol = cls.protocol_of(settings, chosen)
+        closes = isinstance(protocol, AcpSessions) or presets.session_client(chosen).can_close(protocol)
+        if not closes:
+            raise InputError(f"churn: gateway {chosen.name} has no way to close a session over its API")
+        super().refuse_unfit(settings, chosen, kit_starts_target)
+
+    def memory_metric(self) -> str:
+        return self.settings.churn.capacity_metric
+
     @task
     def churn_cycles(self) -> None:
         self.started()
@@ -410,14 +424,14 @@ class ChurnAgent(SerialDriver):
 
     def cycles(self) -> None:
         cycles, batch = self.settings.churn.churn_cycles, self.settings.churn.churn_batch
-        self.write("baseline", self.read_memory(), n=0)
+        self.write(CAPACITY_EVENT.baseline, self.read_memory(), n=0)
         closed = 0
         for cycle in range(1, cycles + 1):
             sessions = self.open_batch(cycle, batch)
-            self.write("opened", self.read_memory(), n=len(sessions), closed=closed)
+            self.write(CAPACITY_EVENT.opened, self.read_memory(), n=len(sessions), closed=closed)
             closed += sum(self.close_session(s) for s in sessions)
             reading = self.read_memory()
-            self.write("closed", reading, n=0, closed=closed)
+            self.write(CAPACITY_EVENT.closed, reading, n=0, closed=closed)
             if not reading.alive:
                 self.finish(STOP_TARGET_DIED, f"target gone in cycle {cycle}", exit_codes.TARGET_DIED)
         self.finish(STOP_CHURN_DONE, f"{cycles} cycles of {batch} sessions done", None)
@@ -428,7 +442,7 @@ class ChurnAgent(SerialDriver):
             self.check_stopping(len(self.open_sessions))
             session_id, _, error = self.create_session((cycle - 1) * batch + i + 1)
             if session_id is None:
-                self.write("failed", None, n=len(sessions), detail=error)
+                self.write(CAPACITY_EVENT.failed, None, n=len(sessions), detail=error)
                 self.finish(STOP_FAILURE, f"session failed to open in cycle {cycle}: {error}", None)
             self.session_client().prompt(session_id)
             sessions.append(session_id)

@@ -20,6 +20,7 @@ from agents.session_policy import session_key
 from agents.sse import StreamTiming, iter_sse
 from agents.usage import parse_usage
 from contract.records import RequestRecord, TaskRecord
+from contract.schema import REQUEST
 
 STATUS_OF_RUN = {"completed": "done", "failed": "failed", "cancelled": "cancelled", "stopped": "cancelled"}
 STATUS_OF_EVENT = {"run.completed": "done", "run.failed": "failed", "run.cancelled": "cancelled"}
@@ -106,7 +107,7 @@ class HermesRunsAgent(KitAgent):
                 else:
                     record.status_code = response.status_code
                     read_events(self.body(response), record, row, StreamTiming(sent, []))
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
+        except Exception as exc:  # every failure becomes a row, never a crash
             failed_record(record, exc, started)
         record.latency_ms = (time.perf_counter() - started) * 1000.0
         self.report(record)
@@ -129,14 +130,14 @@ def read_events(body: BoundedBody, record: RequestRecord, row: TaskRecord, timin
     body.finish()
     record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
     record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
-    for name in ("tokens_in", "tokens_cached", "tokens_out", "model"):
+    for name in (REQUEST.tokens_in, REQUEST.tokens_cached, REQUEST.tokens_out, "model"):
         setattr(record, name, getattr(row, name))
 
 
 def fold_usage(row: TaskRecord, data: dict) -> None:
     """Usage and model from an event or a polled run, where it carries them."""
     usage = parse_usage(data)
-    for name in ("tokens_in", "tokens_cached", "tokens_out", "model"):
+    for name in (REQUEST.tokens_in, REQUEST.tokens_cached, REQUEST.tokens_out, "model"):
         value = getattr(usage, name)
         setattr(row, name, value if value is not None else getattr(row, name))
 

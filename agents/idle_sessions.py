@@ -22,6 +22,7 @@ from agents.startup_clock import StartupClock
 from agents.target_origin import client_options
 from contract.errors import InputError
 from contract.records import AgentRecord, RequestRecord
+from contract.schema import AGENT_EVENT
 
 READY_POLL_S = 0.01  # between polls of a session's readiness: short, the start-up time is measured
 CONNECTION_FRESH = "fresh"  # a new TCP connection per request: what an agent's first contact meets
@@ -283,7 +284,7 @@ def close_and_record(agent: KitAgent, client: RestSessionClient | AcpSessionClie
             ts=time.time(),
             agent_id=agent.agent_id,
             session_id=session_id,
-            event="closed" if error is None else "close_failed",
+            event=AGENT_EVENT.closed if error is None else AGENT_EVENT.close_failed,
             error=error,
         )
     )

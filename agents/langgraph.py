@@ -17,6 +17,7 @@ from agents.base import DEFAULT_PROMPT, TERMINAL_STATUSES, KitAgent, paced, thin
 from agents.idle_sessions import RestSessionClient, SessionSetupError
 from agents.workload import Draw
 from contract.records import AgentRecord, TaskRecord
+from contract.schema import AGENT_EVENT
 
 STATUS_OF_RUN = {"success": "done", "error": "failed", "timeout": "failed", "interrupted": "cancelled"}
 
@@ -41,7 +42,7 @@ class LangGraphAgent(KitAgent):
                 ts=time.time(),
                 agent_id=self.agent_id,
                 session_id=self.thread_id,
-                event="created" if self.thread_id else "failed",
+                event=AGENT_EVENT.created if self.thread_id else AGENT_EVENT.failed,
                 ready_ms=(time.perf_counter() - started) * 1000.0 if self.thread_id else None,
                 error=None if self.thread_id else (record.error or "no thread_id in reply"),
             )
@@ -51,7 +52,12 @@ class LangGraphAgent(KitAgent):
         if self.thread_id and self.settings.cleanup:
             self.json_call("thread.delete", "DELETE", f"/threads/{self.thread_id}", ids=self.ids())
             self.record(
-                AgentRecord(ts=time.time(), agent_id=self.agent_id, session_id=self.thread_id, event="closed")
+                AgentRecord(
+                    ts=time.time(),
+                    agent_id=self.agent_id,
+                    session_id=self.thread_id,
+                    event=AGENT_EVENT.closed,
+                )
             )
         super().on_stop()
 

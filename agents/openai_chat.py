@@ -79,7 +79,7 @@ class ChatAgent(KitAgent):
                 else:
                     record.status_code = response.status_code
                     calls = read_body(json.loads(self.body(response).read()), response.headers, record)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
+        except Exception as exc:  # every failure becomes a row, never a crash
             failed_record(record, exc, started)
         if record.latency_ms is None:
             record.latency_ms = (time.perf_counter() - started) * 1000.0

@@ -19,6 +19,7 @@ from agents.openclaw_rpc import OpenClawRpc, OpenClawRpcError
 from agents.responses import ResponsesAgent
 from agents.spec import SessionSteps
 from contract.records import AgentRecord, RequestRecord
+from contract.schema import AGENT_EVENT
 
 
 class OpenClawSession(KitAgent):
@@ -39,7 +40,7 @@ class OpenClawSession(KitAgent):
                     ts=time.time(),
                     agent_id=self.agent_id,
                     session_id=record.session_id,
-                    event="created",
+                    event=AGENT_EVENT.created,
                     ready_ms=record.latency_ms,
                 )
             )
@@ -57,7 +58,9 @@ class OpenClawSession(KitAgent):
         if not deleted and record.ok:
             return
         self.report(record)
-        closed = AgentRecord(ts=time.time(), agent_id=self.agent_id, session_id=session_key, event="closed")
+        closed = AgentRecord(
+            ts=time.time(), agent_id=self.agent_id, session_id=session_key, event=AGENT_EVENT.closed
+        )
         closed.error = record.error
         self.record(closed)
 

@@ -33,15 +33,21 @@ _RECORDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 class Recorder:
     """Holds the run directory's row files for one Locust environment."""
 
-    def __init__(self, environment: Environment, run_dir: Path | None):
+    def __init__(
+        self,
+        environment: Environment,
+        run_dir: Path | None,
+        on_write_error: Callable[[RunFileError], None] | None = None,
+    ):
+        """`run_dir` None: buffer the rows for the master (a worker); `on_write_error`: told when a row
+        file cannot be written (disk full), else the error is raised."""
         self.environment = environment
         self.run_dir = run_dir
         self._buffer: dict[str, list[dict]] = {}
         self._files: dict[str, CsvAppender] = {}
         self._flusher = None
         self.listeners: list = []  # callables (file_name, row) told of every row written here
-        # a row file could not be written (disk full): told here, else raised
-        self.on_write_error: Callable[[RunFileError], None] | None = None
+        self.on_write_error = on_write_error
         _RECORDERS[environment] = self
         events = environment.events
         self._hooks: list[tuple[EventHook, Callable[..., None]]] = [(events.request, self._on_request)]

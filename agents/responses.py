@@ -62,7 +62,7 @@ class ResponsesAgent(KitAgent):
         try:
             with self.reported_if_cut(record, started):
                 calls = self.send(record, stream, started, draw, history, step)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a row, never a crash
+        except Exception as exc:  # every failure becomes a row, never a crash
             failed_record(record, exc, started)
         if record.latency_ms is None:
             record.latency_ms = (time.perf_counter() - started) * 1000.0

@@ -13,6 +13,7 @@ from locust import constant, tag, task
 
 from agents.base import KitAgent, paced
 from contract.records import AgentRecord, RequestRecord
+from contract.schema import AGENT_EVENT
 
 _SESSION_ORDINALS = itertools.count(1)
 
@@ -33,7 +34,10 @@ class SessionAgent(KitAgent):
             self.call("session.close", "DELETE", f"/v1/agents/{self.session_id}")
             self.record(
                 AgentRecord(
-                    ts=time.time(), agent_id=self.agent_id, session_id=self.session_id, event="closed"
+                    ts=time.time(),
+                    agent_id=self.agent_id,
+                    session_id=self.session_id,
+                    event=AGENT_EVENT.closed,
                 )
             )
         super().on_stop()
@@ -60,7 +64,7 @@ class SessionAgent(KitAgent):
             agent_id=self.agent_id,
             n=n,
             session_id=session_id,
-            event="created" if session_id else "failed",
+            event=AGENT_EVENT.created if session_id else AGENT_EVENT.failed,
             ready_ms=(time.perf_counter() - started) * 1000.0 if session_id else None,
             error=None if session_id else (record.error or "no session id in reply"),
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agents.target_origin import HostCredentials
@@ -23,7 +24,7 @@ class AgentSettings:
     """Field names are the options' dests (kit/options.py takes its defaults from here)."""
 
     run_id: str = "no-run-id"
-    run_dir: str = "."
+    run_dir: Path = Path(".")
     host_auth: HostCredentials | None = None  # --host's userinfo, sent as Basic auth to that host only
     request_timeout: float = 120.0  # seconds, connect to last byte (agents/reading.py), streams included
     max_response_bytes: int = 64 * 1024 * 1024  # beyond it a request is a `too_large` row, read no further

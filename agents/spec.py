@@ -26,25 +26,26 @@ from agents.run_link import run_link_of
 from contract import exit_codes
 from contract.errors import InputError
 from contract.records import TaskRecord
+from contract.schema import TASK
 from contract.templates import fill
 from contract.textfile import read_text
 
 STEPS = ("create", "prompt", "poll", "close")
 KIT_STATUSES = ("done", "failed", "cancelled")
 ROW_FIELDS = (
-    "submitted_ts",
-    "started_ts",
-    "finished_ts",
+    TASK.submitted_ts,
+    TASK.started_ts,
+    TASK.finished_ts,
     "worker_pid",
     "model",
     "error",
-    "llm_calls",
-    "tokens_in",
-    "tokens_cached",
-    "tokens_out",
-    "gateway_cost_usd",
+    TASK.llm_calls,
+    TASK.tokens_in,
+    TASK.tokens_cached,
+    TASK.tokens_out,
+    TASK.gateway_cost_usd,
 )
-TIME_FIELDS = ("submitted_ts", "started_ts", "finished_ts")
+TIME_FIELDS = (TASK.submitted_ts, TASK.started_ts, TASK.finished_ts)
 _PLACEHOLDER = re.compile(r"\{(run_id|agent_id|session|prompt|model|id|n|uuid|assistant_id|a2a_path)\}")
 CAPACITY_KEYS = ("create", "then", "ready", "prompt", "close", "error")
 SHOWN_KEYS, KEY_CHARS = 12, 40  # a reply's top-level keys named when an id path finds nothing

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
+from contract.schema import REQUEST
+
 N = TypeVar("N", int, float)
 COST_HEADER = "x-litellm-response-cost"
 _OPENAI_CHAT_KEYS = ("prompt_tokens", "completion_tokens", "prompt_cache_hit_tokens")
@@ -121,19 +123,19 @@ def _openai_chat(usage: Mapping) -> dict[str, int | None]:
         tokens_in = _add(hit, _count(usage.get("prompt_cache_miss_tokens")))
     cached = _count(_nested(usage, "prompt_tokens_details", "cached_tokens"))
     return {
-        "tokens_in": tokens_in,
-        "tokens_cached": cached if cached is not None else hit,
-        "tokens_out": _count(usage.get("completion_tokens")),
-        "tokens_reasoning": _count(_nested(usage, "completion_tokens_details", "reasoning_tokens")),
+        REQUEST.tokens_in: tokens_in,
+        REQUEST.tokens_cached: cached if cached is not None else hit,
+        REQUEST.tokens_out: _count(usage.get("completion_tokens")),
+        REQUEST.tokens_reasoning: _count(_nested(usage, "completion_tokens_details", "reasoning_tokens")),
     }
 
 
 def _openai_responses(usage: Mapping) -> dict[str, int | None]:
     return {
-        "tokens_in": _count(usage.get("input_tokens")),
-        "tokens_cached": _count(_nested(usage, "input_tokens_details", "cached_tokens")),
-        "tokens_out": _count(usage.get("output_tokens")),
-        "tokens_reasoning": _count(_nested(usage, "output_tokens_details", "reasoning_tokens")),
+        REQUEST.tokens_in: _count(usage.get("input_tokens")),
+        REQUEST.tokens_cached: _count(_nested(usage, "input_tokens_details", "cached_tokens")),
+        REQUEST.tokens_out: _count(usage.get("output_tokens")),
+        REQUEST.tokens_reasoning: _count(_nested(usage, "output_tokens_details", "reasoning_tokens")),
     }
 
 
@@ -144,10 +146,10 @@ def _anthropic(usage: Mapping) -> dict[str, int | None]:
     read = _count(usage.get("cache_read_input_tokens"))
     tokens_in = None if uncached is None else uncached + (write or 0) + (read or 0)
     return {
-        "tokens_in": tokens_in,
-        "tokens_cached": read,
-        "tokens_cache_write": write,
-        "tokens_out": _count(usage.get("output_tokens")),
+        REQUEST.tokens_in: tokens_in,
+        REQUEST.tokens_cached: read,
+        REQUEST.tokens_cache_write: write,
+        REQUEST.tokens_out: _count(usage.get("output_tokens")),
     }
 
 

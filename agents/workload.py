@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.calibration import Calibration, calibration_of
+from contract.schema import REQUEST
 from scenarios.datasets import text_of
 from scenarios.synthetic_text import CHARS_PER_WORD, TextPool
 from scenarios.traces import TraceEntry
@@ -50,8 +51,8 @@ class Draw:
         """The requests.csv fields of what was asked; no output size for a protocol that cannot ask one
         (a Hermes run, an A2A message...)."""
         return {
-            "asked_tokens_in": self.asked_in,
-            "asked_tokens_out": self.asked_out if sends_max_tokens else None,
+            REQUEST.asked_tokens_in: self.asked_in,
+            REQUEST.asked_tokens_out: self.asked_out if sends_max_tokens else None,
         }
 
 

@@ -6,7 +6,6 @@ side-by-side tables. Parses arguments and prints; computes nothing itself.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from analysis.render import table_markdown
 from analysis.report import write_report
 from analysis.summary import console_summary
 from contract import exit_codes
+from contract.cli import positive_float
 from contract.errors import one_line
 from contract.schema import MIB
 
@@ -26,17 +26,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(exit_codes.BAD_INPUT, f"{self.prog}: error: {message}\n")
-
-
-def _mib(text: str) -> float:
-    """A finite, positive number of MiB."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of MiB, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive, finite number of MiB, got {text!r}")
-    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,7 +50,7 @@ def _report(args: list[str]) -> int:
     parser.add_argument("run_dir")
     parser.add_argument(
         "--warning-mib",
-        type=_mib,
+        type=positive_float,
         default=1024.0,
         help="available-memory warning line in MiB (default 1024)",
     )
@@ -76,7 +65,7 @@ def _report(args: list[str]) -> int:
         out = write_report(run, ns.warning_mib * MIB, ns.out)
     except OSError:
         raise  # a read-only or full directory: main() names the file and the way out
-    except Exception as exc:  # noqa: BLE001 - the summary below needs no report: print it anyway
+    except Exception as exc:  # the summary below needs no report: print it anyway
         print(f"error: report not written: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
         print(console_summary(run))
         return exit_codes.REPORT_FAILED

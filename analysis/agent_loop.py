@@ -14,6 +14,7 @@ from analysis.cost import TOKEN_COLUMNS, price_rows
 from analysis.model import RunData, Section
 from analysis.prices import PriceTable, PriceTableError
 from analysis.stats import describe
+from contract.schema import REQUEST, TASK, TASK_STATUS
 
 PERCENTILES = (50, 95)
 SHOWN_STEPS = 12  # steps 1..11 and the last are listed
@@ -37,7 +38,7 @@ def loop_steps(run: RunData) -> pd.DataFrame:
 
 def end_reasons(tasks: pd.DataFrame) -> pd.DataFrame:
     """Tasks per end reason (answer, max_steps, error), with steps and tool calls of each."""
-    grouped = tasks.groupby(tasks["end_reason"].fillna("unfinished"))
+    grouped = tasks.groupby(tasks[TASK.end_reason].fillna(TASK_STATUS.unfinished))
     table = grouped.agg(
         tasks=("task_id", "size"), steps_mean=("steps", "mean"), tool_calls_mean=("tool_calls", "mean")
     )
@@ -67,14 +68,16 @@ def context_by_step(steps: pd.DataFrame) -> pd.DataFrame:
     grouped = ok.groupby("step")
     table = grouped.agg(
         calls=("task_id", "size"),
-        tokens_in_median=("tokens_in", "median"),
-        tokens_cached_median=("tokens_cached", "median"),
-        tokens_out_median=("tokens_out", "median"),
+        tokens_in_median=(REQUEST.tokens_in, "median"),
+        tokens_cached_median=(REQUEST.tokens_cached, "median"),
+        tokens_out_median=(REQUEST.tokens_out, "median"),
         tool_calls_mean=("tool_calls", "mean"),
     )
     table.insert(2, "growth_median", table["tokens_in_median"].diff())
-    if "first_token_kind" in ok:
-        kinds = ok.groupby("step")["first_token_kind"].agg(lambda s: ", ".join(sorted(s.dropna().unique())))
+    if REQUEST.first_token_kind in ok:
+        kinds = ok.groupby("step")[REQUEST.first_token_kind].agg(
+            lambda s: ", ".join(sorted(s.dropna().unique()))
+        )
         table["first_token"] = kinds
     table.index = table.index.astype(int)
     shown = sorted(set(table.index[: SHOWN_STEPS - 1]) | {table.index.max()})
@@ -84,18 +87,18 @@ def context_by_step(steps: pd.DataFrame) -> pd.DataFrame:
 def time_split(tasks: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
     """Per task (ms): waiting for the model (its steps' latencies), running tools, the rest (the agent's
     own work between calls), and the end-to-end time."""
-    model_ms = steps.groupby("task_id")["latency_ms"].sum()
-    frame = tasks.set_index("task_id")[["total_ms", "tool_ms"]].astype(float)
+    model_ms = steps.groupby("task_id")[REQUEST.latency_ms].sum()
+    frame = tasks.set_index("task_id")[[TASK.total_ms, TASK.tool_ms]].astype(float)
     frame["model_ms"] = model_ms.reindex(frame.index)
-    frame["other_ms"] = (frame["total_ms"] - frame["model_ms"] - frame["tool_ms"]).clip(lower=0)
+    frame["other_ms"] = (frame[TASK.total_ms] - frame["model_ms"] - frame[TASK.tool_ms]).clip(lower=0)
     parts = {
         "model_ms": "waiting for the model",
-        "tool_ms": "running tools",
+        TASK.tool_ms: "running tools",
         "other_ms": "the agent's own work",
     }
-    parts["total_ms"] = "end to end"
+    parts[TASK.total_ms] = "end to end"
     table = _described({words: frame[name] for name, words in parts.items()})
-    shares = frame[list(parts)].sum() / frame["total_ms"].sum() * 100
+    shares = frame[list(parts)].sum() / frame[TASK.total_ms].sum() * 100
     table["share_pct"] = shares.rename(index=parts)  # aligned by row: a row left out has none
     return table
 
@@ -107,13 +110,13 @@ def task_ledger(tasks: pd.DataFrame, prices: PriceTable) -> tuple[pd.DataFrame, 
     priced, warnings = price_rows(tasks.assign(**absent), prices)
     per_step = priced["steps"].where(priced["steps"] > 0)
     columns = {
-        "input tokens": priced["tokens_in"],
-        "cached input tokens": priced["tokens_cached"],
-        "output tokens": priced["tokens_out"],
+        "input tokens": priced[REQUEST.tokens_in],
+        "cached input tokens": priced[REQUEST.tokens_cached],
+        "output tokens": priced[REQUEST.tokens_out],
         "$ at list price": priced["usd_list"],
         "$ as billed": priced["usd_billed"],
         "$ at the cache floor": priced["usd_floor"],
-        "$ the gateway reported": priced["gateway_cost_usd"],
+        "$ the gateway reported": priced[REQUEST.gateway_cost_usd],
         "$ per step, as billed": priced["usd_billed"] / per_step,
     }
     return _described(columns, with_mean=True), warnings
@@ -141,7 +144,7 @@ def loop_section(run: RunData, prices: PriceTable | PriceTableError) -> Section 
 
 
 def _ratio_note(tasks: pd.DataFrame) -> str:
-    tokens_in, tokens_out = tasks["tokens_in"].sum(), tasks["tokens_out"].sum()
+    tokens_in, tokens_out = tasks[REQUEST.tokens_in].sum(), tasks[REQUEST.tokens_out].sum()
     head = f"{len(tasks)} tasks, {int(tasks['steps'].sum())} model calls"
     if not tokens_out:
         return f"{head}; no output tokens reported."

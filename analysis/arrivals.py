@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from analysis.stats import describe
+from contract.schema import REQUEST
 
 LATE_MS = 100.0  # an arrival started more than this after its due time is late
 LATE_RULE = (
@@ -39,19 +40,20 @@ class Arrivals:
         return self.dropped / self.due if self.due else None
 
 
+@per_run
 def arrivals(run: RunData) -> Arrivals | None:
     """The run's arrivals; None for a closed model (no open_model in run.json)."""
     meta = run.meta.get("open_model")
     if not isinstance(meta, dict):
         return None
     req = run.requests
-    paced = req[req["start_lateness_ms"].notna()] if req is not None else pd.DataFrame()
-    lateness = paced["start_lateness_ms"] if len(paced) else pd.Series(dtype=float)
+    paced = req[req[REQUEST.start_lateness_ms].notna()] if req is not None else pd.DataFrame()
+    lateness = paced[REQUEST.start_lateness_ms] if len(paced) else pd.Series(dtype=float)
     start = run.meta.get("start_ts") or meta.get("start_ts")
     late = paced[lateness > LATE_MS] if len(paced) else paced
     first_late = None
     if len(late) and start is not None:
-        first_late = float((late["ts"] - late["start_lateness_ms"] / 1000).min() - start)
+        first_late = float((late["ts"] - late[REQUEST.start_lateness_ms] / 1000).min() - start)
     dropped = int(meta.get("dropped_arrivals") or 0)
     issued = meta.get("issued_arrivals")
     first_drop = meta.get("first_dropped_ts")

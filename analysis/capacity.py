@@ -1,5 +1,5 @@
-"""Capacity and churn figures from capacity.csv: N_max, marginal MiB per agent with R², projections to
-other budgets, retained memory per closed session, and the per-run / campaign / before-after tables.
+"""The capacity study from capacity.csv: N_max, marginal MiB per agent with R², projections to other
+budgets, and the per-run / campaign / before-after tables; a churn run's section is analysis/churn.py's.
 
 Pure math on frames and RunData: no files, no plotting (analysis/capacity_plot.py draws).
 """
@@ -11,13 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-from scipy import stats as sstats
 
-from analysis.model import RunData, Section
+from analysis.capacity_rows import column_value, has_rows, is_churn, memory_column
+from analysis.churn import ChurnResult, churn_result, churn_section
+from analysis.fit import Fit, ols
+from analysis.model import RunData, Section, per_run
 from analysis.stats import aggregate, describe
 from contract.schema import (
+    CAPACITY,
+    CAPACITY_AT_N,
+    CAPACITY_EVENT,
     GIB,
     MIB,
     STARTUP_CLOCK_LOOP,
@@ -30,12 +34,7 @@ from contract.schema import (
 
 TAIL_POINTS = 8  # the capacity study: the marginal is the OLS slope over the last 8 sampled points
 MIN_R2 = 0.95  # below this the fit is "not stable" and no capacity is published
-CONFIDENCE = 0.95  # of the slope interval that projections carry
-DEFAULT_AT_N = 200  # the capacity study reports the RSS at N=200
 PROJECTION_GIB: tuple[float, ...] = (2.0, 4.0, 8.0)
-CHURN_MIN_RETAINED_MIB = 0.1  # per closed session: smaller slopes are allocator noise, not retention
-CHURN_MIN_R2 = 0.9
-METRIC_COLUMNS = {"rss": "rss_bytes", "pss": "pss_bytes"}
 # No stop row (crash, SIGKILL) reads as STOP_INTERRUPTED too: the run was cut short.
 SHARED_PAGES = "counts shared pages once per process"
 # the driver's reading at each step; the resources table's peak is the side sampler's, read between steps
@@ -44,45 +43,6 @@ SAMPLER_BETWEEN_STEPS = (
     "peak target RSS here is the side sampler's, read every {interval:g} s between the capacity steps; "
     f"the Capacity table's '{PEAK_AT_STEPS}' is the driver's reading at each step"
 )
-
-
-@dataclass
-class Fit:
-    """Ordinary least squares y = intercept + slope * x, with R² and the slope's confidence interval."""
-
-    slope: float
-    intercept: float
-    r2: float
-    points: int
-    slope_low: float
-    slope_high: float
-    x_mean: float
-    y_mean: float
-
-    def x_at(self, y: float, slope: float | None = None) -> float:
-        """The x where the line (through the fit's centroid, with `slope`) reaches y; inf if it never does."""
-        b = self.slope if slope is None else slope
-        return self.x_mean + (y - self.y_mean) / b if b > 0 else math.inf
-
-
-def ols(x: np.ndarray, y: np.ndarray, confidence: float = CONFIDENCE) -> Fit | None:
-    """The fit, or None with fewer than 3 points or no spread in x (no slope, no interval)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.size < 3 or np.ptp(x) == 0:
-        return None
-    res = sstats.linregress(x, y)
-    half = sstats.t.ppf(0.5 + confidence / 2, x.size - 2) * res.stderr
-    r2 = float(res.rvalue**2) if np.ptp(y) > 0 else 1.0
-    return Fit(
-        float(res.slope),
-        float(res.intercept),
-        r2,
-        int(x.size),
-        float(res.slope - half),
-        float(res.slope + half),
-        float(x.mean()),
-        float(y.mean()),
-    )
 
 
 @dataclass
@@ -127,28 +87,16 @@ class CapacityResult:
         return self.fit.r2 if self.fit else None
 
 
-def memory_column(frame: pd.DataFrame, metric: str) -> pd.Series:
-    """The metric's memory in MiB (NaN where it was not read)."""
-    col = METRIC_COLUMNS[metric]
-    values = frame[col] if col in frame else pd.Series(np.nan, index=frame.index)
-    return pd.to_numeric(values, errors="coerce") / MIB
-
-
 def capacity_points(frame: pd.DataFrame, metric: str = "rss") -> pd.DataFrame:
     """Baseline and per-agent readings: columns n and mib, sorted by n (failed steps excluded)."""
-    rows = frame[frame["event"].isin(["baseline", "ready"])]
+    rows = frame[frame["event"].isin([CAPACITY_EVENT.baseline, CAPACITY_EVENT.ready])]
     points = pd.DataFrame({"n": pd.to_numeric(rows["n"]), "mib": memory_column(rows, metric)})
     return points.dropna().sort_values("n").reset_index(drop=True)
 
 
-def _column_value(frame: pd.DataFrame, column: str):
-    values = frame[column].dropna() if column in frame else pd.Series(dtype=object)
-    return values.iloc[-1] if len(values) else None
-
-
 def stop_reason(frame: pd.DataFrame) -> str:
     """The reason on the stop row; a run without one was cut short (crash, kill, time limit)."""
-    reason = _column_value(frame[frame["event"] == "stop"], "detail")
+    reason = column_value(frame[frame["event"] == CAPACITY_EVENT.stop], "detail")
     return str(reason) if reason is not None else STOP_INTERRUPTED
 
 
@@ -156,19 +104,19 @@ def capacity_result(
     frame: pd.DataFrame,
     budget_bytes: float | None = None,
     metric: str | None = None,
-    at_n: int = DEFAULT_AT_N,
+    at_n: int = CAPACITY_AT_N,
     tail: int = TAIL_POINTS,
     min_r2: float = MIN_R2,
 ) -> CapacityResult:
     """Every per-run figure of the study's table; budget and metric default to what the run recorded."""
-    metric = metric or str(_column_value(frame, "metric") or "rss")
-    budget = budget_bytes if budget_bytes is not None else _column_value(frame, "budget_bytes")
+    metric = metric or str(column_value(frame, "metric") or "rss")
+    budget = budget_bytes if budget_bytes is not None else column_value(frame, CAPACITY.budget_bytes)
     budget_mib = float(budget) / MIB if budget is not None else None
     points = capacity_points(frame, metric)
     agents = points[points["n"] >= 1]
-    ready = frame[frame["event"] == "ready"]
+    ready = frame[frame["event"] == CAPACITY_EVENT.ready]
     fit = ols(agents["n"].tail(tail), agents["mib"].tail(tail))
-    reason, failures = stop_reason(frame), int((frame["event"] == "failed").sum())
+    reason, failures = stop_reason(frame), int((frame["event"] == CAPACITY_EVENT.failed).sum())
     n_stop = _first_over(agents, budget_mib)
     stable = fit is not None and fit.r2 >= min_r2
     notes = _failure_notes(frame) + _capacity_notes(reason, failures, fit, stable, n_stop, min_r2)
@@ -188,18 +136,20 @@ def capacity_result(
         stable=stable,
         first_agent_mib=_first_agent_increment(points),
         baseline_mib=_mib_at(points, 0),
-        startup=describe(pd.to_numeric(ready["ready_ms"]), "", (50, 95)),
+        startup=describe(pd.to_numeric(ready[CAPACITY.ready_ms]), "", (50, 95)),
         peak_mib=float(points["mib"].max()) if len(points) else None,
         at_n=at_n,
         mib_at_n=_mib_at(points, at_n),
         headroom_mib=budget_mib - mib_at_max if budget_mib is not None and mib_at_max is not None else None,
-        sidecar_mib=_last_mib(frame, "sidecar_rss_bytes"),
+        sidecar_mib=_last_mib(frame, CAPACITY.sidecar_rss_bytes),
         duplicate_session_ids=int(len(ids) - ids.nunique()),
         notes=notes,
         max_procs=_max_procs(ready),
-        pss_at_peak_mib=_last_mib(ready, "pss_bytes"),
-        connection=_column_value(frame, "connection") if "connection" in frame else None,
-        startup_clock=_column_value(frame, "startup_clock") if "startup_clock" in frame else None,
+        pss_at_peak_mib=_last_mib(ready, CAPACITY.pss_bytes),
+        connection=column_value(frame, "connection") if "connection" in frame else None,
+        startup_clock=column_value(frame, CAPACITY.startup_clock)
+        if CAPACITY.startup_clock in frame
+        else None,
     )
 
 
@@ -210,7 +160,7 @@ def _max_procs(ready: pd.DataFrame) -> int:
 
 def _failure_notes(frame: pd.DataFrame) -> list[str]:
     """What the gateway answered when an agent failed to start (the first failure ends a capacity run)."""
-    failed = frame[frame["event"] == "failed"]
+    failed = frame[frame["event"] == CAPACITY_EVENT.failed]
     return [
         f"Agent {int(row['n'])} failed to start: {row['detail']}."
         for _, row in failed.iterrows()
@@ -249,7 +199,7 @@ def _first_agent_increment(points: pd.DataFrame) -> float | None:
 
 
 def _last_mib(frame: pd.DataFrame, column: str) -> float | None:
-    value = _column_value(frame, column)
+    value = column_value(frame, column)
     return float(value) / MIB if value is not None else None
 
 
@@ -398,12 +348,11 @@ def capacity_section(run: RunData, plot: Path | None = None) -> Section | None:
     `plot` is the PNG analysis/capacity_plot.py drew for this run, if the caller drew one.
     """
     frame = run.capacity
-    if frame is None or frame.empty or "event" not in frame:
+    if not has_rows(frame):
         return None
-    if frame["event"].isin(["opened", "closed"]).any():
-        return churn_section(frame)
-    params = (run.meta.get("profile") or {}).get("params") or {}
-    result = capacity_result(frame, at_n=int(params.get("capacity_at_n") or DEFAULT_AT_N))
+    if is_churn(frame):
+        return churn_section(run_churn(run))
+    result = run_capacity(run)
     section = Section(title="Capacity")
     section.tables.append(("Capacity (serial protocol)", run_table({run.path.name: result})))
     proj = projection_table(result.fit) if result.projects else None
@@ -414,6 +363,22 @@ def capacity_section(run: RunData, plot: Path | None = None) -> Section | None:
     if plot is not None:
         section.images.append(plot)
     return section
+
+
+@per_run
+def run_capacity(run: RunData) -> CapacityResult:
+    """The run's capacity figures (its capacity.csv has rows), at the --capacity-at-n it recorded: once
+    per report, shared by its sections, summary.json and the console summary."""
+    assert run.capacity is not None
+    params = (run.meta.get("profile") or {}).get("params") or {}
+    return capacity_result(run.capacity, at_n=int(params.get("capacity_at_n") or CAPACITY_AT_N))
+
+
+@per_run
+def run_churn(run: RunData) -> ChurnResult:
+    """The run's churn figures (its capacity.csv has churn's rows), once per report."""
+    assert run.capacity is not None
+    return churn_result(run.capacity)
 
 
 def connection_text(connection: str | None) -> str:
@@ -463,117 +428,3 @@ def _method_notes(result: CapacityResult) -> list[str]:
         f"{result.startup.get('n', 0)} agents"
         + (f" ({result.startup['small_sample']})." if result.startup.get("small_sample") else "."),
     ]
-
-
-@dataclass
-class ChurnResult:
-    """Memory per closed session (slope vs sessions closed) and memory handed back at close, in MiB."""
-
-    metric: str
-    cycles: int
-    sessions_closed: int
-    fit: Fit | None
-    retained_mib_per_session: float | None
-    returned_mib_per_session: float | None
-    grown_mib_per_session: float | None
-    verdict: str
-    kept_mib: list[float] = field(default_factory=list)  # memory above the baseline after each cycle
-    suggestion: str | None = None  # what would reach a verdict, when there is none
-
-
-def churn_result(
-    frame: pd.DataFrame,
-    metric: str | None = None,
-    warmup_cycles: int = 1,
-    min_retained_mib: float = CHURN_MIN_RETAINED_MIB,
-    min_r2: float = CHURN_MIN_R2,
-) -> ChurnResult:
-    """Slope of memory after each close batch vs sessions closed (first cycles skipped as warm-up)."""
-    metric = metric or str(_column_value(frame, "metric") or "rss")
-    mib = memory_column(frame, metric)
-    opened, closed = frame[frame["event"] == "opened"], frame[frame["event"] == "closed"]
-    after = pd.DataFrame({"closed": pd.to_numeric(closed["closed"]), "mib": mib[closed.index]}).dropna()
-    fit = ols(after["closed"].iloc[warmup_cycles:], after["mib"].iloc[warmup_cycles:])
-    open_mib, close_mib = mib[opened.index].to_numpy(), mib[closed.index].to_numpy()
-    batch = pd.to_numeric(opened["n"]).to_numpy()
-    pairs = min(len(open_mib), len(close_mib))
-    returned = _mean_per_session(open_mib[:pairs] - close_mib[:pairs], batch[:pairs])
-    base_mib = mib[frame["event"] == "baseline"].to_numpy()[:1]
-    before = np.concatenate([base_mib, close_mib])[: len(open_mib)]
-    grown = _mean_per_session(open_mib[1 : len(before)] - before[1:], batch[1 : len(before)])
-    kept = [float(m - base_mib[0]) for m in after["mib"]] if len(base_mib) else []
-    verdict = _churn_verdict(fit, min_retained_mib, min_r2)
-    return ChurnResult(
-        metric,
-        len(closed),
-        int(after["closed"].max()) if len(after) else 0,
-        fit,
-        fit.slope if fit else None,
-        returned,
-        grown,
-        verdict,
-        kept,
-        _churn_suggestion(verdict, len(closed), batch),
-    )
-
-
-def _churn_suggestion(verdict: str, cycles: int, batch: np.ndarray) -> str | None:
-    """An inconclusive churn says what would settle it: more cycles (more points for the fit), or larger
-    batches (more memory per point above the allocator's noise)."""
-    if not verdict.startswith(("inconclusive", "not enough cycles")):
-        return None
-    size = int(batch[0]) if len(batch) else 0
-    return (
-        f"for a verdict run more cycles (--churn-cycles {max(2 * cycles, 10)}) or larger batches "
-        f"(--churn-batch {max(2 * size, 10)}): {cycles} cycle(s) leave few points after the warm-up, and "
-        "memory an allocator keeps grows unevenly cycle to cycle"
-    )
-
-
-def kept_text(kept_mib: list[float]) -> str:
-    """Memory above the baseline after each cycle: "0.0 -> 4.1 -> 12.0 MiB"."""
-    return " -> ".join(f"{m:,.1f}" for m in kept_mib) + " MiB" if kept_mib else "not measured"
-
-
-def _mean_per_session(deltas: np.ndarray, batch: np.ndarray) -> float | None:
-    ok = batch > 0
-    return float(np.mean(deltas[ok] / batch[ok])) if ok.any() else None
-
-
-def _churn_verdict(fit: Fit | None, min_mib: float, min_r2: float) -> str:
-    if fit is None:
-        return "not enough cycles for a verdict (need 3 after warm-up)"
-    if fit.slope < min_mib:
-        return f"no retention (slope {fit.slope:.3f} MiB/session < {min_mib} MiB)"
-    if fit.r2 < min_r2:
-        return f"inconclusive: slope {fit.slope:.3f} MiB/session but R² {fit.r2:.3f} < {min_r2}"
-    return f"retains {fit.slope:.2f} MiB per closed session (R² {fit.r2:.3f}): memory is not returned"
-
-
-def churn_measures(result: ChurnResult) -> dict[str, object]:
-    fit = result.fit
-    return {
-        "cycles": result.cycles,
-        "sessions closed": result.sessions_closed,
-        f"retained {result.metric.upper()} per closed session (MiB)": result.retained_mib_per_session,
-        "retained 95% interval (MiB)": f"{fit.slope_low:.3f}–{fit.slope_high:.3f}" if fit else None,
-        "R²": fit.r2 if fit else None,
-        "grown per session opened (MiB)": result.grown_mib_per_session,
-        "returned per session closed (MiB)": result.returned_mib_per_session,
-        "kept above the baseline after each cycle": kept_text(result.kept_mib),
-        "verdict": result.verdict,
-    }
-
-
-def churn_section(frame: pd.DataFrame) -> Section:
-    result = churn_result(frame)
-    table = pd.DataFrame({"value": churn_measures(result)})
-    table.index.name = "measure"
-    notes = [
-        "Retained per closed session = OLS slope of target memory (read after each batch closed) against "
-        "sessions closed so far, first cycle skipped as warm-up.",
-        f"Verdict rule: retention when the slope is >= {CHURN_MIN_RETAINED_MIB} MiB/session with R² >= "
-        f"{CHURN_MIN_R2}.",
-        *([result.suggestion[:1].upper() + result.suggestion[1:] + "."] if result.suggestion else []),
-    ]
-    return Section(title="Churn (open, prompt, close)", tables=[("Churn", table)], notes=notes)

@@ -12,11 +12,14 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from analysis.capacity import CapacityResult, ChurnResult, capacity_points, memory_column  # noqa: E402
+from analysis.capacity import CapacityResult, capacity_points
+from analysis.capacity_rows import memory_column
+from analysis.churn import ChurnResult
+from contract.schema import CAPACITY_EVENT
 
 
 def capacity_plot(runs: Mapping[str, tuple[CapacityResult, object]], out: Path) -> Path | None:
@@ -54,7 +57,7 @@ def capacity_plot(runs: Mapping[str, tuple[CapacityResult, object]], out: Path) 
 
 def churn_plot(result: ChurnResult, frame: pd.DataFrame, out: Path) -> Path | None:
     """Target memory read after each batch closed, against sessions closed so far, with the fit."""
-    closed = frame[frame["event"] == "closed"]
+    closed = frame[frame["event"] == CAPACITY_EVENT.closed]
     if closed.empty:
         return None
     mib = memory_column(frame, result.metric)[closed.index]

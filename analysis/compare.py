@@ -11,7 +11,7 @@ from analysis.model import RunData
 from analysis.soak import memory_trend
 from analysis.stats import aggregate, describe
 from analysis.tasks import task_counts
-from contract.schema import MIB
+from contract.schema import MIB, REQUEST, SAMPLE
 
 
 def headline(run: RunData) -> dict[str, float]:
@@ -22,7 +22,7 @@ def headline(run: RunData) -> dict[str, float]:
         ok = req[req["ok"] == 1]
         row["requests"] = len(req)
         row["error %"] = float((req["ok"] == 0).mean() * 100)
-        for col, label in (("latency_ms", "latency"), ("ttft_ms", "TTFT")):
+        for col, label in ((REQUEST.latency_ms, "latency"), (REQUEST.ttft_ms, "TTFT")):
             d = describe(ok[col], percentiles=(50, 95))
             row.update({f"{label} p50 (ms)": d["p50"], f"{label} p95 (ms)": d["p95"], f"{label} n": d["n"]})
     counts = task_counts(run)
@@ -30,8 +30,8 @@ def headline(run: RunData) -> dict[str, float]:
         row["tasks done"], row["tasks not done"] = counts["done"], counts["not_done"]
     s = run.samples
     if s is not None and not s.empty:
-        row["peak target RSS (MiB)"] = s["target_rss_bytes"].max() / MIB
-        row["min available (MiB)"] = s["host_available_bytes"].min() / MIB
+        row["peak target RSS (MiB)"] = s[SAMPLE.target_rss_bytes].max() / MIB
+        row["min available (MiB)"] = s[SAMPLE.host_available_bytes].min() / MIB
     row["target RSS slope (MiB/h)"] = memory_trend(run).slope_per_h
     return row
 

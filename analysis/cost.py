@@ -14,18 +14,26 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.model import RunData, Section
-from analysis.prices import PriceTable, PriceTableError
+from analysis.model import RunData, Section, per_run
+from analysis.prices import DEFAULT_PRICES_PATH, PriceTable, PriceTableError, load_prices
 from analysis.stats import describe
+from contract.schema import REQUEST, TASK, TASK_STATUS
 
 MTOK = 1_000_000
 HOURS_PER_MONTH = 365 * 24 / 12  # 730
-TOKEN_COLUMNS = ("tokens_in", "tokens_cached", "tokens_cache_write", "tokens_out", "tokens_reasoning")
+TOKEN_COLUMNS = (
+    REQUEST.tokens_in,
+    REQUEST.tokens_cached,
+    REQUEST.tokens_cache_write,
+    REQUEST.tokens_out,
+    REQUEST.tokens_reasoning,
+)
 DOLLAR_COLUMNS = ("usd_list", "usd_billed", "usd_floor")
 TASK_PERCENTILES = (50, 95)
 NO_MODEL = "(no model)"
 
 
+@per_run
 def usage_rows(run: RunData) -> tuple[pd.DataFrame, str]:
     """The rows that carry LLM usage and where they came from ("requests.csv", "tasks.csv", both, "none").
 
@@ -43,6 +51,23 @@ def usage_rows(run: RunData) -> tuple[pd.DataFrame, str]:
     return pd.concat(parts.values(), ignore_index=True), " and ".join(parts)
 
 
+@per_run
+def run_prices(run: RunData) -> PriceTable | PriceTableError:
+    """The run's price table (--prices, recorded in run.json; else the shipped one), or why not."""
+    recorded = run.meta.get("cost")
+    settings = recorded if isinstance(recorded, dict) else {}
+    try:
+        return load_prices(settings.get("prices") or DEFAULT_PRICES_PATH)
+    except PriceTableError as exc:
+        return exc
+
+
+@per_run
+def priced_usage(run: RunData, prices: PriceTable) -> tuple[pd.DataFrame, list[str]]:
+    """The run's usage rows priced (price_rows), with the pricing warnings."""
+    return price_rows(usage_rows(run)[0], prices)
+
+
 def price_rows(rows: pd.DataFrame, prices: PriceTable) -> tuple[pd.DataFrame, list[str]]:
     """Add usd_list / usd_billed / usd_floor to each usage row; NaN where the model has no USD price."""
     priced = rows.copy()
@@ -52,7 +77,8 @@ def price_rows(rows: pd.DataFrame, prices: PriceTable) -> tuple[pd.DataFrame, li
         per_model = {model: getattr(price, column) for model, price in usable.items()}
         priced[f"_{column}"] = pd.to_numeric(priced["model"].map(per_model), errors="coerce")
     tokens_in, cached, write, out = (
-        priced[c] for c in ("tokens_in", "tokens_cached", "tokens_cache_write", "tokens_out")
+        priced[c]
+        for c in (REQUEST.tokens_in, REQUEST.tokens_cached, REQUEST.tokens_cache_write, REQUEST.tokens_out)
     )
     uncached = (tokens_in - cached.fillna(0) - write.fillna(0)).clip(lower=0)
     output_usd = out * priced["_output"]
@@ -102,21 +128,21 @@ class DollarTotal:
 def dollar_total(priced: pd.DataFrame) -> DollarTotal:
     """Sum the priced rows (price_rows output) per the DollarTotal rule."""
     listed = priced["usd_billed"].notna()
-    reported = priced["gateway_cost_usd"].notna()
+    reported = priced[REQUEST.gateway_cost_usd].notna()
     gateway_only = ~listed & reported
-    calls = priced["llm_calls"].fillna(1)
+    calls = priced[TASK.llm_calls].fillna(1)
     both = priced[listed & reported]
-    gateway_both = both["gateway_cost_usd"].sum()
+    gateway_both = both[REQUEST.gateway_cost_usd].sum()
     diff = (both["usd_billed"].sum() - gateway_both) / gateway_both * 100 if gateway_both > 0 else np.nan
-    best = priced["usd_billed"].where(listed, priced["gateway_cost_usd"])
+    best = priced["usd_billed"].where(listed, priced[REQUEST.gateway_cost_usd])
     return DollarTotal(
         usd=_strict_sum(best),
         calls=int(calls.sum()),
         list_usd=priced.loc[listed, "usd_billed"].sum(min_count=1),
         list_calls=int(calls[listed].sum()),
-        gateway_only_usd=priced.loc[gateway_only, "gateway_cost_usd"].sum(min_count=1),
+        gateway_only_usd=priced.loc[gateway_only, REQUEST.gateway_cost_usd].sum(min_count=1),
         gateway_only_calls=int(calls[gateway_only].sum()),
-        gateway_usd=priced["gateway_cost_usd"].sum(min_count=1),
+        gateway_usd=priced[REQUEST.gateway_cost_usd].sum(min_count=1),
         gateway_calls=int(calls[reported].sum()),
         compared_calls=int(calls[listed & reported].sum()),
         diff_pct=diff,
@@ -161,10 +187,10 @@ def _usd(value: float) -> str:
 
 def gateway_comparison(priced: pd.DataFrame) -> pd.DataFrame:
     """Computed (as billed) vs gateway-reported dollars over the calls that have both, per model."""
-    both = priced[priced["gateway_cost_usd"].notna() & priced["usd_billed"].notna()]
+    both = priced[priced[REQUEST.gateway_cost_usd].notna() & priced["usd_billed"].notna()]
     rows = []
     for model, group in both.groupby("model", sort=True):
-        computed, reported = group["usd_billed"].sum(), group["gateway_cost_usd"].sum()
+        computed, reported = group["usd_billed"].sum(), group[REQUEST.gateway_cost_usd].sum()
         diff = (computed - reported) / reported * 100 if reported > 0 else np.nan
         rows.append(
             {
@@ -180,6 +206,7 @@ def gateway_comparison(priced: pd.DataFrame) -> pd.DataFrame:
     ).set_index("model")
 
 
+@per_run
 def task_costs(run: RunData, prices: PriceTable) -> pd.DataFrame:
     """Dollars per task (list, billed and gateway-reported), from tasks.csv usage or else from requests
     grouped by task_id."""
@@ -188,8 +215,8 @@ def task_costs(run: RunData, prices: PriceTable) -> pd.DataFrame:
         calls = _with_usage(run.requests)
         tasks = calls[calls["task_id"].notna()] if "task_id" in calls else calls.iloc[0:0]
     priced, _ = price_rows(tasks, prices)
-    dollars = priced[["usd_list", "usd_billed", "gateway_cost_usd"]].rename(
-        columns={"gateway_cost_usd": "usd_gateway"}
+    dollars = priced[["usd_list", "usd_billed", REQUEST.gateway_cost_usd]].rename(
+        columns={REQUEST.gateway_cost_usd: "usd_gateway"}
     )
     sums = dollars.groupby(priced["task_id"], sort=False).sum()
     return sums.mask(
@@ -272,7 +299,7 @@ def cost_section(
     if isinstance(prices, PriceTableError):
         section.notes.append(f"error: {prices}")
         prices = PriceTable(origin="(none: the price file was rejected)", prices={})
-    priced, warnings = price_rows(rows, prices)
+    priced, warnings = priced_usage(run, prices)
     per_task = per_task_summary(task_costs(run, prices))
     if source != "none":
         section.notes.append(describe_total(dollar_total(priced)))
@@ -295,7 +322,7 @@ def cost_section(
 
 def _with_usage(frame: pd.DataFrame | None) -> pd.DataFrame:
     """Rows with any token count or gateway cost, the contract's usage columns always present."""
-    columns = ("task_id", "model", "llm_calls", "gateway_cost_usd", *TOKEN_COLUMNS)
+    columns = ("task_id", "model", TASK.llm_calls, REQUEST.gateway_cost_usd, *TOKEN_COLUMNS)
     if frame is None:
         return pd.DataFrame(
             {c: pd.Series(dtype=object if c in ("task_id", "model") else float) for c in columns}
@@ -307,7 +334,7 @@ def _with_usage(frame: pd.DataFrame | None) -> pd.DataFrame:
         out[column] = (
             raw.astype(object).where(raw.notna(), None) if text else pd.to_numeric(raw, errors="coerce")
         )
-    has_usage = out[["tokens_in", "tokens_out", "gateway_cost_usd"]].notna().any(axis=1)
+    has_usage = out[[REQUEST.tokens_in, REQUEST.tokens_out, REQUEST.gateway_cost_usd]].notna().any(axis=1)
     return out[has_usage]
 
 
@@ -323,17 +350,19 @@ def _pricing_warnings(priced: pd.DataFrame, table: dict, prices: PriceTable) -> 
     unnamed = int(priced["model"].isna().sum())
     if unnamed:
         lines.append(f"warning: {unnamed} rows have usage but no model name: their cost is n/a")
-    missing = int((priced["model"].notna() & priced[["tokens_in", "tokens_out"]].isna().any(axis=1)).sum())
+    missing = int(
+        (priced["model"].notna() & priced[[REQUEST.tokens_in, REQUEST.tokens_out]].isna().any(axis=1)).sum()
+    )
     if missing:
         lines.append(f"warning: {missing} rows lack input or output token counts: their cost is n/a")
     return lines
 
 
 def _ledger_row(model: str, group: pd.DataFrame) -> dict:
-    row: dict = {"model": model, "calls": int(group["llm_calls"].fillna(1).sum())}
+    row: dict = {"model": model, "calls": int(group[TASK.llm_calls].fillna(1).sum())}
     row.update({c: group[c].sum(min_count=1) for c in TOKEN_COLUMNS})
     row.update({c: _strict_sum(group[c]) for c in DOLLAR_COLUMNS})
-    row["usd_gateway"] = group["gateway_cost_usd"].sum(min_count=1)
+    row["usd_gateway"] = group[REQUEST.gateway_cost_usd].sum(min_count=1)
     return row
 
 
@@ -341,8 +370,8 @@ def _done_tasks(run: RunData) -> tuple[int, float, float]:
     """How many tasks finished well, and the first and last timestamps of their span."""
     tasks, calls = run.tasks, run.requests
     if tasks is not None and not tasks.empty:
-        done = tasks[tasks["status"] == "done"]
-        return len(done), tasks["submitted_ts"].min(), done["finished_ts"].max()
+        done = tasks[tasks["status"] == TASK_STATUS.done]
+        return len(done), tasks[TASK.submitted_ts].min(), done[TASK.finished_ts].max()
     if calls is None or "task_id" not in calls:
         return 0, np.nan, np.nan
     ok = calls[(calls["ok"] == 1) & calls["task_id"].notna()]
@@ -356,14 +385,15 @@ def _strict_sum(values: pd.Series) -> float:
 
 def _add_gateway_table(section: Section, priced: pd.DataFrame) -> None:
     comparison = gateway_comparison(priced)
-    reported = priced["gateway_cost_usd"].notna()
+    reported = priced[REQUEST.gateway_cost_usd].notna()
     if comparison.empty and not reported.any():
         section.notes.append(
             "The gateway reported no cost of its own (no x-litellm-response-cost, usage.cost)."
         )
     elif comparison.empty:
+        total = _usd(priced[REQUEST.gateway_cost_usd].sum())
         section.notes.append(
-            f"The gateway reported ${_usd(priced['gateway_cost_usd'].sum())} over {int(reported.sum())} "
+            f"The gateway reported ${total} over {int(reported.sum())} "
             "calls (column usd_gateway); no list price to compare it with."
         )
     else:
@@ -410,7 +440,12 @@ def _unreported(run: RunData, source: str) -> list[str]:
     if "requests" not in source or frame is None or "model" not in frame:
         return []
     named = frame["model"].notna()
-    silent = int((named & frame[["tokens_in", "tokens_out", "gateway_cost_usd"]].isna().all(axis=1)).sum())
+    silent = int(
+        (
+            named
+            & frame[[REQUEST.tokens_in, REQUEST.tokens_out, REQUEST.gateway_cost_usd]].isna().all(axis=1)
+        ).sum()
+    )
     if not silent:
         return []
     return [f"warning: {silent} calls named a model but reported no usage: their cost is not in these totals"]

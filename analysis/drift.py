@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.model import RunData, Section
+from contract.schema import REQUEST
 
 TIME_BINS = 10
 SHOWN_TURNS = 10  # turns 1..9 and the last one are listed; the slope uses every call
@@ -20,19 +21,21 @@ DRIFT_TOKENS_PER_TURN = 1.0  # a slope under this is flat
 def session_calls(requests: pd.DataFrame | None) -> pd.DataFrame:
     """Successful calls with a session and tokens_in, each numbered by its turn in its session (1-based);
     of an agent-loop task, its first step."""
-    if requests is None or not {"session_id", "tokens_in"} <= set(requests.columns):
-        return pd.DataFrame(columns=["ts", "session_id", "tokens_in", "turn"])
-    ok = requests[(requests["ok"] == 1) & requests["session_id"].notna() & requests["tokens_in"].notna()]
+    if requests is None or not {"session_id", REQUEST.tokens_in} <= set(requests.columns):
+        return pd.DataFrame(columns=["ts", "session_id", REQUEST.tokens_in, "turn"])
+    ok = requests[
+        (requests["ok"] == 1) & requests["session_id"].notna() & requests[REQUEST.tokens_in].notna()
+    ]
     if "step" in ok:  # an agent loop's task is one turn: its first call (the loop's own growth is not drift)
         ok = ok[ok["step"].isna() | (ok["step"] == 1)]
-    calls = ok[["ts", "session_id", "tokens_in"]].sort_values("ts").copy()
+    calls = ok[["ts", "session_id", REQUEST.tokens_in]].sort_values("ts").copy()
     calls["turn"] = calls.groupby("session_id").cumcount() + 1
     return calls
 
 
 def tokens_by_turn(calls: pd.DataFrame) -> pd.DataFrame:
     """Calls and median tokens_in per turn number (the first turns and the last)."""
-    grouped = calls.groupby("turn")["tokens_in"].agg(calls="size", tokens_in_median="median")
+    grouped = calls.groupby("turn")[REQUEST.tokens_in].agg(calls="size", tokens_in_median="median")
     shown = sorted(set(grouped.index[: SHOWN_TURNS - 1]) | {grouped.index.max()})
     return grouped.loc[shown]
 
@@ -43,7 +46,7 @@ def tokens_over_time(calls: pd.DataFrame) -> pd.DataFrame:
     span = max(float(calls["ts"].max() - start), 1e-9)
     edges = np.linspace(0, span, TIME_BINS + 1)
     window = pd.cut(calls["ts"] - start, edges, include_lowest=True, labels=False)
-    table = calls.groupby(window)["tokens_in"].agg(calls="size", tokens_in_median="median")
+    table = calls.groupby(window)[REQUEST.tokens_in].agg(calls="size", tokens_in_median="median")
     table.index = pd.Index([round(float(edges[int(i)]), 1) for i in table.index], name="from_s")
     return table
 
@@ -52,7 +55,7 @@ def slope_per_turn(calls: pd.DataFrame) -> float | None:
     """Least-squares tokens_in per turn over every call; None with fewer than two turn numbers."""
     if calls["turn"].nunique() < 2:
         return None
-    return float(np.polyfit(calls["turn"].astype(float), calls["tokens_in"].astype(float), 1)[0])
+    return float(np.polyfit(calls["turn"].astype(float), calls[REQUEST.tokens_in].astype(float), 1)[0])
 
 
 def drift_section(run: RunData) -> Section | None:

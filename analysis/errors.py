@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.model import RunData
+from contract.schema import REQUEST
 
 
 def error_table(run: RunData) -> pd.DataFrame | None:
@@ -17,10 +18,10 @@ def error_table(run: RunData) -> pd.DataFrame | None:
         return None
     failed = req[req["ok"] == 0]
     if failed.empty:
-        return pd.DataFrame(columns=["operation", "error_kind", "count", "share_pct", "example"])
+        return pd.DataFrame(columns=["operation", REQUEST.error_kind, "count", "share_pct", "example"])
     per_op = req.groupby("operation", dropna=False).size()
-    keys = ["operation", "error_kind"]
-    grouped = failed.fillna({"error_kind": "(unclassified)"}).groupby(keys, dropna=False)
+    keys = ["operation", REQUEST.error_kind]
+    grouped = failed.fillna({REQUEST.error_kind: "(unclassified)"}).groupby(keys, dropna=False)
     table = grouped.agg(
         count=("ok", "size"), first_ts=("ts", "min"), last_ts=("ts", "max"), example=("error", "first")
     ).reset_index()
@@ -28,5 +29,5 @@ def error_table(run: RunData) -> pd.DataFrame | None:
     start = req["ts"].min()
     table["first_s"] = table.pop("first_ts") - start
     table["last_s"] = table.pop("last_ts") - start
-    cols = ["operation", "error_kind", "count", "share_pct", "first_s", "last_s", "example"]
+    cols = ["operation", REQUEST.error_kind, "count", "share_pct", "first_s", "last_s", "example"]
     return table[cols].sort_values("count", ascending=False, ignore_index=True)

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from analysis.scores import with_scores
 from contract import schema
 from contract.compare import COMPARE
+from contract.schema import REQUEST, TASK_STATUS
 
 
 @dataclass(frozen=True)
@@ -51,14 +52,20 @@ def slos_of(run: RunData) -> list[dict]:
 
 def request_verdicts(requests: pd.DataFrame, slos: list[dict]) -> pd.DataFrame:
     """Per request: `scored`, `met` (every request SLO), and `met_<i>` per SLO i (task SLOs: empty)."""
-    req = with_scores(requests)
-    ok = req["ok"] == 1
     bounds = [(i, s) for i, s in enumerate(slos) if s["of"] == "requests"]
+    keep = (
+        schema.REQUEST.ok,
+        schema.REQUEST.operation,
+        schema.REQUEST.error_kind,
+        *(s["column"] for _, s in bounds),
+    )
+    req = with_scores(requests, keep=keep)
+    ok = req["ok"] == 1
     values = {i: req[s["column"]] for i, s in bounds}
     met = {i: ok & _holds(values[i], s) for i, s in bounds}
     measuring = ok & np.logical_and.reduce([values[i].notna() for i, _ in bounds] or [ok])
     scored_ops = set(req.loc[measuring, "operation"]) if bounds else set()
-    cut = req["error_kind"] == schema.ERROR_INTERRUPTED
+    cut = req[REQUEST.error_kind] == schema.ERROR_INTERRUPTED
     scored = req["operation"].isin(scored_ops) & ~cut
     out = pd.DataFrame({"scored": scored}, index=req.index)
     out["met"] = scored & np.logical_and.reduce([m for m in met.values()] or [scored])
@@ -72,7 +79,7 @@ def task_verdicts(
 ) -> pd.DataFrame:
     """Per task: `met` when done, within every task SLO, and none of its scored requests (`rv`, the
     request verdicts) missed; `met_<i>` per task SLO i."""
-    met = tasks["status"] == "done"
+    met = tasks["status"] == TASK_STATUS.done
     out = pd.DataFrame({"scored": True}, index=tasks.index)
     for i, s in enumerate(slos):
         if s["of"] == "tasks":
@@ -85,6 +92,7 @@ def task_verdicts(
     return out
 
 
+@per_run
 def goodput(run: RunData) -> Goodput | None:
     """The run's goodput; None when it has no SLOs."""
     slos = slos_of(run)
@@ -137,7 +145,7 @@ def _span_s(req: pd.DataFrame | None) -> float | None:
     """From the first request sent to the last one answered."""
     if req is None or req.empty or req["ts"].isna().all():
         return None
-    end = req["ts"] + req["latency_ms"].fillna(0) / 1000.0
+    end = req["ts"] + req[REQUEST.latency_ms].fillna(0) / 1000.0
     return float(end.max() - req["ts"].min()) or None
 
 

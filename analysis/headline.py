@@ -13,11 +13,13 @@ import pandas as pd
 
 from analysis import cost, prices
 from analysis.breaking import RULE, first_break, highest_held
-from analysis.capacity import capacity_result, churn_result, kept_text
+from analysis.capacity import run_capacity, run_churn
+from analysis.capacity_rows import has_rows, is_churn
+from analysis.churn import kept_text
 from analysis.goodput import goodput
 from analysis.latency import latency_table
 from analysis.levels import ARRIVALS_PER_S, Levels, asked_rate, run_levels
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from analysis.rounds import rounds_table
 from analysis.soak import Trend, soak_trends
 from analysis.sweep import sweep, sweep_answer
@@ -74,12 +76,13 @@ def profile_of(run: RunData) -> str:
     name = (run.meta.get("profile") or {}).get("name")
     if isinstance(name, str) and name:
         return name
-    frame = run.capacity
-    if frame is not None and "event" in frame and not frame.empty:
-        return "churn" if frame["event"].isin(["opened", "closed"]).any() else "capacity"
+    if has_rows(run.capacity):
+        assert run.capacity is not None
+        return "churn" if is_churn(run.capacity) else "capacity"
     return "unknown"
 
 
+@per_run
 def headline(run: RunData) -> Headline:
     """The headline for the run's profile, plus cost figures when the run recorded usage."""
     profile = profile_of(run)
@@ -107,11 +110,10 @@ def _ending(meta: dict) -> str:
 
 
 def _capacity_headline(run: RunData, profile: str) -> Headline:
-    frame = run.capacity
     question = "How many agents fit in the memory budget?"
-    if frame is None or frame.empty or "event" not in frame:
+    if not has_rows(run.capacity):
         return Headline(profile, question, "Not answered: capacity.csv has no readings.")
-    r = capacity_result(frame)
+    r = run_capacity(run)
     budget = f"{r.budget_mib:,.0f} MiB" if r.budget_mib is not None else "the budget"
     if r.n_max is not None:
         verdict = f"{r.n_max} agents fit in {budget} at {r.marginal_mib:.2f} MiB each (R² {r.r2:.3f})."
@@ -131,10 +133,9 @@ def _capacity_headline(run: RunData, profile: str) -> Headline:
 
 def _churn_headline(run: RunData, profile: str) -> Headline:
     question = "Does closing a session give its memory back?"
-    frame = run.capacity
-    if frame is None or frame.empty or "event" not in frame:
+    if not has_rows(run.capacity):
         return Headline(profile, question, "Not answered: capacity.csv has no readings.")
-    c = churn_result(frame)
+    c = run_churn(run)
     figures = [
         Figure("retained per closed session", c.retained_mib_per_session, "MiB", CHURN),
         Figure("fit R²", c.fit.r2 if c.fit else None, "", CHURN),
@@ -327,23 +328,13 @@ def _threshold_figures(run: RunData) -> list[Figure]:
     ]
 
 
-def run_prices(run: RunData) -> prices.PriceTable | prices.PriceTableError:
-    """The run's price table (--prices, recorded in run.json; else the shipped one), or why not."""
-    recorded = run.meta.get("cost")
-    settings = recorded if isinstance(recorded, dict) else {}
-    try:
-        return prices.load_prices(settings.get("prices") or prices.DEFAULT_PRICES_PATH)
-    except prices.PriceTableError as exc:
-        return exc
-
-
 def cost_figures(run: RunData) -> list[Figure]:
     """LLM dollars at list price, as billed and at the cache floor, $ per task, host $ per agent-hour."""
-    rows, source = cost.usage_rows(run)
-    table = run_prices(run)
+    source = cost.usage_rows(run)[1]
+    table = cost.run_prices(run)
     if source == "none" or isinstance(table, prices.PriceTableError):
         return []
-    total = cost.cost_by_model(cost.price_rows(rows, table)[0]).loc["total"]
+    total = cost.cost_by_model(cost.priced_usage(run, table)[0]).loc["total"]
     per_task = cost.per_task_summary(cost.task_costs(run, table))
     figures = [
         Figure("LLM cost at list price", total["usd_list"], "$", COST),

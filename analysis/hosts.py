@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 
 SINGLE = "value"  # the resource table's one column when every row comes from one host
 
@@ -40,6 +40,7 @@ def judged_host(run: RunData) -> str | None:
     return str(first)
 
 
+@per_run
 def judged_samples(run: RunData) -> pd.DataFrame | None:
     """The sample rows of the judged host (all rows when there is one host)."""
     host = judged_host(run)

@@ -15,14 +15,14 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
 
-from analysis import render  # noqa: E402
-from analysis.headline import Figure, headline  # noqa: E402
-from analysis.load import is_run_dir, load_run  # noqa: E402
-from analysis.model import RunData  # noqa: E402
-from contract import schema  # noqa: E402
+from analysis import render
+from analysis.headline import Figure, headline
+from analysis.load import is_run_dir, load_run
+from analysis.model import RunData
+from contract import schema
 
 INDEX_MD, INDEX_HTML = "index.md", "index.html"
 MAX_TREND_PANELS = 4

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from contract import schema
+from contract.schema import REQUEST, SAMPLE
 
 MIN_LEVELS = 4
 LATENCY_RISE = 1.5  # latency knee: the worst level is at least this many times the knee level
@@ -48,24 +49,30 @@ class LittleCheck:
     rule: str
 
 
+R = schema.REQUEST
+BIN_COLUMNS = (R.ts, R.agent_id, R.ok, R.error_kind, R.latency_ms, R.ttft_ms)
+
+
+@per_run
 def time_bins(run: RunData, bin_s: float | None = None) -> pd.DataFrame | None:
     """Per time bin: active users, completions/s, latency/TTFT/error stats, measured in-flight."""
     req = run.requests
     if req is None or req.empty or req["ts"].isna().all():
         return None
+    req = req[[c for c in BIN_COLUMNS if c in req]]
     req = req[req["ts"].notna()]
-    if "error_kind" in req:  # cut short by the run's own stop: neither a success nor a gateway error
-        req = req[req["error_kind"] != schema.ERROR_INTERRUPTED]
+    if REQUEST.error_kind in req:  # cut short by the run's own stop: neither a success nor a gateway error
+        req = req[req[REQUEST.error_kind] != schema.ERROR_INTERRUPTED]
     if req.empty:  # every request was cut short: no request ended, so no bin has a completion
         return None
-    end = req["ts"] + req["latency_ms"].fillna(0) / 1000.0
+    end = req["ts"] + req[REQUEST.latency_ms].fillna(0) / 1000.0
     t0, t1 = float(req["ts"].min()), float(end.max())
     width = bin_s or max(5.0, (t1 - t0) / 200)
     edges = np.arange(t0, t1 + width, width)
     idx = np.clip(((end - t0) // width).astype(int), 0, len(edges) - 2)
     ok = req["ok"] == 1
     grouped = req.assign(
-        b=idx, err=(~ok) * 100.0, lat=req["latency_ms"].where(ok), ttft=req["ttft_ms"].where(ok)
+        b=idx, err=(~ok) * 100.0, lat=req[REQUEST.latency_ms].where(ok), ttft=req[REQUEST.ttft_ms].where(ok)
     ).groupby("b")
     bins = pd.DataFrame(
         {
@@ -163,8 +170,8 @@ def little_check(levels: pd.DataFrame, samples: pd.DataFrame | None) -> LittleCh
     low = float(levels["busy_ratio"].iloc[0]) if len(levels) else np.nan
     high = float(levels["busy_ratio"].iloc[-1]) if len(levels) else np.nan
     cpu = np.nan
-    if samples is not None and samples["loadgen_cpu_pct"].notna().any():
-        cpu = float(samples["loadgen_cpu_pct"].quantile(0.9))
+    if samples is not None and samples[SAMPLE.loadgen_cpu_pct].notna().any():
+        cpu = float(samples[SAMPLE.loadgen_cpu_pct].quantile(0.9))
     saturated = bool(cpu >= LOADGEN_CPU_SATURATED) or bool(len(levels) > 1 and high < low * BUSY_RATIO_DROP)
     rule = (
         f"saturated when load-generator CPU p90 >= {LOADGEN_CPU_SATURATED:g} % of a core, or in-flight "

@@ -14,11 +14,11 @@ import pandas as pd
 
 from analysis.goodput import request_verdicts, slos_of
 from analysis.knee import load_levels, time_bins
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from analysis.scores import with_scores
 from analysis.stats import small_sample_flag
 from contract.derived import TPOT_MS
-from contract.schema import ERROR_INTERRUPTED
+from contract.schema import ERROR_INTERRUPTED, REQUEST, USER
 
 ARRIVALS_PER_S, AGENTS = "arrivals/s", "agents"
 MAX_EXACT_LEVELS = 25  # more distinct asked rates than this (a ramp): grouped into LEVEL_BINS bins
@@ -27,6 +27,17 @@ GRID_S = 0.1  # the time held at each open-model level is read off the rate curv
 # An arrival due at a step is the new level's (k6's first arrival of a stage is at its start): the curve
 # is read this much later, more than the rounding of a due time rebuilt from start_lateness_ms.
 AT_STEP_S = 1e-4
+# what the level tables read of requests.csv (a narrow copy of a day's rows costs a fraction of a whole)
+LEVEL_COLUMNS = (
+    REQUEST.ts,
+    REQUEST.operation,
+    REQUEST.ok,
+    REQUEST.error_kind,
+    REQUEST.latency_ms,
+    REQUEST.ttft_ms,
+    REQUEST.tokens_out,
+    REQUEST.start_lateness_ms,
+)
 
 
 @dataclass(frozen=True)
@@ -36,12 +47,13 @@ class Levels:
     source: str  # where each request's level was read, in words
 
 
+@per_run
 def run_levels(run: RunData) -> Levels | None:
     """The run's load levels; None when it has no requests (or no level to put them at)."""
     req = run.requests
     if req is None or req.empty or req["ts"].isna().all():
         return None
-    req = judged_requests(req)
+    req = judged_requests(run)
     open_model = run.meta.get("open_model")
     if isinstance(open_model, dict) and open_model.get("rate_points"):
         return _open_levels(run, req, open_model)
@@ -54,14 +66,18 @@ def run_levels(run: RunData) -> Levels | None:
     return Levels(AGENTS, legacy, "agents active in each time bin (requests.csv)") if len(legacy) else None
 
 
-def judged_requests(req: pd.DataFrame) -> pd.DataFrame:
-    """Rows with a send time, less those the run's own stop cut short (neither good nor bad)."""
-    return req[req["ts"].notna() & (req["error_kind"] != ERROR_INTERRUPTED)]
+def judged_requests(run: RunData) -> pd.DataFrame:
+    """Rows with a send time, less those the run's own stop cut short (neither good nor bad); only the
+    columns the level tables read, and the SLOs' own."""
+    assert run.requests is not None
+    keep = dict.fromkeys((*LEVEL_COLUMNS, *(s["column"] for s in slos_of(run))))
+    req = run.requests[[c for c in keep if c in run.requests]]
+    return req[req["ts"].notna() & (req[REQUEST.error_kind] != ERROR_INTERRUPTED)]
 
 
 def due_ts(req: pd.DataFrame) -> pd.Series:
     """When each request's arrival was due: its send time less its start lateness (first requests)."""
-    return req["ts"] - req["start_lateness_ms"].fillna(0) / 1000.0
+    return req["ts"] - req[REQUEST.start_lateness_ms].fillna(0) / 1000.0
 
 
 def asked_rate(open_model: dict, ts: pd.Series | np.ndarray) -> np.ndarray:
@@ -83,7 +99,7 @@ def _open_levels(run: RunData, req: pd.DataFrame, open_model: dict) -> Levels | 
     if table.empty:
         return None
     table["seconds"] = held_level.value_counts().reindex(table.index).fillna(0) * GRID_S
-    started = req["start_lateness_ms"].notna().groupby(level).sum()
+    started = req[REQUEST.start_lateness_ms].notna().groupby(level).sum()
     table["achieved_per_s"] = started.reindex(table.index) / table["seconds"].where(table["seconds"] > 0)
     table["dropped"] = _dropped_per_level(run.users, open_model, edges).reindex(table.index).fillna(0)
     source = "arrivals/s asked at each arrival's due time (run.json open_model.rate_points)"
@@ -113,10 +129,10 @@ def level_table(run: RunData, req: pd.DataFrame, level: pd.Series) -> pd.DataFra
     table = pd.DataFrame({"requests": grouped.size(), "failed": (~ok).groupby(scored["level"]).sum()})
     table["error_pct"] = table["failed"] / table["requests"] * 100
     good = scored[ok].groupby("level")
-    table["latency_n"] = good["latency_ms"].count()
+    table["latency_n"] = good[REQUEST.latency_ms].count()
     counts = table["latency_n"].fillna(0).astype(int)
     table["small_sample"] = counts.map(lambda n: small_sample_flag(n, (50, 95)))
-    for column, name in (("latency_ms", "latency"), ("ttft_ms", "ttft"), (TPOT_MS, "tpot")):
+    for column, name in ((REQUEST.latency_ms, "latency"), (REQUEST.ttft_ms, "ttft"), (TPOT_MS, "tpot")):
         table[f"{name}_p50_ms"] = good[column].median()
         table[f"{name}_p95_ms"] = good[column].quantile(0.95)
     slos = slos_of(run)
@@ -159,9 +175,9 @@ def _level_of(rate: pd.Series, edges: np.ndarray | None) -> pd.Series:
 
 def _dropped_per_level(users: pd.DataFrame | None, open_model: dict, edges: np.ndarray | None) -> pd.Series:
     """Arrivals dropped between two users.csv ticks, put at the level asked at the later tick."""
-    if users is None or users.empty or users["arrivals_dropped"].isna().all():
+    if users is None or users.empty or users[USER.arrivals_dropped].isna().all():
         return pd.Series(dtype=float)
-    ticks = users[["ts", "arrivals_dropped"]].dropna().sort_values("ts")
-    new = ticks["arrivals_dropped"].diff().fillna(ticks["arrivals_dropped"])
+    ticks = users[["ts", USER.arrivals_dropped]].dropna().sort_values("ts")
+    new = ticks[USER.arrivals_dropped].diff().fillna(ticks[USER.arrivals_dropped])
     level = _level_of(pd.Series(asked_rate(open_model, ticks["ts"]), index=ticks.index), edges)
     return new.groupby(level).sum()

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -18,13 +19,14 @@ import pandas as pd
 from analysis.meta import sanitize
 from analysis.model import RunData
 from contract import schema
+from contract.schema import REQUEST, TASK
 
 # Columns holding text; every other contract column is a float (an empty cell reads as NaN).
 TEXT_COLUMNS = frozenset(
     {
         "agent_id",
         "operation",
-        "error_kind",
+        REQUEST.error_kind,
         "error",
         "model",
         "session_id",
@@ -34,9 +36,9 @@ TEXT_COLUMNS = frozenset(
         "status",
         "phase",
         "host",
-        "times_from",
-        "first_token_kind",
-        "end_reason",
+        TASK.times_from,
+        REQUEST.first_token_kind,
+        TASK.end_reason,
     }
 )
 NAN_TEXTS = frozenset({"nan", "+nan", "-nan"})  # what float() reads as not-a-number
@@ -44,13 +46,12 @@ NAN_TEXTS = frozenset({"nan", "+nan", "-nan"})  # what float() reads as not-a-nu
 
 def is_run_dir(path: Path) -> bool:
     """Holds run.json or one of the run's CSVs: something a run (even a killed one) left behind."""
-    return any(
-        (path / name).exists() for name in (schema.RUN_JSON, schema.CAPACITY_CSV, *schema.FILES_COLUMNS)
-    )
+    return any((path / name).exists() for name in (schema.RUN_JSON, *schema.RUN_CSVS))
 
 
-def load_run(path: str | Path) -> RunData:
-    """Load every known file of a run directory; absent or damaged ones are listed in `missing`."""
+def load_run(path: str | Path, only: Mapping[str, tuple[str, ...]] | None = None) -> RunData:
+    """Load every known file of a run directory; absent or damaged ones are listed in `missing`.
+    `only`: just these row files, and of each just these columns (what one verdict reads)."""
     run_dir = Path(path)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"run directory not found: {run_dir}")
@@ -58,23 +59,25 @@ def load_run(path: str | Path) -> RunData:
     meta = _read_meta(run_dir / schema.RUN_JSON, missing)
     none_written = _none_written(meta)
     frames = {
-        name: _read_contract_csv(run_dir / name, cols, missing, required=name not in none_written)
-        for name, cols in schema.FILES_COLUMNS.items()
+        name: _read_contract_csv(
+            run_dir / name, cols, missing, name not in none_written, subset=only is not None
+        )
+        for name, cols in (schema.FILES_COLUMNS if only is None else only).items()
     }
-    capacity = _read_csv(run_dir / schema.CAPACITY_CSV, None, missing, required=False)
+    capacity = None if only else _read_csv(run_dir / schema.CAPACITY_CSV, None, missing, required=False)
     meta = sanitize(meta, _last_ts([*frames.values(), capacity]), missing)
-    samples = frames[schema.SAMPLES_CSV]
+    samples = frames.get(schema.SAMPLES_CSV)
     if samples is not None:  # a remote sampler's rows arrive later than the local one's: one time order
         samples = samples.sort_values("ts", kind="stable", ignore_index=True)
     return RunData(
         path=run_dir,
         meta=meta,
         samples=samples,
-        requests=frames[schema.REQUESTS_CSV],
-        tasks=frames[schema.TASKS_CSV],
-        agents=frames[schema.AGENTS_CSV],
+        requests=frames.get(schema.REQUESTS_CSV),
+        tasks=frames.get(schema.TASKS_CSV),
+        agents=frames.get(schema.AGENTS_CSV),
         capacity=capacity,
-        users=frames[schema.USERS_CSV],
+        users=frames.get(schema.USERS_CSV),
         missing=missing,
     )
 
@@ -112,18 +115,55 @@ def _none_written(meta: dict) -> set[str]:
 
 
 def _read_contract_csv(
-    path: Path, columns: tuple[str, ...], missing: list[str], required: bool = True
+    path: Path, columns: tuple[str, ...], missing: list[str], required: bool = True, subset: bool = False
 ) -> pd.DataFrame | None:
-    dtypes = {c: (str if c in TEXT_COLUMNS else "float64") for c in columns}
-    return _read_csv(path, dtypes, missing, required=required)
+    """`subset`: read only `columns` (else every column of the file, the contract's typed)."""
+    dtypes = {c: (object if c in TEXT_COLUMNS else "float64") for c in columns}
+    return _read_csv(path, dtypes, missing, required=required, subset=subset)
 
 
-def _read_csv(path: Path, dtypes: dict | None, missing: list[str], required: bool) -> pd.DataFrame | None:
+def _read_csv(
+    path: Path, dtypes: dict | None, missing: list[str], required: bool, subset: bool = False
+) -> pd.DataFrame | None:
     """Read one CSV, dropping a last line cut mid-write; None (and a note) when nothing is usable."""
     if not path.exists():
         if required:
             missing.append(f"{path.name} is absent")
         return None
+    frame = _read_whole(path, dtypes, subset) if _ends_in_newline(path) else None
+    if frame is None:
+        frame = _read_damaged(path, dtypes, missing, subset)
+    if frame is None:
+        return None
+    if dtypes:
+        frame = _drop_non_finite(frame, dtypes, path.name, missing)
+    if frame.empty:
+        missing.append(f"{path.name} has a header but no rows")
+    if dtypes:
+        _add_absent_columns(frame, dtypes, path.name, missing)
+    return frame
+
+
+def _ends_in_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(0, io.SEEK_END)
+        if f.tell() == 0:
+            return False
+        f.seek(-1, io.SEEK_END)
+        return f.read(1) == b"\n"
+
+
+def _read_whole(path: Path, dtypes: dict | None, subset: bool) -> pd.DataFrame | None:
+    """The common case, a file that ends whole: parsed as it is read (a day's requests.csv is never
+    held twice); None when it does not parse (the careful reading says why)."""
+    try:
+        return _parse(path, dtypes, subset)
+    except (ValueError, pd.errors.ParserError):  # UnicodeDecodeError and EmptyDataError are ValueErrors
+        return None
+
+
+def _read_damaged(path: Path, dtypes: dict | None, missing: list[str], subset: bool) -> pd.DataFrame | None:
+    """What a crash or a hand edit leaves: empty, a last line cut mid-write, rows that do not parse."""
     raw = path.read_bytes()
     if not raw.strip():
         missing.append(f"{path.name} is empty")
@@ -135,17 +175,23 @@ def _read_csv(path: Path, dtypes: dict | None, missing: list[str], required: boo
         missing.append(f"{path.name} has no complete line")
         return None
     try:
-        frame = pd.read_csv(io.BytesIO(raw), dtype=dtypes, keep_default_na=False, na_values=[""])
+        return _parse(io.BytesIO(raw), dtypes, subset)
     except (ValueError, pd.errors.ParserError):  # UnicodeDecodeError is a ValueError too
         frame = _read_row_by_row(raw, dtypes, path.name, missing)
-    if frame is None:
-        return None
-    if dtypes:
-        frame = _drop_non_finite(frame, dtypes, path.name, missing)
-    if frame.empty:
-        missing.append(f"{path.name} has a header but no rows")
-    if dtypes:
-        _add_absent_columns(frame, dtypes, path.name, missing)
+    if frame is not None and subset and dtypes:
+        frame = frame[[c for c in frame.columns if c in dtypes]]
+    return frame
+
+
+def _parse(source: Path | io.BytesIO, dtypes: dict | None, subset: bool) -> pd.DataFrame:
+    """The CSV with the contract's types, an empty cell as not measured. Text is parsed as categories and
+    handed back as plain strings: repeated values (an operation, a model) then share one string object,
+    which on a day's million rows takes ~100 MB less at the peak and parses faster."""
+    parsing = {c: "category" if kind is object else kind for c, kind in dtypes.items()} if dtypes else None
+    wanted = (lambda c: c in parsing) if subset and parsing else None
+    frame = pd.read_csv(source, dtype=parsing, usecols=wanted, keep_default_na=False, na_values=[""])
+    for column in [c for c, kind in (dtypes or {}).items() if kind is object and c in frame]:
+        frame[column] = frame[column].astype(object)
     return frame
 
 
@@ -179,8 +225,9 @@ def _read_row_by_row(raw: bytes, dtypes: dict | None, name: str, missing: list[s
 def _drop_non_finite(frame: pd.DataFrame, dtypes: dict, name: str, missing: list[str]) -> pd.DataFrame:
     """Rows holding a non-finite number (a hand-edited nan or inf: the kit writes none) are skipped and
     counted: one would poison every mean, percentile and time axis."""
-    numeric = [c for c, kind in dtypes.items() if kind == "float64" and c in frame.columns]
-    bad = np.isinf(frame[numeric].to_numpy(dtype="float64")).any(axis=1)
+    bad = np.zeros(len(frame), dtype=bool)
+    for column in (c for c, kind in dtypes.items() if kind == "float64" and c in frame.columns):
+        bad |= np.isinf(frame[column].to_numpy(dtype="float64"))  # column by column: no copy of them all
     if not bad.any():
         return frame
     missing.append(f"{name}: {int(bad.sum())} row(s) with a non-finite number (nan, inf) skipped")
@@ -191,6 +238,6 @@ def _add_absent_columns(frame: pd.DataFrame, dtypes: dict, name: str, missing: l
     """Give contract columns the writer did not write an all-empty column, and say which."""
     absent = [c for c in dtypes if c not in frame.columns]
     for col in absent:
-        frame[col] = pd.Series(dtype=object if dtypes[col] is str else "float64", index=frame.index)
+        frame[col] = pd.Series(dtype=dtypes[col], index=frame.index)
     if absent:
         missing.append(f"{name} lacks column(s) {', '.join(absent)} (read as not measured)")

@@ -10,17 +10,17 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
 
-from analysis.labels import label  # noqa: E402
-from analysis.levels import ARRIVALS_PER_S, Levels  # noqa: E402
-from analysis.model import RunData  # noqa: E402
-from analysis.queue import stale_limit_s, stale_readings  # noqa: E402
-from analysis.resources import DEFAULT_WARNING_BYTES  # noqa: E402
-from analysis.rounds import phase_windows  # noqa: E402
-from contract.schema import MIB  # noqa: E402
-from contract.units import parse_duration, parse_size  # noqa: E402
+from analysis.labels import label
+from analysis.levels import ARRIVALS_PER_S, Levels
+from analysis.model import RunData
+from analysis.queue import stale_limit_s, stale_readings
+from analysis.resources import DEFAULT_WARNING_BYTES
+from analysis.rounds import phase_windows
+from contract.schema import MIB, REQUEST, SAMPLE, USER
+from contract.units import parse_duration, parse_size
 
 MAX_LINE_POINTS = 5000  # longer series are thinned for drawing only
 
@@ -32,20 +32,20 @@ def _panels(run: RunData, bins: pd.DataFrame | None) -> list[tuple[str, pd.DataF
     mem = s.iloc[::step].assign(
         **{
             c + "_mib": s[c].iloc[::step] / MIB
-            for c in ("target_rss_bytes", "host_available_bytes", "host_swap_used_bytes")
+            for c in (SAMPLE.target_rss_bytes, SAMPLE.host_available_bytes, SAMPLE.host_swap_used_bytes)
             if c in s
         }
     )
     panels = []
     if run.users is not None and not run.users.empty:  # Locust's own count, once a tick (users.csv)
-        panels.append(("users", run.users, ["users", "target_users"]))
+        panels.append(("users", run.users, ["users", USER.target_users]))
     elif bins is not None:  # older runs: agents active in each time bin, from requests.csv
         panels.append(("users", bins.rename(columns={"start_ts": "ts"}), ["users"]))
     for name, cols in (
         ("target RSS (MiB)", ["target_rss_bytes_mib"]),
         ("available (MiB)", ["host_available_bytes_mib"]),
         ("swap used (MiB)", ["host_swap_used_bytes_mib"]),
-        ("CPU %", ["host_cpu_pct", "target_cpu_pct"]),
+        ("CPU %", [SAMPLE.host_cpu_pct, SAMPLE.target_cpu_pct]),
         ("queue", ["queue_length", "in_progress"]),
     ):
         have = [c for c in cols if c in mem and mem[c].notna().any()]
@@ -149,7 +149,7 @@ def latency_vs_level_plot(levels: Levels | None, out_dir: Path, meta: dict | Non
     for col in ("latency_p50_ms", "latency_p95_ms", "ttft_p50_ms", "tpot_p50_ms"):
         if col in table and table[col].notna().any():
             ax.plot(table.index, table[col], marker="o", label=label(col))
-    for value, rule in threshold_lines(meta or {}, ["latency_ms", "ttft_ms", "tpot_ms"]):
+    for value, rule in threshold_lines(meta or {}, [REQUEST.latency_ms, REQUEST.ttft_ms, "tpot_ms"]):
         ax.axhline(value, color="purple", ls=":", lw=1, label=f"threshold {rule}")
     ax.set_xlabel("arrivals per second (asked)" if levels.unit == ARRIVALS_PER_S else "running agents")
     ax.set_ylabel("milliseconds")
@@ -162,7 +162,7 @@ def rss_vs_agents_plot(points: pd.DataFrame | None, out: Path) -> Path | None:
     if points is None or points["n"].nunique() < 3:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(points["n"], points["target_rss_bytes"] / MIB, marker=".", lw=1)
+    ax.plot(points["n"], points[SAMPLE.target_rss_bytes] / MIB, marker=".", lw=1)
     ax.set_xlabel("agents (N)")
     ax.set_ylabel("target RSS (MiB)")
     return _save(fig, out)

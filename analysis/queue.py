@@ -11,6 +11,7 @@ import pandas as pd
 
 from analysis.model import RunData
 from analysis.stats import step_durations, time_weighted_mean, time_where
+from contract.schema import SAMPLE
 
 STALE_INTERVALS = 2
 
@@ -35,15 +36,15 @@ def stale_limit_s(meta: dict) -> float:
 
 def stale_readings(samples: pd.DataFrame, meta: dict) -> pd.Series:
     """True where the queue figures were older than the stale limit when the sampler read them."""
-    if "queue_age_s" not in samples:
+    if SAMPLE.queue_age_s not in samples:
         return pd.Series(False, index=samples.index)
-    return samples["queue_age_s"] > stale_limit_s(meta)
+    return samples[SAMPLE.queue_age_s] > stale_limit_s(meta)
 
 
 def queue_notes(run: RunData) -> list[str]:
     """The age rule, when the source reported ages."""
     samples = run.samples
-    if samples is None or "queue_age_s" not in samples or samples["queue_age_s"].isna().all():
+    if samples is None or SAMPLE.queue_age_s not in samples or samples[SAMPLE.queue_age_s].isna().all():
         return []
     limit = stale_limit_s(run.meta)
     return [
@@ -67,7 +68,7 @@ def _series_row(samples: pd.DataFrame, col: str, stale: pd.Series) -> dict | Non
         "time_above_zero_s": busy_s,
         "time_above_zero_pct": busy_s / span_s * 100 if span_s > 0 else float("nan"),
     }
-    age = measured["queue_age_s"].dropna() if "queue_age_s" in measured else pd.Series(dtype=float)
+    age = measured[SAMPLE.queue_age_s].dropna() if SAMPLE.queue_age_s in measured else pd.Series(dtype=float)
     if len(age):
         row |= {
             "age_p50_s": float(age.median()),

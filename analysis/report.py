@@ -16,7 +16,8 @@ from analysis import agent_loop, cost, labels, render
 from analysis import headline as headline_mod
 from analysis.arrivals import LATE_RULE, arrivals, arrivals_table, lateness_table
 from analysis.breaking import RULE, first_break
-from analysis.capacity import capacity_result, capacity_section, churn_result, sampler_peak_note
+from analysis.capacity import capacity_section, run_capacity, run_churn, sampler_peak_note
+from analysis.capacity_rows import has_rows
 from analysis.drift import drift_section
 from analysis.errors import error_table
 from analysis.goodput import goodput
@@ -44,8 +45,7 @@ from contract.schema import MIB, REPORT_HTML, REPORT_MD
 
 def capacity_report_section(run: RunData) -> Section | None:
     """Capacity (or churn) tables; the RSS-vs-N plot is attached by write_report."""
-    frame = run.capacity
-    if frame is None or frame.empty or "event" not in frame:
+    if not has_rows(run.capacity):
         return None
     section = capacity_section(run)
     if section is not None:  # the measures' column is named after the run directory: say "this run"
@@ -60,12 +60,12 @@ def cost_report_section(run: RunData) -> Section | None:
     settings = recorded if isinstance(recorded, dict) else {}
     host_price = settings.get("host_price_month")
     host_price = host_price if isinstance(host_price, int | float) else None
-    return cost.cost_section(run, headline_mod.run_prices(run), host_price_month=host_price)
+    return cost.cost_section(run, cost.run_prices(run), host_price_month=host_price)
 
 
 def loop_report_section(run: RunData) -> Section | None:
     """The agent loop's section, dollars at the run's price table."""
-    return agent_loop.loop_section(run, headline_mod.run_prices(run))
+    return agent_loop.loop_section(run, cost.run_prices(run))
 
 
 # REGISTRY of sections other modules contribute, each a function RunData -> Section | None. The lead
@@ -113,7 +113,7 @@ def build_sections(
     """The headline, then every section that has data (profile's own first), then one line naming what
     was not measured. Tables and notes only: plots are attached by write_report."""
     candidates: dict[str, Section | None] = {
-        WORKLOAD: workload_section(run, headline_mod.run_prices(run)),  # what load it was, first
+        WORKLOAD: workload_section(run, cost.run_prices(run)),  # what load it was, first
         headline_mod.LATENCY: _section(
             headline_mod.LATENCY + " (ms, successful requests)",
             [("latency", latency_table(run))],
@@ -352,7 +352,7 @@ def _attach_plots(
     by_title = {s.title: s for s in sections}
     try:
         drawers = _drawers(run, bins, levels, warning_bytes, out)
-    except Exception as exc:  # noqa: BLE001 - importing matplotlib failed: the tables still stand
+    except Exception as exc:  # importing matplotlib failed: the tables still stand
         drawers = {}
         _plot_failed(run, "plots", exc, [s for s in sections if s.title in PLOTTED])
     for title, draws in drawers.items():
@@ -363,7 +363,7 @@ def _attach_plots(
                 image = draw()
             except OSError:
                 raise  # the directory cannot be written: the report's own write would fail the same way
-            except Exception as exc:  # noqa: BLE001 - one plot must not cost the report
+            except Exception as exc:  # one plot must not cost the report
                 _plot_failed(run, name, exc, [by_title[title]])
             else:
                 by_title[title].images += [image] if image is not None else []
@@ -409,12 +409,10 @@ def _drawers(
         headline_mod.CAPACITY: [
             (
                 "capacity.png",
-                lambda: capacity_plot({"": (capacity_result(frame), frame)}, out / "capacity.png"),
+                lambda: capacity_plot({"": (run_capacity(run), frame)}, out / "capacity.png"),
             )
         ],
-        headline_mod.CHURN: [
-            ("churn.png", lambda: churn_plot(churn_result(frame), frame, out / "churn.png"))
-        ],
+        headline_mod.CHURN: [("churn.png", lambda: churn_plot(run_churn(run), frame, out / "churn.png"))],
     }
 
 

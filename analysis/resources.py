@@ -13,7 +13,7 @@ import pandas as pd
 from analysis.hosts import by_host
 from analysis.model import RunData
 from analysis.stats import time_weighted_mean, time_where
-from contract.schema import MIB, WARNING_AVAILABLE_BYTES
+from contract.schema import MIB, SAMPLE, WARNING_AVAILABLE_BYTES
 
 DEFAULT_WARNING_BYTES = WARNING_AVAILABLE_BYTES
 
@@ -36,20 +36,20 @@ def resource_table(run: RunData, warning_bytes: float = DEFAULT_WARNING_BYTES) -
 
 def memory_rows(s: pd.DataFrame, warning_bytes: float) -> list[tuple[str, float]]:
     """Memory measures in MiB (swap growth is last minus first reading)."""
-    avail = s["host_available_bytes"]
-    swap = s["host_swap_used_bytes"].dropna()
+    avail = s[SAMPLE.host_available_bytes]
+    swap = s[SAMPLE.host_swap_used_bytes].dropna()
     below = time_where(s["ts"], avail < warning_bytes) if avail.notna().any() else np.nan
     return [
-        ("peak target RSS (MiB)", s["target_rss_bytes"].max() / MIB),
-        ("peak target PSS (MiB)", s["target_pss_bytes"].max() / MIB),
-        ("peak target processes", s["target_procs"].max()),
-        ("peak cgroup memory (MiB)", s["cgroup_peak_bytes"].max() / MIB),
+        ("peak target RSS (MiB)", s[SAMPLE.target_rss_bytes].max() / MIB),
+        ("peak target PSS (MiB)", s[SAMPLE.target_pss_bytes].max() / MIB),
+        ("peak target processes", s[SAMPLE.target_procs].max()),
+        ("peak cgroup memory (MiB)", s[SAMPLE.cgroup_peak_bytes].max() / MIB),
         ("min host available (MiB)", avail.min() / MIB),
         (f"time below {warning_bytes / MIB:.0f} MiB available (s)", below),
         ("peak swap used (MiB)", swap.max() / MIB),
         ("swap growth (MiB)", (swap.iloc[-1] - swap.iloc[0]) / MIB if len(swap) else np.nan),
-        ("peak sidecar RSS (MiB)", s["sidecar_rss_bytes"].max() / MIB),
-        ("peak load-generator RSS (MiB)", s["loadgen_rss_bytes"].max() / MIB),
+        ("peak sidecar RSS (MiB)", s[SAMPLE.sidecar_rss_bytes].max() / MIB),
+        ("peak load-generator RSS (MiB)", s[SAMPLE.loadgen_rss_bytes].max() / MIB),
     ]
 
 
@@ -57,14 +57,14 @@ def cpu_rows(s: pd.DataFrame) -> list[tuple[str, float]]:
     """Time-weighted mean and peak CPU of host, target and load generator."""
     rows: list[tuple[str, float]] = []
     for col, label in (
-        ("host_cpu_pct", "host CPU %"),
-        ("target_cpu_pct", "target CPU % (of one core)"),
-        ("loadgen_cpu_pct", "load-generator CPU % (of one core)"),
-        ("loadgen_children_cpu_pct", "CPU % of helper processes the load generator ran (of one core)"),
+        (SAMPLE.host_cpu_pct, "host CPU %"),
+        (SAMPLE.target_cpu_pct, "target CPU % (of one core)"),
+        (SAMPLE.loadgen_cpu_pct, "load-generator CPU % (of one core)"),
+        (SAMPLE.loadgen_children_cpu_pct, "CPU % of helper processes the load generator ran (of one core)"),
     ):
         rows.append((f"mean {label}", time_weighted_mean(s["ts"], s[col])))
         rows.append((f"peak {label}", s[col].max()))
-    rows.append(("peak load average (1 min)", s["load1"].max()))
+    rows.append(("peak load average (1 min)", s[SAMPLE.load1].max()))
     return rows
 
 
@@ -73,4 +73,4 @@ def unmeasured_series(run: RunData) -> list[str]:
     s = run.samples
     if s is None:
         return []
-    return [c for c in s.columns if c not in ("ts", "elapsed_s", "event") and s[c].isna().all()]
+    return [c for c in s.columns if c not in ("ts", SAMPLE.elapsed_s, "event") and s[c].isna().all()]

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from analysis.hosts import judged_samples
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from analysis.resources import DEFAULT_WARNING_BYTES
-from contract.schema import MIB
+from contract.schema import MIB, SAMPLE, TASK_STATUS
 
 SETTLE_S = 2.0  # seconds since the process count last rose
 STEADY = 0.02  # largest change of the target's RSS since the previous reading, as a fraction of it
@@ -50,7 +50,7 @@ def phase_windows(meta: dict) -> list[dict]:
 
 def baseline(samples: pd.DataFrame, meta: dict) -> Baseline | None:
     """Median target RSS and process count over the baseline phase, else the first reading."""
-    measured = samples[samples["target_rss_bytes"].notna()]
+    measured = samples[samples[SAMPLE.target_rss_bytes].notna()]
     if measured.empty:
         return None
     for phase in phase_windows(meta):
@@ -58,12 +58,17 @@ def baseline(samples: pd.DataFrame, meta: dict) -> Baseline | None:
             inside = _window(measured, phase["start_ts"], phase["end_ts"])
             if not inside.empty:
                 return Baseline(
-                    inside["target_rss_bytes"].median(), inside["target_procs"].median(), "baseline phase"
+                    inside[SAMPLE.target_rss_bytes].median(),
+                    inside[SAMPLE.target_procs].median(),
+                    "baseline phase",
                 )
     first = measured.iloc[0]
-    return Baseline(first["target_rss_bytes"], first["target_procs"], "first reading (no baseline phase)")
+    return Baseline(
+        first[SAMPLE.target_rss_bytes], first[SAMPLE.target_procs], "first reading (no baseline phase)"
+    )
 
 
+@per_run
 def rounds_table(run: RunData, warning_bytes: float = DEFAULT_WARNING_BYTES) -> pd.DataFrame | None:
     """One row per recorded round; None when the run has no rounds or no samples."""
     rounds = (run.meta.get("profile") or {}).get("rounds") or []
@@ -91,9 +96,9 @@ def _round_row(
         "round": rnd.get("round"),
         "concurrency": rnd.get("concurrency"),
         "readings": len(inside),
-        "peak_target_rss_mib": inside["target_rss_bytes"].max() / MIB,
-        "min_available_mib": inside["host_available_bytes"].min() / MIB,
-        "peak_swap_mib": inside["host_swap_used_bytes"].max() / MIB,
+        "peak_target_rss_mib": inside[SAMPLE.target_rss_bytes].max() / MIB,
+        "min_available_mib": inside[SAMPLE.host_available_bytes].min() / MIB,
+        "peak_swap_mib": inside[SAMPLE.host_swap_used_bytes].max() / MIB,
         "worker_mib_mean": per_worker.mean(),
         "worker_mib_min": per_worker.min(),
         "worker_mib_max": per_worker.max(),
@@ -107,7 +112,7 @@ def _round_row(
 def settled_readings(samples: pd.DataFrame) -> pd.Series:
     """True for readings whose workers have settled: no new process for SETTLE_S, none since the previous
     reading, and the target's RSS steady (within STEADY of the previous reading)."""
-    procs, rss = samples["target_procs"], samples["target_rss_bytes"]
+    procs, rss = samples[SAMPLE.target_procs], samples[SAMPLE.target_rss_bytes]
     rose_at = samples["ts"].where(procs.diff() > 0).ffill()
     calm = (samples["ts"] - rose_at >= SETTLE_S) | rose_at.isna()
     steady = (procs.diff() == 0) & (rss.diff().abs() <= STEADY * rss.shift())
@@ -117,8 +122,8 @@ def settled_readings(samples: pd.DataFrame) -> pd.Series:
 def _per_worker_mib(inside: pd.DataFrame, base: Baseline | None) -> pd.Series:
     if base is None or pd.isna(base.procs):
         return pd.Series(dtype=float)
-    workers = inside["target_procs"] - base.procs
-    extra = inside["target_rss_bytes"] - base.rss_bytes
+    workers = inside[SAMPLE.target_procs] - base.procs
+    extra = inside[SAMPLE.target_rss_bytes] - base.rss_bytes
     return (extra / workers.where(workers > 0) / MIB).dropna()
 
 
@@ -127,7 +132,7 @@ def _success(run: RunData, rnd: dict) -> dict:
     tasks = run.tasks
     if tasks is not None and not tasks.empty and tasks["round"].notna().any():
         mine = tasks[tasks["round"] == rnd.get("round")]
-        done = int((mine["status"] == "done").sum())
+        done = int((mine["status"] == TASK_STATUS.done).sum())
         return {"items": len(mine), "succeeded": done, "success_pct": _pct(done, len(mine)), "of": "tasks"}
     req = run.requests
     if req is not None and not req.empty:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.model import RunData
+from contract.schema import AGENT_EVENT, SAMPLE
 
 
 def rss_by_agent_count(run: RunData) -> pd.DataFrame | None:
@@ -19,9 +20,9 @@ def rss_by_agent_count(run: RunData) -> pd.DataFrame | None:
     agents, samples = run.agents, run.samples
     if agents is None or samples is None or agents.empty or samples.empty:
         return None
-    created = agents[(agents["event"] == "created") & agents["n"].notna()].sort_values("ts")
-    readings = samples[["ts", "target_rss_bytes"]].dropna().sort_values("ts")
+    created = agents[(agents["event"] == AGENT_EVENT.created) & agents["n"].notna()].sort_values("ts")
+    readings = samples[["ts", SAMPLE.target_rss_bytes]].dropna().sort_values("ts")
     if created.empty or readings.empty:
         return None
     joined = pd.merge_asof(created[["ts", "n"]], readings, on="ts", direction="forward")
-    return joined[["n", "target_rss_bytes"]].dropna()
+    return joined[["n", SAMPLE.target_rss_bytes]].dropna()

@@ -13,9 +13,9 @@ import pandas as pd
 from scipy import stats
 
 from analysis.hosts import judged_samples
-from analysis.model import RunData
-from contract import trend_rule
-from contract.schema import MIB
+from analysis.model import RunData, per_run
+from contract import schema, trend_rule
+from contract.schema import MIB, SAMPLE
 
 MAX_POINTS = 720  # Theil-Sen is O(n^2): longer series are reduced to this many bin medians
 ALPHA = 0.01  # trend-test significance and 1 - confidence of the slope interval
@@ -118,11 +118,15 @@ def memory_trend(run: RunData, rule: SoakRule | None = None) -> Trend:
     """Target RSS growth in MiB/h after warm-up: leak / no evidence of leak / not enough data."""
     rule = rule or SoakRule()
     s = judged_samples(run)  # one target: the first sampler service's host when there are several
-    frame = pd.DataFrame(columns=["ts", "target_rss_bytes"]) if s is None else s[["ts", "target_rss_bytes"]]
+    frame = (
+        pd.DataFrame(columns=["ts", SAMPLE.target_rss_bytes])
+        if s is None
+        else s[["ts", SAMPLE.target_rss_bytes]]
+    )
     frame = _after_warmup(frame.dropna(), rule)
     return trend(
         frame["ts"].to_numpy(float),
-        frame["target_rss_bytes"].to_numpy(float) / MIB,
+        frame[SAMPLE.target_rss_bytes].to_numpy(float) / MIB,
         "target RSS",
         "MiB",
         rule,
@@ -169,6 +173,14 @@ def data_rule(meta: dict) -> str:
     return f"Data rule: a verdict needs {data.rule_text()}; shorter soaks are refused before load."
 
 
+# What the trends read: the kit judges trend thresholds on these alone (load_run's `only`), not the run
+TREND_INPUTS = {
+    schema.SAMPLES_CSV: (schema.SAMPLE.ts, schema.SAMPLE.target_rss_bytes, schema.SAMPLE.host),
+    schema.REQUESTS_CSV: (schema.REQUEST.ts, schema.REQUEST.ok),
+}
+
+
+@per_run
 def soak_trends(run: RunData) -> tuple[Trend, Trend]:
     """Memory and error-rate trends under the run's rule: what the report shows and thresholds judge."""
     rule = rule_of(run.meta)

@@ -9,20 +9,16 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.arrivals import arrivals, arrivals_line
-from analysis.capacity import (
-    capacity_points,
-    capacity_result,
-    churn_result,
-    kept_text,
-    shared_pages_warning,
-)
-from analysis.cost import describe_total, dollar_total, price_rows, usage_rows
+from analysis.capacity import capacity_points, run_capacity, run_churn, shared_pages_warning
+from analysis.capacity_rows import has_rows, is_churn
+from analysis.churn import kept_text
+from analysis.cost import describe_total, dollar_total, priced_usage, run_prices, usage_rows
 from analysis.goodput import goodput
 from analysis.headline import headline
 from analysis.hosts import judged_samples
 from analysis.knee import SATURATION_REMEDY
 from analysis.model import RunData
-from analysis.prices import DEFAULT_PRICES_PATH, PriceTableError, load_prices
+from analysis.prices import PriceTableError
 from analysis.scores import with_scores
 from analysis.stats import describe
 from analysis.tasks import task_counts
@@ -30,7 +26,7 @@ from contract import schema
 from contract.derived import TPOT_MS
 from contract.exit_codes import THRESHOLDS_UNJUDGED
 from contract.records import WorkerLoss
-from contract.schema import MIB
+from contract.schema import MIB, REQUEST, SAMPLE, TASK_STATUS
 
 NOT_RECORDED = "not recorded"
 
@@ -68,7 +64,7 @@ def _count_rows(run: RunData) -> list[tuple[str, object]]:
         rows += [
             ("requests", len(req)),
             ("failed requests", int((req["ok"] == 0).sum())),
-            ("tokens in / out", f"{_total(req, 'tokens_in')} / {_total(req, 'tokens_out')}"),
+            ("tokens in / out", f"{_total(req, REQUEST.tokens_in)} / {_total(req, REQUEST.tokens_out)}"),
         ]
     counts = task_counts(run)
     if counts:
@@ -115,7 +111,9 @@ def console_summary(run: RunData) -> str:
         lines.append(f"tasks: {counts['done']} done, {counts['not_done']} not done of {counts['submitted']}")
     if run.requests is not None:  # usage from the calls' rows, and from tasks' rows (a task board's)
         usage = usage_rows(run)[0]
-        lines.append(f"tokens in/out: {_total(usage, 'tokens_in')} / {_total(usage, 'tokens_out')}")
+        lines.append(
+            f"tokens in/out: {_total(usage, REQUEST.tokens_in)} / {_total(usage, REQUEST.tokens_out)}"
+        )
     lines += _cost_lines(run)
     lines += _capacity_lines(run)
     lines += _verdict_lines(run.meta)
@@ -136,36 +134,38 @@ def record_gaps(run: RunData) -> list[str]:
     req, tasks = run.requests, run.tasks
     if (
         req is not None
-        and "error_kind" in req
-        and (cut := int((req["error_kind"] == schema.ERROR_INTERRUPTED).sum()))
+        and REQUEST.error_kind in req
+        and (cut := int((req[REQUEST.error_kind] == schema.ERROR_INTERRUPTED).sum()))
     ):
         gaps.append(f"{cut} requests cut short by the run's stop (error_kind interrupted)")
-    if tasks is not None and "status" in tasks and (open_ := int((tasks["status"] == "unfinished").sum())):
+    if (
+        tasks is not None
+        and "status" in tasks
+        and (open_ := int((tasks["status"] == TASK_STATUS.unfinished).sum()))
+    ):
         gaps.append(f"{open_} tasks unfinished when the run stopped")
     return gaps
 
 
 def _cost_lines(run: RunData) -> list[str]:
     """LLM dollars at the run's price table, else as the gateway reported them; n/a rather than a guess."""
-    rows, source = usage_rows(run)
+    source = usage_rows(run)[1]
     if source == "none":
         return []
-    settings = run.meta.get("cost") or {}
-    try:
-        table = load_prices(settings.get("prices") or DEFAULT_PRICES_PATH)
-    except PriceTableError as exc:
-        return [f"LLM cost: n/a ({exc})"]
-    line = describe_total(dollar_total(price_rows(rows, table)[0]))
+    table = run_prices(run)
+    if isinstance(table, PriceTableError):
+        return [f"LLM cost: n/a ({table})"]
+    line = describe_total(dollar_total(priced_usage(run, table)[0]))
     return [f"{line} (usage from {source}; prices {Path(table.origin).name})"]
 
 
 def _capacity_lines(run: RunData) -> list[str]:
     """The capacity study's headline: N_max with the fit behind it, or why no capacity is published."""
     frame = run.capacity
-    if frame is None or frame.empty or "event" not in frame:
+    if frame is None or not has_rows(frame):
         return []
-    if frame["event"].isin(["opened", "closed"]).any():
-        churn = churn_result(frame)
+    if is_churn(frame):
+        churn = run_churn(run)
         fit = churn.fit
         detail = f" (R² {fit.r2:.3f}, {fit.points} points)" if fit else ""
         retained = churn.retained_mib_per_session
@@ -173,7 +173,7 @@ def _capacity_lines(run: RunData) -> list[str]:
         lines = [f"churn: {churn.verdict}; {figure}{churn.sessions_closed} sessions closed"]
         lines.append(f"churn: kept above the baseline after each cycle: {kept_text(churn.kept_mib)}")
         return lines + ([f"churn: {churn.suggestion}"] if churn.suggestion else [])
-    r = capacity_result(frame)
+    r = run_capacity(run)
     marginal = (
         f"{r.fit.slope:.3f} MiB/agent (R² {r.fit.r2:.4f}, last {r.fit.points} points)" if r.fit else "no fit"
     )
@@ -224,9 +224,9 @@ def _memory_lines(run: RunData) -> list[str]:
     sampler may read between steps, or before the last one), the sampler's beside it. With several
     hosts, those of the judged one (the first sampler service's)."""
     s = judged_samples(run)
-    sampled = s["target_rss_bytes"].max() if s is not None and not s.empty else float("nan")
+    sampled = s[SAMPLE.target_rss_bytes].max() if s is not None and not s.empty else float("nan")
     host = (
-        f"   min host available: {_mib(s['host_available_bytes'].min())}"
+        f"   min host available: {_mib(s[SAMPLE.host_available_bytes].min())}"
         if s is not None and not s.empty
         else ""
     )
@@ -241,7 +241,7 @@ def _memory_lines(run: RunData) -> list[str]:
 
 def _capacity_peak_bytes(run: RunData) -> float | None:
     frame = run.capacity
-    if frame is None or frame.empty or "event" not in frame:
+    if frame is None or not has_rows(frame):
         return None
     points = capacity_points(frame, "rss")
     return float(points["mib"].max()) * MIB if len(points) else None
@@ -257,12 +257,15 @@ def _latency_lines(run: RunData, top: int = 4) -> list[str]:
     req = run.requests
     if req is None or req.empty:
         return ["latency: no requests recorded"]
-    ok = req[req["ok"] == 1]
+    R = schema.REQUEST
+    ok = req.loc[req[R.ok] == 1, [R.operation, R.latency_ms, R.ttft_ms, R.tokens_out]]
     lines = [f"latency of {len(ok)} successful requests, by operation:"]
     for operation in ok["operation"].value_counts().index[:top]:
-        lines.append(_percentile_line(f"  {operation}", ok.loc[ok["operation"] == operation, "latency_ms"]))
-    if ok["ttft_ms"].notna().any():
-        lines.append(_percentile_line("TTFT", ok["ttft_ms"]))
+        lines.append(
+            _percentile_line(f"  {operation}", ok.loc[ok["operation"] == operation, REQUEST.latency_ms])
+        )
+    if ok[REQUEST.ttft_ms].notna().any():
+        lines.append(_percentile_line("TTFT", ok[REQUEST.ttft_ms]))
     tpot = with_scores(ok)[TPOT_MS]
     if tpot.notna().any():
         lines.append(_percentile_line("TPOT", tpot, digits=1))  # tens of ms: 20.3 is not 20.9

@@ -15,7 +15,8 @@ from typing import Any
 
 from analysis.arrivals import LATE_MS, arrivals
 from analysis.breaking import RULE, first_break, highest_held
-from analysis.capacity import capacity_result
+from analysis.capacity import run_capacity
+from analysis.capacity_rows import has_rows
 from analysis.goodput import goodput
 from analysis.headline import headline, profile_of
 from analysis.latency import latency_table
@@ -23,7 +24,7 @@ from analysis.levels import run_levels
 from analysis.model import RunData
 from analysis.soak import soak_trends
 from analysis.sweep import sweep
-from contract.schema import SUMMARY_JSON
+from contract.schema import REQUEST, SUMMARY_JSON
 
 SUMMARY_VERSION = 1
 
@@ -144,7 +145,7 @@ def _arrivals(run: RunData) -> dict | None:
             "above_ms": LATE_MS,
         },
         "dropped": {"count": found.dropped, "share": found.dropped_share, "first_s": found.first_dropped_s},
-        "start_lateness_ms": {
+        REQUEST.start_lateness_ms: {
             "n": lateness["lateness_n"],
             "p50": lateness["lateness_p50"],
             "p95": lateness["lateness_p95"],
@@ -166,10 +167,9 @@ def _sweep(run: RunData) -> dict | None:
 
 
 def _capacity(run: RunData) -> dict | None:
-    frame = run.capacity
-    if frame is None or frame.empty or "event" not in frame or profile_of(run) != "capacity":
+    if not has_rows(run.capacity) or profile_of(run) != "capacity":
         return None
-    r = capacity_result(frame)
+    r = run_capacity(run)
     return {
         "n_max": r.n_max,
         "n_stop": r.n_stop,

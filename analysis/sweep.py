@@ -16,7 +16,7 @@ from analysis.breaking import MIN_LEVEL_REQUESTS, Break, first_break
 from analysis.goodput import slos_of
 from analysis.knee import LATENCY_RISE, Knee, find_knee
 from analysis.levels import ARRIVALS_PER_S, Levels, due_ts, judged_requests, level_table
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 
 RATE = "rate"
 
@@ -30,13 +30,14 @@ class Sweep:
     slos: list[str]
 
 
+@per_run
 def sweep(run: RunData) -> Sweep | None:
     """The sweep's answer; None when run.json has no sweep passes or requests.csv no rows."""
     passes = [p for p in run.meta.get("sweep") or [] if isinstance(p, dict) and "start_ts" in p]
     req = run.requests
     if not passes or req is None or req.empty:
         return None
-    req = judged_requests(req)
+    req = judged_requests(run)
     due = due_ts(req)
     n = pd.Series(np.nan, index=req.index)
     for p in passes:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.model import RunData
+from analysis.model import RunData, per_run
 from analysis.stats import describe
+from contract.schema import TASK, TASK_STATUS
 
-DURATIONS = {"queue_wait_ms": "queue wait", "run_ms": "run time", "total_ms": "ready -> done"}
+DURATIONS = {TASK.queue_wait_ms: "queue wait", TASK.run_ms: "run time", TASK.total_ms: "ready -> done"}
 
 
 def task_timing_table(run: RunData) -> pd.DataFrame | None:
@@ -21,10 +22,10 @@ def task_timing_table(run: RunData) -> pd.DataFrame | None:
     if tasks is None or tasks.empty:
         return None
     rows = [{"measure": label, **describe(tasks[col])} for col, label in DURATIONS.items()]
-    if "polled_run_ms" in tasks and tasks["polled_run_ms"].notna().any():
-        interval = tasks["poll_interval_ms"].dropna()
+    if TASK.polled_run_ms in tasks and tasks[TASK.polled_run_ms].notna().any():
+        interval = tasks[TASK.poll_interval_ms].dropna()
         every = f"every {interval.median():g} ms" if len(interval) else "by events"
-        rows.append({"measure": f"run time as polled ({every})", **describe(tasks["polled_run_ms"])})
+        rows.append({"measure": f"run time as polled ({every})", **describe(tasks[TASK.polled_run_ms])})
     return pd.DataFrame(rows).set_index("measure")
 
 
@@ -41,10 +42,11 @@ def task_outcome_table(run: RunData) -> pd.DataFrame | None:
     return table
 
 
+@per_run
 def task_counts(run: RunData) -> dict[str, int] | None:
     """Submitted, done and failed (every non-done terminal status) counts, for summaries."""
     tasks = run.tasks
     if tasks is None or tasks.empty:
         return None
-    done = int((tasks["status"] == "done").sum())
+    done = int((tasks["status"] == TASK_STATUS.done).sum())
     return {"submitted": len(tasks), "done": done, "not_done": len(tasks) - done}

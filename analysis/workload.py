@@ -14,6 +14,7 @@ import pandas as pd
 from analysis import cost
 from analysis.model import RunData, Section
 from analysis.prices import PriceTable, PriceTableError
+from contract.schema import REQUEST, TASK
 
 TITLE = "Workload"
 DISAGREE_PCT = 10.0  # asked vs reported beyond this: a warning
@@ -27,11 +28,13 @@ def asked_and_reported(run: RunData) -> pd.DataFrame:
     (from the row, or for a task submitted by it, the task's tokens over its LLM calls)."""
     columns = ["asked_in", "asked_out", "reported_in", "reported_out"]
     frame = run.requests
-    if frame is None or "asked_tokens_in" not in frame:
+    if frame is None or REQUEST.asked_tokens_in not in frame:
         return pd.DataFrame(columns=columns, dtype=float)
-    asked = frame[(frame["ok"] == 1) & frame[["asked_tokens_in", "asked_tokens_out"]].notna().any(axis=1)]
-    own = asked[["tokens_in", "tokens_out"]].notna().any(axis=1)
-    parts = [_frame(asked[own], asked[own]["tokens_in"], asked[own]["tokens_out"])]
+    asked = frame[
+        (frame["ok"] == 1) & frame[[REQUEST.asked_tokens_in, REQUEST.asked_tokens_out]].notna().any(axis=1)
+    ]
+    own = asked[[REQUEST.tokens_in, REQUEST.tokens_out]].notna().any(axis=1)
+    parts = [_frame(asked[own], asked[own][REQUEST.tokens_in], asked[own][REQUEST.tokens_out])]
     if (~own).any() and run.tasks is not None and not run.tasks.empty:
         parts.append(_via_tasks(asked[~own], run.tasks))
     return pd.concat(parts, ignore_index=True)
@@ -40,8 +43,8 @@ def asked_and_reported(run: RunData) -> pd.DataFrame:
 def _frame(rows: pd.DataFrame, reported_in: pd.Series, reported_out: pd.Series) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "asked_in": rows["asked_tokens_in"].to_numpy(dtype=float),
-            "asked_out": rows["asked_tokens_out"].to_numpy(dtype=float),
+            "asked_in": rows[REQUEST.asked_tokens_in].to_numpy(dtype=float),
+            "asked_out": rows[REQUEST.asked_tokens_out].to_numpy(dtype=float),
             "reported_in": reported_in.to_numpy(dtype=float),
             "reported_out": reported_out.to_numpy(dtype=float),
         }
@@ -51,21 +54,21 @@ def _frame(rows: pd.DataFrame, reported_in: pd.Series, reported_out: pd.Series) 
 def _via_tasks(submits: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
     """Each submit row's task: the same agent's task submitted nearest in time (an agent works one task
     at a time), its usage split over its LLM calls."""
-    usage = tasks[["agent_id", "submitted_ts", "tokens_in", "tokens_out", "llm_calls"]].dropna(
-        subset=["submitted_ts"]
-    )
+    usage = tasks[
+        ["agent_id", TASK.submitted_ts, REQUEST.tokens_in, REQUEST.tokens_out, TASK.llm_calls]
+    ].dropna(subset=[TASK.submitted_ts])
     merged = pd.merge_asof(
         submits.sort_values("ts"),
-        usage.sort_values("submitted_ts"),
+        usage.sort_values(TASK.submitted_ts),
         left_on="ts",
-        right_on="submitted_ts",
+        right_on=TASK.submitted_ts,
         by="agent_id",
         direction="nearest",
         tolerance=MATCH_S,
         suffixes=("_row", ""),
     )
-    calls = merged["llm_calls"].where(merged["llm_calls"] > 0, 1.0).fillna(1.0)
-    return _frame(merged, merged["tokens_in"] / calls, merged["tokens_out"] / calls)
+    calls = merged[TASK.llm_calls].where(merged[TASK.llm_calls] > 0, 1.0).fillna(1.0)
+    return _frame(merged, merged[REQUEST.tokens_in] / calls, merged[REQUEST.tokens_out] / calls)
 
 
 def size_table(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -122,11 +125,10 @@ def disagreements(sizes: pd.DataFrame) -> list[str]:
 
 def per_call_and_task(run: RunData, prices: PriceTable) -> pd.DataFrame:
     """Mean tokens in / cached / out and dollars (list, as billed, cache floor) per LLM call and per task."""
-    rows, source = cost.usage_rows(run)
-    if source == "none":
+    if cost.usage_rows(run)[1] == "none":
         return pd.DataFrame()
-    priced, _ = cost.price_rows(rows, prices)
-    calls = priced["llm_calls"].fillna(1.0).sum()
+    priced, _ = cost.priced_usage(run, prices)
+    calls = priced[TASK.llm_calls].fillna(1.0).sum()
     out = {"per call": _means(priced, calls, int(calls))}
     tasks = _task_usage(run, priced)
     if not tasks.empty:
@@ -138,9 +140,11 @@ def per_call_and_task(run: RunData, prices: PriceTable) -> pd.DataFrame:
 
 def _means(frame: pd.DataFrame, divisor: float, count: int) -> dict:
     row: dict = {"count": count}
-    for column in ("tokens_in", "tokens_cached", "tokens_out"):
+    for column in (REQUEST.tokens_in, REQUEST.tokens_cached, REQUEST.tokens_out):
         row[column] = frame[column].sum(min_count=1) / divisor if divisor else np.nan
-    row["input_per_output"] = row["tokens_in"] / row["tokens_out"] if row["tokens_out"] else np.nan
+    row["input_per_output"] = (
+        row[REQUEST.tokens_in] / row[REQUEST.tokens_out] if row[REQUEST.tokens_out] else np.nan
+    )
     for column in cost.DOLLAR_COLUMNS:
         values = frame[column]
         row[column] = values.sum() / divisor if divisor and values.notna().all() else np.nan
@@ -152,7 +156,7 @@ def _task_usage(run: RunData, priced: pd.DataFrame) -> pd.DataFrame:
     with_task = priced[priced["task_id"].notna()]
     if with_task.empty:
         return with_task
-    columns = ["tokens_in", "tokens_cached", "tokens_out", *cost.DOLLAR_COLUMNS]
+    columns = [REQUEST.tokens_in, REQUEST.tokens_cached, REQUEST.tokens_out, *cost.DOLLAR_COLUMNS]
     return with_task.groupby("task_id")[columns].sum(min_count=1)
 
 

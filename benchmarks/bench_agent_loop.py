@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_workload  # noqa: E402 - its alternated smoke runs of 100 chat agents
+import bench_workload  # its alternated smoke runs of 100 chat agents
 
 LOOP = """[tools]
 count = 4

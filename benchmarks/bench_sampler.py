@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import psutil  # noqa: E402
+import psutil
 
-from sampler.targets import ProcessTreeTarget  # noqa: E402
+from sampler.targets import ProcessTreeTarget
 
 TREE = """
 import os, sys, time

@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.tool_deltas import ToolCallAssembler, chat_token_kind  # noqa: E402
-from simgateway import launch  # noqa: E402
-from simgateway.client import stream_lines  # noqa: E402
+from agents.tool_deltas import ToolCallAssembler, chat_token_kind
+from simgateway import launch
+from simgateway.client import stream_lines
 
 PARAMS = {
     "type": "object",

@@ -8,17 +8,15 @@ from __future__ import annotations
 import argparse
 import math
 
-from contract.units import parse_duration
+from contract.units import parse_duration, positive_number, whole_number
 
 
 def positive_float(text: str) -> float:
+    """argparse's type for a finite number > 0 (contract/units.py positive_number)."""
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
-    return value
+        return positive_number(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
 
 
 def positive_duration(text: str) -> float:
@@ -33,18 +31,16 @@ def positive_duration(text: str) -> float:
     return value
 
 
-def whole(text: str) -> int:
-    """A whole number >= 0 (argparse's int accepts "-5")."""
-    if not text.strip().isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return int(text)
+def whole(text: str, least: int = 0) -> int:
+    """argparse's type for a whole number >= 0 (argparse's int accepts "-5")."""
+    try:
+        return whole_number(text, least)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
 
 
 def positive_int(text: str) -> int:
-    value = whole(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
+    return whole(text, least=1)
 
 
 def env_var(flag: str) -> str:

@@ -1,11 +1,25 @@
-"""The run-directory contract: file names, column names and units, written once, read everywhere.
+"""The run-directory contract: file names, column names, event names and units, written once, read
+everywhere.
 
-Writers (sampler, agents, locustfile) and readers (analysis) import from here; nothing else names a
-column. Bytes and milliseconds in files; UTC epoch seconds (float) for timestamps; an empty cell means
-"not measured", never zero.
+Writers (sampler, agents, kit) and readers (analysis, the live judge) import from here; nothing else
+spells a column or event name (tests/test_layers.py checks). A file's columns are the fields of one
+frozen record whose every value is its own name: `SAMPLE.target_rss_bytes` is "target_rss_bytes", and
+`SAMPLE_COLUMNS` their order. Bytes and milliseconds in files; UTC epoch seconds (float) for timestamps;
+an empty cell means "not measured", never zero.
 """
 
 from __future__ import annotations
+
+from dataclasses import astuple, dataclass, fields
+from typing import TypeVar
+
+_T = TypeVar("_T")
+
+
+def _named(cls: type[_T]) -> _T:
+    """The record whose every field holds its own name (each name is written once: as the field)."""
+    return cls(**{f.name: f.name for f in fields(cls)})  # type: ignore[arg-type]
+
 
 RUN_JSON = "run.json"
 SAMPLES_CSV = "samples.csv"
@@ -21,132 +35,157 @@ REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 SUMMARY_JSON = "summary.json"  # the headline figures, machine-readable (analysis/summary_json.py)
 
+
 # One row per sampler reading (sampler/). Memory in bytes, CPU in percent of one core (a process) or of
 # the whole host (host_cpu_pct, 0-100).
-SAMPLE_COLUMNS: tuple[str, ...] = (
-    "ts",  # UTC epoch seconds of the reading
-    "elapsed_s",  # seconds since the sampler started
-    "target_alive",  # 1 while the target exists, 0 on the row that records its death
-    "target_procs",  # processes in the target (tree, pattern match or cgroup)
-    "target_rss_bytes",  # summed RSS over the target's processes
-    "target_pss_bytes",  # summed PSS (sampled every Nth reading; empty otherwise)
-    "target_uss_bytes",  # summed USS (same cadence as PSS)
-    "target_cpu_pct",  # CPU time delta / wall delta * 100, exited children included
-    "cgroup_memory_bytes",  # cgroup v2 memory.current or v1 memory.usage_in_bytes
-    "cgroup_peak_bytes",  # v2 memory.peak or v1 memory.max_usage_in_bytes
-    "cgroup_anon_bytes",  # memory.stat anon (v2) / rss (v1)
-    "cgroup_file_bytes",  # memory.stat file (v2) / cache (v1)
-    "host_available_bytes",  # MemAvailable
-    "host_swap_used_bytes",
-    "host_cpu_pct",  # whole host, 0-100
-    "load1",  # 1-minute load average
-    "queue_length",  # from the gateway's JSON endpoint
-    "in_progress",  # from the gateway's JSON endpoint
-    "queue_age_s",  # how old those two figures were when read (a cached source, e.g. the Kanban sidecar)
-    "sidecar_rss_bytes",  # processes measured apart from the target (e.g. a database)
-    "loadgen_rss_bytes",  # the Locust process the sampler serves
-    "loadgen_cpu_pct",  # that process's own CPU (not its children's): the saturation check reads this
-    "loadgen_children_cpu_pct",  # helper processes it ran and reaped (e.g. `hermes kanban` CLI calls)
-    "event",  # empty, or what happened at this reading (target_exited, probe_error: ...)
-    "host",  # the machine the reading was taken on (the sampler's --host-label, default its hostname)
-)
+@dataclass(frozen=True)
+class SampleColumns:
+    ts: str  # UTC epoch seconds of the reading
+    elapsed_s: str  # seconds since the sampler started
+    target_alive: str  # 1 while the target exists, 0 on the row that records its death
+    target_procs: str  # processes in the target (tree, pattern match or cgroup)
+    target_rss_bytes: str  # summed RSS over the target's processes
+    target_pss_bytes: str  # summed PSS (sampled every Nth reading; empty otherwise)
+    target_uss_bytes: str  # summed USS (same cadence as PSS)
+    target_cpu_pct: str  # CPU time delta / wall delta * 100, exited children included
+    cgroup_memory_bytes: str  # cgroup v2 memory.current or v1 memory.usage_in_bytes
+    cgroup_peak_bytes: str  # v2 memory.peak or v1 memory.max_usage_in_bytes
+    cgroup_anon_bytes: str  # memory.stat anon (v2) / rss (v1)
+    cgroup_file_bytes: str  # memory.stat file (v2) / cache (v1)
+    host_available_bytes: str  # MemAvailable
+    host_swap_used_bytes: str
+    host_cpu_pct: str  # whole host, 0-100
+    load1: str  # 1-minute load average
+    queue_length: str  # from the gateway's JSON endpoint
+    in_progress: str  # from the gateway's JSON endpoint
+    queue_age_s: str  # how old those two figures were when read (a cached source, e.g. the Kanban sidecar)
+    sidecar_rss_bytes: str  # processes measured apart from the target (e.g. a database)
+    loadgen_rss_bytes: str  # the Locust process the sampler serves
+    loadgen_cpu_pct: str  # that process's own CPU (not its children's): the saturation check reads this
+    loadgen_children_cpu_pct: str  # helper processes it ran and reaped (e.g. `hermes kanban` CLI calls)
+    event: str  # empty, or what happened at this reading (target_exited, probe_error: ...)
+    host: str  # the machine the reading was taken on (the sampler's --host-label, default its hostname)
+
+
+SAMPLE = _named(SampleColumns)
+SAMPLE_COLUMNS: tuple[str, ...] = astuple(SAMPLE)
+
 
 # One row per request/operation an agent made (agents/).
-REQUEST_COLUMNS: tuple[str, ...] = (
-    "ts",  # UTC epoch seconds when the request was sent
-    "agent_id",  # the simulated agent (Locust user) that made it
-    "operation",  # chat.stream, chat, task.submit, task.poll, session.create, ...
-    "ok",  # 1 or 0
-    "status_code",  # HTTP status, empty when no response arrived
+@dataclass(frozen=True)
+class RequestColumns:
+    ts: str  # UTC epoch seconds when the request was sent
+    agent_id: str  # the simulated agent (Locust user) that made it
+    operation: str  # chat.stream, chat, task.submit, task.poll, session.create, ...
+    ok: str  # 1 or 0
+    status_code: str  # HTTP status, empty when no response arrived
     # http_5xx, http_4xx, http_3xx, backpressure, timeout, connection, protocol, too_large, interrupted
-    "error_kind",
-    "error",  # one-line message
-    "latency_ms",  # send to last byte
-    "ttft_ms",  # send to first content token (streams only)
-    "itl_ms_mean",  # mean inter-token latency (streams only)
-    "itl_ms_max",
-    "chunks",  # content chunks received (streams only)
-    "tokens_in",  # prompt/input tokens as the gateway reported them (cached included)
-    "tokens_cached",  # cache-read input tokens
-    "tokens_cache_write",  # cache-creation input tokens (Anthropic)
-    "tokens_out",  # completion/output tokens
-    "tokens_reasoning",  # reasoning tokens, part of tokens_out
-    "model",
-    "gateway_cost_usd",  # cost the gateway itself reported (LiteLLM header, usage.cost)
-    "retry_after_s",  # Retry-After on a 429
-    "session_id",
-    "request_id",
-    "task_id",
+    error_kind: str
+    error: str  # one-line message
+    latency_ms: str  # send to last byte
+    ttft_ms: str  # send to first content token (streams only)
+    itl_ms_mean: str  # mean inter-token latency (streams only)
+    itl_ms_max: str
+    chunks: str  # content chunks received (streams only)
+    tokens_in: str  # prompt/input tokens as the gateway reported them (cached included)
+    tokens_cached: str  # cache-read input tokens
+    tokens_cache_write: str  # cache-creation input tokens (Anthropic)
+    tokens_out: str  # completion/output tokens
+    tokens_reasoning: str  # reasoning tokens, part of tokens_out
+    model: str
+    gateway_cost_usd: str  # cost the gateway itself reported (LiteLLM header, usage.cost)
+    retry_after_s: str  # Retry-After on a 429
+    session_id: str
+    request_id: str
+    task_id: str
     # open model: the first request of each arrival, sent minus due (ms); empty for every other request
-    "start_lateness_ms",
-    "asked_tokens_in",  # input tokens the workload asked for (empty: no size asked, e.g. a fixed prompt)
-    "asked_tokens_out",  # max_tokens sent (a ceiling: the model may stop sooner)
-    "step",  # agent loop: the call's step in its task (1-based; the task is task_id); empty outside a loop
-    "tool_calls",  # tool calls in the response (chat and Responses agents; 0: an answer)
-    "first_token_kind",  # what ttft_ms was timed to: content or tool_call (streams only)
-)
+    start_lateness_ms: str
+    asked_tokens_in: str  # input tokens the workload asked for (empty: no size asked, e.g. a fixed prompt)
+    asked_tokens_out: str  # max_tokens sent (a ceiling: the model may stop sooner)
+    step: str  # agent loop: the call's step in its task (1-based; the task is task_id); empty outside a loop
+    tool_calls: str  # tool calls in the response (chat and Responses agents; 0: an answer)
+    first_token_kind: str  # what ttft_ms was timed to: content or tool_call (streams only)
+
+
+REQUEST = _named(RequestColumns)
+REQUEST_COLUMNS: tuple[str, ...] = astuple(REQUEST)
+
 
 # Lifecycle of agent sessions (idle agents, capacity, churn).
-AGENT_COLUMNS: tuple[str, ...] = (
-    "ts",  # UTC epoch seconds of the event
-    "agent_id",
-    "n",  # ordinal of the session in this run (1-based), for capacity
-    "session_id",
-    "event",  # created, failed, closed
-    "ready_ms",  # create request to ready
-    "error",
-)
+@dataclass(frozen=True)
+class AgentColumns:
+    ts: str  # UTC epoch seconds of the event
+    agent_id: str
+    n: str  # ordinal of the session in this run (1-based), for capacity
+    session_id: str
+    event: str  # created, failed, closed
+    ready_ms: str  # create request to ready
+    error: str
+
+
+AGENT = _named(AgentColumns)
+AGENT_COLUMNS: tuple[str, ...] = astuple(AGENT)
+
 
 # One row per task, written when it reaches a terminal state or the run ends (agents/).
-TASK_COLUMNS: tuple[str, ...] = (
-    "task_id",
-    "agent_id",
-    "round",  # rounds profile: the round it was submitted in (empty otherwise)
-    "submitted_ts",
-    "started_ts",  # when a worker picked it up (gateway's timestamp when it reports one, see times_from)
-    "finished_ts",  # (gateway's timestamp when it reports one, see times_from)
-    "status",  # done, failed, cancelled, timeout, unfinished
-    "queue_wait_ms",  # started - submitted
-    "run_ms",  # finished - started
-    "total_ms",  # finished - submitted (ready -> done)
-    "polls",
-    "times_from",  # gateway: started/finished are the gateway's own timestamps; client: our clock
-    "polled_run_ms",  # run time as the client saw it (first poll seen running to first seen terminal)
-    "poll_interval_ms",  # the client's poll interval: polled times are late by up to this (empty: a stream)
-    "llm_calls",
-    "tokens_in",
-    "tokens_cached",
-    "tokens_out",
-    "model",
-    "gateway_cost_usd",
-    "worker_pid",
-    "error",
-    "steps",  # agent loop: model calls the task made (empty for other tasks)
-    "tool_calls",  # agent loop: tool calls over its steps
-    "end_reason",  # agent loop: answer, max_steps or error (empty: unfinished)
-    "tool_ms",  # agent loop: time spent running tools (waits between model calls)
-)
+@dataclass(frozen=True)
+class TaskColumns:
+    task_id: str
+    agent_id: str
+    round: str  # rounds profile: the round it was submitted in (empty otherwise)
+    submitted_ts: str
+    started_ts: str  # when a worker picked it up (gateway's timestamp when it reports one, see times_from)
+    finished_ts: str  # (gateway's timestamp when it reports one, see times_from)
+    status: str  # done, failed, cancelled, timeout, unfinished
+    queue_wait_ms: str  # started - submitted
+    run_ms: str  # finished - started
+    total_ms: str  # finished - submitted (ready -> done)
+    polls: str
+    times_from: str  # gateway: started/finished are the gateway's own timestamps; client: our clock
+    polled_run_ms: str  # run time as the client saw it (first poll seen running to first seen terminal)
+    poll_interval_ms: str  # the client's poll interval: polled times are late by up to this (empty: a stream)
+    llm_calls: str
+    tokens_in: str
+    tokens_cached: str
+    tokens_out: str
+    model: str
+    gateway_cost_usd: str
+    worker_pid: str
+    error: str
+    steps: str  # agent loop: model calls the task made (empty for other tasks)
+    tool_calls: str  # agent loop: tool calls over its steps
+    end_reason: str  # agent loop: answer, max_steps or error (empty: unfinished)
+    tool_ms: str  # agent loop: time spent running tools (waits between model calls)
+
+
+TASK = _named(TaskColumns)
+TASK_COLUMNS: tuple[str, ...] = astuple(TASK)
+
 
 # One row per target-memory reading of the capacity and churn profiles (agents/capacity.py), written by
 # the profile itself (not the recorder). Memory is the median of 3 readings taken right after the step.
-CAPACITY_COLUMNS: tuple[str, ...] = (
-    "ts",  # UTC epoch seconds of the reading
-    "n",  # sessions open at the reading (capacity: the agent count N; 0 = baseline)
-    "closed",  # sessions closed so far (churn; 0 for capacity)
-    "event",  # baseline, ready (capacity agent N up), failed, opened/closed (churn batch), stop
-    "session_id",  # the session this step created (capacity)
-    "ready_ms",  # create request to ready (capacity)
-    "rss_bytes",  # target RSS summed over its processes, median of 3 readings
-    "pss_bytes",  # summed PSS (when read: --capacity-metric pss, or at baseline and stop)
-    "uss_bytes",  # summed USS (same cadence as PSS)
-    "procs",  # processes in the target
-    "sidecar_rss_bytes",  # processes measured apart from the target (never counted in it)
-    "budget_bytes",  # the memory budget the run stops at
-    "metric",  # rss or pss: the memory the capacity is judged on
-    "connection",  # how start-up was timed: fresh (a new TCP connection per request) or keep-alive
-    "detail",  # failure message, or the stop reason on the stop row
-    "startup_clock",  # where start-up was timed: thread (a dedicated OS thread, its own client) or loop
-)
+@dataclass(frozen=True)
+class CapacityColumns:
+    ts: str  # UTC epoch seconds of the reading
+    n: str  # sessions open at the reading (capacity: the agent count N; 0 = baseline)
+    closed: str  # sessions closed so far (churn; 0 for capacity)
+    event: str  # baseline, ready (capacity agent N up), failed, opened/closed (churn batch), stop
+    session_id: str  # the session this step created (capacity)
+    ready_ms: str  # create request to ready (capacity)
+    rss_bytes: str  # target RSS summed over its processes, median of 3 readings
+    pss_bytes: str  # summed PSS (when read: --capacity-metric pss, or at baseline and stop)
+    uss_bytes: str  # summed USS (same cadence as PSS)
+    procs: str  # processes in the target
+    sidecar_rss_bytes: str  # processes measured apart from the target (never counted in it)
+    budget_bytes: str  # the memory budget the run stops at
+    metric: str  # rss or pss: the memory the capacity is judged on
+    connection: str  # how start-up was timed: fresh (a new TCP connection per request) or keep-alive
+    detail: str  # failure message, or the stop reason on the stop row
+    startup_clock: str  # where start-up was timed: thread (a dedicated OS thread, its own client) or loop
+
+
+CAPACITY = _named(CapacityColumns)
+CAPACITY_COLUMNS: tuple[str, ...] = astuple(CAPACITY)
 STARTUP_CLOCK_THREAD = "thread"  # off the load generator's event loop: its own load cannot add to it
 STARTUP_CLOCK_LOOP = "loop"  # on the event loop (ACP over stdio: its pipes belong to the loop's hub)
 
@@ -165,26 +204,88 @@ ERROR_INTERRUPTED = "interrupted"
 ERROR_TOO_LARGE = "too_large"
 STOP_INTERRUPTED = "interrupted"  # the run was stopped from outside (a signal): no capacity value
 
+
+@dataclass(frozen=True)
+class SampleEvents:
+    """samples.csv `event` (several at one reading are joined by "; "; a probe error carries its text)."""
+
+    target_exited: str  # the target's last process is gone
+    loadgen_exited: str  # the load generator the sampler serves is gone: the sampler stops
+    queue_probe_error: str  # "queue_probe_error: WHY": the gateway's queue could not be read
+    sampler_gap: str  # "sampler_gap: WHY": a sampler service did not answer (an empty row marks it)
+
+
+@dataclass(frozen=True)
+class AgentEvents:
+    """agents.csv `event`: a session's lifecycle."""
+
+    created: str
+    failed: str  # its start-up failed (an id it got still exists on the gateway)
+    closed: str
+    close_failed: str  # closing it failed: it may still be open on the gateway
+
+
+@dataclass(frozen=True)
+class CapacityEvents:
+    """capacity.csv `event`: the serial protocol's steps."""
+
+    baseline: str  # before the first agent
+    ready: str  # capacity: agent N is up
+    failed: str  # capacity: agent N failed to start
+    opened: str  # churn: a batch of sessions opened
+    closed: str  # churn: a batch of sessions closed
+    stop: str  # the protocol ended (`detail` says why: STOP_*)
+
+
+@dataclass(frozen=True)
+class TaskStatuses:
+    """tasks.csv `status`."""
+
+    done: str
+    failed: str
+    cancelled: str
+    timeout: str
+    unfinished: str  # still open when the run stopped: the run's doing, not the gateway's
+
+
+SAMPLE_EVENT = _named(SampleEvents)
+AGENT_EVENT = _named(AgentEvents)
+CAPACITY_EVENT = _named(CapacityEvents)
+TASK_STATUS = _named(TaskStatuses)
+
+
 # The load generator's side of the time axis: one row per profile tick (about once a second).
-USER_COLUMNS: tuple[str, ...] = (
-    "ts",
-    "users",  # simulated agents (Locust users) running
-    "target_users",  # what the profile asked for
-    "phase",  # the profile's phase name (ramp-up, plateau, spike, round-2, ...)
-    "arrivals_issued",  # open model: arrivals handed to agents so far (empty in a closed model)
-    "arrivals_dropped",  # open model: arrivals dropped so far (no agent was free within 1 s)
-)
+@dataclass(frozen=True)
+class UserColumns:
+    ts: str
+    users: str  # simulated agents (Locust users) running
+    target_users: str  # what the profile asked for
+    phase: str  # the profile's phase name (ramp-up, plateau, spike, round-2, ...)
+    arrivals_issued: str  # open model: arrivals handed to agents so far (empty in a closed model)
+    arrivals_dropped: str  # open model: arrivals dropped so far (no agent was free within 1 s)
+
+
+USER = _named(UserColumns)
+USER_COLUMNS: tuple[str, ...] = astuple(USER)
+
 
 # One row per process the sampler counted, the first time it counted it (sampler/process_log.py): what
 # the target's and sidecars' figures in samples.csv are made of.
-PROCESS_COLUMNS: tuple[str, ...] = (
-    "ts",  # UTC epoch seconds when it was first counted
-    "role",  # target or sidecar
-    "pid",
-    "ppid",
-    "command",  # its command line (first 300 characters)
-)
+@dataclass(frozen=True)
+class ProcessColumns:
+    ts: str  # UTC epoch seconds when it was first counted
+    role: str  # target or sidecar
+    pid: str
+    ppid: str
+    command: str  # its command line (first 300 characters)
 
+
+PROCESS = _named(ProcessColumns)
+PROCESS_COLUMNS: tuple[str, ...] = astuple(PROCESS)
+
+# The row files the run reads back whole (analysis) and the agents' rows travel in (agents/recorder.py);
+# then every CSV a run directory holds: capacity.csv (the capacity and churn drivers write it) and
+# processes.csv (the sampler's) too.
 FILES_COLUMNS: dict[str, tuple[str, ...]] = {
     SAMPLES_CSV: SAMPLE_COLUMNS,
     REQUESTS_CSV: REQUEST_COLUMNS,
@@ -192,7 +293,12 @@ FILES_COLUMNS: dict[str, tuple[str, ...]] = {
     TASKS_CSV: TASK_COLUMNS,
     USERS_CSV: USER_COLUMNS,
 }
+RUN_CSVS: dict[str, tuple[str, ...]] = FILES_COLUMNS | {
+    CAPACITY_CSV: CAPACITY_COLUMNS,
+    PROCESSES_CSV: PROCESS_COLUMNS,
+}
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 WARNING_AVAILABLE_BYTES = GIB  # host available memory below this is a warning (report, live charts)
+CAPACITY_AT_N = 200  # --capacity-at-n's default: the agent count whose memory the capacity study reports

@@ -1,11 +1,13 @@
-"""The human units users type and read: durations ("30s", "2m", "1h30m") and sizes ("512MiB", "1GiB")
-parsed into plain floats (seconds, bytes), and values in file units shown back the same way.
+"""The human units users type and read: durations ("30s", "2m", "1h30m"), sizes ("512MiB", "1GiB"), and
+positive or whole numbers, parsed into plain numbers (seconds, bytes), and values in file units shown back
+the same way.
 
 Parsing raises ValueError with the accepted forms (callers add where); showing never fails.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
@@ -23,6 +25,28 @@ _BYTES = {
     "GIB": 1024**3,
     "TIB": 1024**4,
 }
+
+
+def positive_number(text: object) -> float:
+    """A finite number > 0 from what a user typed ("2.5", " 4 "): the one rule of every option, form
+    field and file value that must be one."""
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise ValueError("must be a number > 0") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError("must be a finite number > 0")
+    return value
+
+
+def whole_number(text: object, least: int = 0) -> int:
+    """A whole number >= `least` from what a user typed (int() would take "-5", float() "2.0")."""
+    digits = str(text).strip()
+    if not digits.isdigit():
+        raise ValueError(f"must be a whole number >= {least}")
+    if int(digits) < least:
+        raise ValueError(f"must be at least {least}")
+    return int(digits)
 
 
 def parse_duration(text: str) -> float:

@@ -30,8 +30,12 @@ from agents.settings import AgentSettings, set_agent_settings
 from agents.target_origin import split_userinfo
 from contract import exit_codes, schema
 from contract.cli import positive_duration
+from contract.schema import AGENT_EVENT
 
-OPEN_EVENTS = ("created", "failed")  # a failed start-up that got an id still exists on the gateway
+OPEN_EVENTS = (
+    AGENT_EVENT.created,
+    AGENT_EVENT.failed,
+)  # a failed start-up that got an id still exists on the gateway
 
 
 class CleanupError(Exception):
@@ -49,7 +53,7 @@ def still_open(run_dir: Path) -> list[str]:
     step) and agents.csv does not show closed, in creation order. A create in flight at a SIGKILL
     reached no file: the gateway's own list by run id is the only way to find that one."""
     agents, steps = _rows(run_dir / schema.AGENTS_CSV), _rows(run_dir / schema.CAPACITY_CSV)
-    closed = set(agents.loc[agents["event"] == "closed", "session_id"])
+    closed = set(agents.loc[agents["event"] == AGENT_EVENT.closed, "session_id"])
     opened = [*agents.loc[agents["event"].isin(OPEN_EVENTS), "session_id"], *steps["session_id"]]
     return [sid for sid in dict.fromkeys(opened) if sid not in closed]
 
@@ -86,7 +90,7 @@ def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, Rest
     environment = Environment(host=url)
     settings = AgentSettings(
         run_id=meta.get("run_id", run_dir.name),
-        run_dir=str(run_dir),
+        run_dir=run_dir,
         host_auth=host_auth,
         api_key_env=args.api_key_env or chosen.api_key_env,
         request_timeout=args.request_timeout,

@@ -11,6 +11,7 @@ from locust.runners import STATE_MISSING, MasterRunner
 
 from contract import schema
 from contract.records import WorkerLoss
+from contract.schema import REQUEST, TASK_STATUS
 from scenarios.rounds import RoundsPlan
 
 SHORTFALL = "load not delivered"
@@ -76,9 +77,9 @@ class AnsweredRows:
         self.cut_short = 0
 
     def on_row(self, file_name: str, row: dict) -> None:
-        cut = (file_name == schema.REQUESTS_CSV and row.get("error_kind") == schema.ERROR_INTERRUPTED) or (
-            file_name == schema.TASKS_CSV and row.get("status") == "unfinished"
-        )
+        cut = (
+            file_name == schema.REQUESTS_CSV and row.get(REQUEST.error_kind) == schema.ERROR_INTERRUPTED
+        ) or (file_name == schema.TASKS_CSV and row.get("status") == TASK_STATUS.unfinished)
         if cut:
             self.cut_short += 1
         elif file_name in (schema.REQUESTS_CSV, schema.TASKS_CSV, schema.AGENTS_CSV):

@@ -3,7 +3,7 @@ run stopped with DISK_ERROR, and a small reserve of space given back so run.json
 
 The reserve is a preallocated file in the run directory, made before anything starts (a disk with no
 room for it refuses the run: exit 5), deleted at the first write error and at the end of every run.
-Decides nothing about the run itself: it calls the stop it is given.
+Decides nothing about the run itself: it tells its caller which failure was the first.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import errno
 import logging
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from contract.csv_append import RunFileError
@@ -25,11 +24,10 @@ FULL = (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS)  # a disk that canno
 
 
 class DiskGuard:
-    def __init__(self, run_dir: Path, stop: Callable[[str], None] | None = None):
+    def __init__(self, run_dir: Path):
         """Reserve the space; DiskError when the disk cannot take even that (other failures, such as a
         filesystem without fallocate, only warn)."""
         self.reserve = Path(run_dir) / RESERVE_NAME
-        self.stop = stop
         self.failure: str | None = None
         try:
             fd = os.open(self.reserve, os.O_WRONLY | os.O_CREAT, 0o600)
@@ -43,19 +41,18 @@ class DiskGuard:
                 raise DiskError(f"{RunFileError(self.reserve, exc)}: the run directory has no room") from None
             log.warning("loadkit: no space reserved for the run's record: %s", exc.strerror or exc)
 
-    def failed(self, error: RunFileError | str, said: bool = False) -> None:
-        """The first write error: free the reserve, say it on one line (unless another process `said`
-        it), stop the run; later ones are consequences of the first and only logged."""
+    def failed(self, error: RunFileError | str, said: bool = False) -> bool:
+        """True at the first write error: the reserve freed, said on one line (unless another process
+        `said` it); later ones are consequences of the first and only logged."""
         message = str(error)
         if self.failure is not None:
             log.debug("loadkit: %s", message)
-            return
+            return False
         self.failure = message
         self.release()
         if not said:
             sys.stderr.write(f"loadkit: error: {message}\n")
-        if self.stop is not None:
-            self.stop(message)
+        return True
 
     def release(self) -> None:
         try:

@@ -1,5 +1,6 @@
-"""The end of a run: Locust's own CSV tables into the run directory, then the report and the console
-summary, written by `python -m analysis RUN_DIR` in a child process of its own.
+"""The end of a run, in one place: the samplers stopped, every row flushed, Locust's own CSV tables and
+HTML report written, the load's outcome judged and recorded, the exit code settled into run.json; then
+the report and the console summary, written by `python -m analysis RUN_DIR` in a child process of its own.
 
 Why a child: the report needs pandas and matplotlib, and matplotlib's first import on a fresh machine runs
 `fc-list` through the subprocess module, which gevent's patching breaks inside a thread (no report at all
@@ -13,18 +14,115 @@ import csv
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import gevent
 from locust.env import Environment
 from locust.html import get_html_report, process_html_filename
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
+from agents.calibration import calibration_of
+from agents.recorder import Recorder
 from contract import exit_codes, schema
+from kit.delivery import AnsweredRows, shortfall
+from kit.live import WRITING_REPORT, LiveRun
+from kit.load import Load
+from kit.record import RunRecord
 from kit.rundir import write_whole
+from kit.settings import options_of
+from kit.stopping import Stopping
+from kit.watchers import Watchers
+from scenarios.evaluator import exit_code as exit_code_of
 
 KIT_ROOT = Path(__file__).resolve().parents[1]  # where `analysis` is importable from
+
+
+class EndingRun(Protocol):
+    """What the end needs of a run."""
+
+    environment: Environment
+    record: RunRecord
+    recorder: Recorder
+    watchers: Watchers
+    load: Load | None
+    stopping: Stopping
+    answered: AnsweredRows
+    live: LiveRun
+
+
+def finish(run: EndingRun, default_reason: str) -> gevent.Greenlet:
+    """Stop the samplers, flush every row, write Locust's CSVs and HTML report, judge, settle the exit
+    code, write run.json, then start the report: the greenlet whose value is its ReportOutcome."""
+    now = time.time()
+    record, meta = run.record, run.record.meta
+    meta["end_ts"] = now
+    record.close_phase(now)
+    run.watchers.close(now)
+    run.recorder.close()
+    meta["rows_written"] = run.recorder.counts()  # a row file with none is not missing
+    record.guarded(record.users_csv.close)
+    record.guarded(write_locust_csvs, run.environment, record.run_dir)
+    options = options_of(run.environment)
+    if options.html_file and record.disk.failure is None:
+        record.guarded(write_locust_html, run.environment, options)
+    options.html_file = None  # Locust's own write at exit is skipped
+    if run.load is not None:
+        run.load.outcome(meta, now)
+        record.save()
+    calibration = calibration_of(run.environment)  # a master running no agents learnt none
+    if "workload" in meta and (calibration.samples or calibration.implausible):
+        meta["workload"]["calibration"] = calibration.describe()
+    settle_shortfall(run)
+    failure = record.disk.failure
+    settle(run, default_reason)
+    if record.disk.failure != failure:  # run.json itself hit the disk's limit: again, the reserve freed
+        settle(run, default_reason)
+    record.disk.release()  # the report may use the reserved space; the run needs it no more
+    run.live.state = WRITING_REPORT
+    return start_report(record.run_dir)
+
+
+def settle_shortfall(run: EndingRun) -> None:
+    """A run whose load did not happen (workers lost, nothing answered) does not end "complete": when
+    its stop has no code of its own, it ends with LOAD_NOT_DELIVERED and says why."""
+    if run.load is None:
+        return
+    fleet = run.watchers.fleet
+    losses = fleet.losses if fleet else []
+    why = shortfall(losses, run.answered, workers_left=not (fleet and fleet.none_left))
+    if why is not None:
+        run.stopping.overrule(why, exit_codes.LOAD_NOT_DELIVERED)
+
+
+def settle(run: EndingRun, default_reason: str) -> None:
+    """The exit code and the ending, into run.json."""
+    code = run.environment.process_exit_code = exit_code(run)
+    stop = run.stopping.ending(default_reason)
+    meta = run.record.meta
+    meta["stop_reason"], meta["ended_early"], meta["exit_code"] = stop.reason, not stop.planned, code
+    run.record.save()
+
+
+def exit_code(run: EndingRun) -> int:
+    """A stop's own code (target died, load not delivered...), then failed thresholds (99), thresholds
+    not judged (7, unless --allow-unjudged), request errors, a saturated load generator, else 0."""
+    stop = run.stopping.request
+    if stop and stop.exit_code is not None:
+        return stop.exit_code
+    load = run.load
+    if load and exit_code_of(load.judge.results) != exit_codes.OK:
+        return exit_codes.THRESHOLD_FAILED
+    if load and load.judge.unjudged() and not load.settings.profile.allow_unjudged:
+        return exit_codes.THRESHOLDS_UNJUDGED
+    runner = run.environment.runner
+    if runner and (runner.errors or runner.exceptions):
+        return options_of(run.environment).exit_code_on_error
+    if run.record.meta.get("validity", {}).get("valid") is False:
+        return exit_codes.INVALID_RUN
+    return exit_codes.OK
 
 
 def write_locust_csvs(environment: Environment, run_dir: Path) -> None:

@@ -9,6 +9,7 @@ Judging rules live in scenarios/evaluator.py; this module only feeds and asks.
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 from contract import schema
 from contract.csv_tail import CsvTail
 from contract.errors import InputError
+from contract.schema import REQUEST, SAMPLE
 from contract.trend_rule import TrendData, clock
 from kit.settings import KitSettings
 from scenarios import registry
@@ -66,7 +68,7 @@ class LiveJudge:
             return
         if file_name == schema.REQUESTS_CSV:
             if (
-                row.get("error_kind") != schema.ERROR_INTERRUPTED
+                row.get(REQUEST.error_kind) != schema.ERROR_INTERRUPTED
             ):  # cut by the run's own stop: not the gateway's doing
                 self.evaluator.observe_request(row)
         elif file_name == schema.TASKS_CSV:
@@ -76,10 +78,10 @@ class LiveJudge:
         """Take in new sampler rows and the dropped-arrival count (and, when `final`, the soak trends),
         then evaluate every threshold."""
         for row in self.samples.new_rows():
-            cpu = _float(row.get("loadgen_cpu_pct"))
+            cpu = _float(row.get(SAMPLE.loadgen_cpu_pct))
             if cpu is not None:
                 self.loadgen_cpu.append(cpu)
-            helpers = _float(row.get("loadgen_children_cpu_pct"))
+            helpers = _float(row.get(SAMPLE.loadgen_children_cpu_pct))
             if helpers is not None:
                 self.helpers_cpu.append(helpers)
             if self.evaluator is not None:
@@ -151,9 +153,9 @@ def trend_values(run_dir: Path) -> dict[str, tuple[float | None, int]]:
     """Each trend metric's value and point count, from the same functions as the report's soak section;
     None where the verdict is "not enough data"."""
     from analysis.load import load_run  # pandas and scipy only at the end of a run (see kit/finish.py)
-    from analysis.soak import soak_trends
+    from analysis.soak import TREND_INPUTS, soak_trends
 
-    memory, errors = soak_trends(load_run(run_dir))
+    memory, errors = soak_trends(load_run(run_dir, only=TREND_INPUTS))  # the trends' columns, not the run
 
     def judged(trend, value: float) -> tuple[float | None, int]:
         return (None if trend.verdict == "not enough data" else value), trend.points
@@ -170,10 +172,11 @@ def refuse_short_trends(settings: KitSettings) -> None:
     """Before load: a soak, or a run with a trend threshold, too short for the verdict's data would end
     "not judged"; it is refused (exit 2) with the rule and the shortest run that reaches it."""
     trend_rules = [th.expr for th in settings.thresholds if th.metric.name in TREND_METRICS]
-    if settings.profile_name != "soak" and not trend_rules:
+    profile = registry.build_profile(settings.profile_name, settings.profile)
+    if not (profile.judges_trends or trend_rules):
         return
-    run_s = getattr(registry.build_profile(settings.profile_name, settings.profile), "end_s", None)
-    if run_s is None or run_s == float("inf"):
+    run_s = profile.end_s
+    if run_s == math.inf:
         return  # open-ended (the web UI's manual profile): judged at the end, unjudged fails then
     data = TrendData(settings.target.trend_min_duration, settings.target.sample_interval)
     if data.reaches(run_s):

@@ -17,17 +17,18 @@ from pathlib import Path
 from contract import schema
 from contract.csv_tail import CsvTail
 from contract.derived import DERIVED_METRICS, TPOT_MS, derived_value
+from contract.schema import CAPACITY, CAPACITY_EVENT, REQUEST, SAMPLE, USER
 from contract.units import show, show_field
 from kit.judge import LiveJudge
 
 KEEP_POINTS = 3600  # per series: an hour at 1 Hz, as Locust's own chart history (kit.runtime)
 WINDOW_S = 2.0  # TTFT, TPOT and latency percentiles per window of this many seconds (by send time)
 # requests.csv columns (and TPOT, derived from a row: contract/derived.py) with percentiles per window
-WINDOWED = ("ttft_ms", TPOT_MS, "latency_ms")
+WINDOWED = (REQUEST.ttft_ms, TPOT_MS, REQUEST.latency_ms)
 GOODPUT = "goodput"  # the share of scored requests that met every --slo so far, as the live judge counts
 GOODPUT_EVERY_S = 1.0  # a goodput point at most this often
 QUANTILES = ((50, 0.50), (95, 0.95), (99, 0.99))
-CAPACITY_EVENTS = ("baseline", "ready")
+CAPACITY_EVENTS = (CAPACITY_EVENT.baseline, CAPACITY_EVENT.ready)
 # the run's states, as the cockpit shows them; "running" is the only one with load going
 READY, RUNNING, WRITING_REPORT, FINISHED = "ready", "running", "writing the report", "finished"
 
@@ -42,17 +43,17 @@ class Gauge:
 
 
 GAUGES = (
-    Gauge("target_rss_bytes", "target RSS", schema.MIB, "MiB", "max"),
-    Gauge("target_pss_bytes", "target PSS", schema.MIB, "MiB", "max"),
-    Gauge("target_procs", "target processes", 1, "", "max"),
-    Gauge("target_cpu_pct", "target CPU", 1, "% of a core", "max"),
-    Gauge("host_available_bytes", "host available memory", schema.MIB, "MiB", "min"),
-    Gauge("host_swap_used_bytes", "host swap used", schema.MIB, "MiB", "max"),
-    Gauge("host_cpu_pct", "host CPU", 1, "%", "max"),
-    Gauge("load1", "load average (1 min)", 1, "", "max"),
+    Gauge(SAMPLE.target_rss_bytes, "target RSS", schema.MIB, "MiB", "max"),
+    Gauge(SAMPLE.target_pss_bytes, "target PSS", schema.MIB, "MiB", "max"),
+    Gauge(SAMPLE.target_procs, "target processes", 1, "", "max"),
+    Gauge(SAMPLE.target_cpu_pct, "target CPU", 1, "% of a core", "max"),
+    Gauge(SAMPLE.host_available_bytes, "host available memory", schema.MIB, "MiB", "min"),
+    Gauge(SAMPLE.host_swap_used_bytes, "host swap used", schema.MIB, "MiB", "max"),
+    Gauge(SAMPLE.host_cpu_pct, "host CPU", 1, "%", "max"),
+    Gauge(SAMPLE.load1, "load average (1 min)", 1, "", "max"),
     Gauge("queue_length", "gateway queue length", 1, "", "max"),
     Gauge("in_progress", "gateway in progress", 1, "", "max"),
-    Gauge("loadgen_cpu_pct", "load generator CPU", 1, "% of a core", "max"),
+    Gauge(SAMPLE.loadgen_cpu_pct, "load generator CPU", 1, "% of a core", "max"),
 )
 _SCALE = {g.column: g.scale for g in GAUGES} | {GOODPUT: 0.01}  # goodput: a share, charted in %
 
@@ -66,15 +67,21 @@ class Chart:
 
 
 CHARTS = (
-    Chart("users", "users", "", (("users", "users"), ("target", "target_users"))),
-    Chart("memory", "target memory", "MiB", (("RSS", "target_rss_bytes"), ("PSS", "target_pss_bytes"))),
-    Chart("host_memory", "host available memory", "MiB", (("available", "host_available_bytes"),)),
-    Chart("swap", "host swap used", "MiB", (("swap", "host_swap_used_bytes"),)),
+    Chart("users", "users", "", (("users", "users"), ("target", USER.target_users))),
+    Chart(
+        "memory", "target memory", "MiB", (("RSS", SAMPLE.target_rss_bytes), ("PSS", SAMPLE.target_pss_bytes))
+    ),
+    Chart("host_memory", "host available memory", "MiB", (("available", SAMPLE.host_available_bytes),)),
+    Chart("swap", "host swap used", "MiB", (("swap", SAMPLE.host_swap_used_bytes),)),
     Chart(
         "cpu",
         "CPU",
         "%",
-        (("host", "host_cpu_pct"), ("target", "target_cpu_pct"), ("load generator", "loadgen_cpu_pct")),
+        (
+            ("host", SAMPLE.host_cpu_pct),
+            ("target", SAMPLE.target_cpu_pct),
+            ("load generator", SAMPLE.loadgen_cpu_pct),
+        ),
     ),
     Chart("queue", "gateway queue", "", (("queue", "queue_length"), ("in progress", "in_progress"))),
     Chart("ttft", "TTFT", "ms", (("p50", "ttft_p50_ms"), ("p95", "ttft_p95_ms"))),
@@ -84,7 +91,7 @@ CHARTS = (
 )
 # capacity and churn: one Locust user (the driver) opens the agents, so the users chart counts those
 AGENTS_CHART = Chart("users", "agents (sessions open)", "", (("agents", "agents_open"),))
-_THRESHOLD_CHART = {"ttft_ms": "ttft", TPOT_MS: "tpot", "latency_ms": "latency"} | {
+_THRESHOLD_CHART = {REQUEST.ttft_ms: "ttft", TPOT_MS: "tpot", REQUEST.latency_ms: "latency"} | {
     col: c.key for c in CHARTS for _, col in c.series
 }
 
@@ -124,7 +131,7 @@ class LiveRun:
         if file_name != schema.REQUESTS_CSV:
             return
         self.requests += 1
-        if _number(row.get("ok")) == 0 and row.get("error_kind") != schema.ERROR_INTERRUPTED:
+        if _number(row.get("ok")) == 0 and row.get(REQUEST.error_kind) != schema.ERROR_INTERRUPTED:
             self.errors += 1
         window = int(float(row["ts"]) // WINDOW_S)
         for column in WINDOWED:
@@ -134,7 +141,7 @@ class LiveRun:
 
     def on_users(self, ts: float, users: int, target_users: int) -> None:
         self._add("users", ts, users)
-        self._add("target_users", ts, target_users)
+        self._add(USER.target_users, ts, target_users)
 
     # ---- what the web UI asks ------------------------------------------------------------------------
     def update(self) -> None:
@@ -149,7 +156,7 @@ class LiveRun:
                 pick = max if gauge.worst == "max" else min
                 self._worst[gauge.column] = pick(value, self._worst.get(gauge.column, value))
         for row in self._capacity.new_rows():
-            ts, n, rss = _number(row.get("ts")), _number(row.get("n")), _number(row.get("rss_bytes"))
+            ts, n, rss = _number(row.get("ts")), _number(row.get("n")), _number(row.get(CAPACITY.rss_bytes))
             if ts is not None and n is not None:
                 self._add("agents_open", ts, n)
             if row.get("event") in CAPACITY_EVENTS and n is not None and rss is not None:

@@ -12,8 +12,11 @@ import httpx
 import psutil
 
 from agents.base import shared_tls_context
+from agents.target_origin import with_userinfo
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 from contract.csv_tail import last_sample_row
+from kit.settings import KitSettings
+from lifecycle.target import Target
 
 CHECK_EVERY_S = 1.0
 
@@ -109,3 +112,13 @@ def _float(text) -> float | None:
         return float(text)
     except (TypeError, ValueError):
         return None
+
+
+def liveness_of(settings: KitSettings, target: Target) -> Liveness:
+    """The target's pids (the kit's own and those named with --target-pid) and the health endpoint of
+    any target with a URL."""
+    pids = ([target.pid] if target.pid else []) + list(settings.agent.target_pid)
+    health_path = settings.target.health_path
+    url = with_userinfo(target.url, settings.target.host_auth)  # a gateway behind Basic auth
+    health = f"{url}{health_path}" if target.url else None
+    return Liveness(pids, health, settings.target.liveness_timeout, any_answer=not health_path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from contract.schema import REQUEST, USER
 from contract.units import unit_of
 from kit.live import GAUGES, QUANTILES, WINDOW_S, Gauge
 
@@ -16,9 +17,9 @@ PREFIX = "loadkit_"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 STATE_CODES = {"no data": -1, "ok": 0, "failing": 1, "aborted": 2}
 _WINDOW_OF = {
-    "ttft_ms": "time to first token",
+    REQUEST.ttft_ms: "time to first token",
     "tpot_ms": "time per output token after the first",
-    "latency_ms": "request latency",
+    REQUEST.latency_ms: "request latency",
 }
 _WINDOW = f"the newest {WINDOW_S:g}-second window of requests by send time"
 
@@ -35,7 +36,7 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "run_active": ("gauge", "1 while the run's load is going, 0 before its start and once it has ended"),
     "run_exit_code": ("gauge", "the ended run's exit code (README: exit codes); absent while it runs"),
     "users": ("gauge", "simulated agents (Locust users) running"),
-    "target_users": ("gauge", "users the load profile asks for now"),
+    USER.target_users: ("gauge", "users the load profile asks for now"),
     "agents_open": ("gauge", "capacity and churn: agent sessions open (their driver is one Locust user)"),
     "requests_total": ("counter", "requests.csv rows written so far in this run"),
     "errors_total": ("counter", "failed requests so far (not counting those the run's own stop cut short)"),

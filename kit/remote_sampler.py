@@ -22,13 +22,11 @@ from contract.errors import InputError
 from contract.redact import redact
 from kit import input_checks
 from sampler.csv_out import SampleWriter
-from sampler.loop import TARGET_EXITED
 from sampler.service_client import ClockOffset, RowsPage, ServiceClient, ServiceError
 
 log = logging.getLogger("loadkit")
 PULL_EVERY_S = 0.5  # rows reach the live judge within about this much of being taken
 OFFSET_RECHECK_S = 30.0
-GAP_EVENT = "sampler_gap"
 END_CURSOR = 2**62  # "since the end": a page with no rows tells where the end is
 
 
@@ -79,7 +77,7 @@ class RemoteSampler:
         for row in page.rows:
             row["ts"] = f"{self._local_ts(row):.3f}"
             self.sink.write({c: row.get(c, "") for c in schema.SAMPLE_COLUMNS})
-            self.target_exited |= TARGET_EXITED in row.get("event", "").split("; ")
+            self.target_exited |= schema.SAMPLE_EVENT.target_exited in row.get("event", "").split("; ")
         if page.rows:
             self.last_ts = float(page.rows[-1]["ts"])
         self.cursor = page.next
@@ -109,7 +107,11 @@ class RemoteSampler:
         log.warning("loadkit: sampler service stopped answering, a gap in samples.csv: %s", error)
         self.gap = self._note_gap(self.last_ts, None, error)
         row = dict.fromkeys(schema.SAMPLE_COLUMNS, "")  # every reading empty: not measured, never zero
-        row.update(ts=f"{now:.3f}", host=self.record.get("host", ""), event=f"{GAP_EVENT}: {error}")
+        row.update(
+            ts=f"{now:.3f}",
+            host=self.record.get("host", ""),
+            event=f"{schema.SAMPLE_EVENT.sampler_gap}: {error}",
+        )
         self.sink.write(row)
         return True
 

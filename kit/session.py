@@ -1,5 +1,6 @@
-"""What outlives one run in a Locust process: the target and the names of the runs it has had (each
-start in the web UI is a new run: `--run-id ID` and `--run-dir DIR` name the first, then ID-2, DIR-2...).
+"""What outlives one run in a Locust process: the target, a master's fleet, and the names of the runs it
+has had (each start in the web UI is a new run: `--run-id ID` and `--run-dir DIR` name the first, then
+ID-2, DIR-2...).
 
 Naming and bookkeeping only: starting and stopping runs is kit.runtime's.
 """
@@ -10,16 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit import rundir
-from kit.settings import RUNS_ROOT
+from kit.fleet import Fleet
+from kit.settings import RUNS_ROOT, RunNames
 from lifecycle.target import Target
 
 
 @dataclass
 class Session:
     target: Target
-    run_id: str | None  # --run-id as given (None: generate one per run)
-    run_dir: str | None  # --run-dir as given (None: runs/<run-id>)
-    html_file: str | None  # --html as given (None: each run's own locust_report.html)
+    named: RunNames  # --run-id (None: one generated per run), --run-dir (None: runs/<run-id>), --html
+    fleet: Fleet | None = None  # on a master: its side of the fleet protocol
     dirs: dict[str, Path] = field(default_factory=dict)  # every run so far, by run id
     quitting: bool = False  # the process is shutting down: no new run begins
 
@@ -38,5 +39,6 @@ class Session:
         return run_id, run_dir
 
     def _later(self, n: int) -> tuple[str, Path]:
-        run_id = f"{self.run_id}-{n}" if self.run_id else rundir.new_run_id()
-        return run_id, Path(f"{self.run_dir}-{n}") if self.run_dir else RUNS_ROOT / run_id
+        given_id, given_dir = self.named.run_id, self.named.run_dir
+        run_id = f"{given_id}-{n}" if given_id else rundir.new_run_id()
+        return run_id, Path(f"{given_dir}-{n}") if given_dir else RUNS_ROOT / run_id

@@ -11,20 +11,19 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from agents import presets
-from agents.capacity import preflight as capacity_preflight
+from agents.capacity import SerialDriver
 from agents.session_policy import renew_every
 from agents.settings import DEFAULTS, AgentSettings
 from agents.target_origin import HostCredentials
 from analysis.prices import load_prices
 from contract.cli import positive_duration
 from contract.errors import InputError
-from contract.units import parse_size
+from contract.units import parse_size, positive_number, whole_number
 from kit import input_checks
 from scenarios import registry
 from scenarios.options import ProfileOptions, read_options
@@ -65,13 +64,24 @@ class TargetSettings:
 
 
 @dataclass(frozen=True)
+class RunNames:
+    """What the user named (--run-id, --run-dir, --html): the first run's names, and the stems of the
+    web UI's later runs' (ID-2, DIR-2...)."""
+
+    run_id: str | None
+    run_dir: Path | None
+    html_file: str | None
+
+
+@dataclass(frozen=True)
 class KitSettings:
     """Everything a run reads of its options; rooms get their own part (agent, profile, target)."""
 
     preset: presets.GatewayPreset
     target: TargetSettings
     run_id: str
-    run_dir: Path
+    run_dir: Path  # this run's directory, from here to its last writer (created once: kit/session.py)
+    named: RunNames
     prices: str | None
     host_price: float | None
     profile_name: str
@@ -84,22 +94,37 @@ class KitSettings:
 def read_settings(options: Any, run_id: str) -> KitSettings:
     """Convert and check every option; `run_id` is the given or generated id."""
     preset = presets.preset(options.gateway)
-    capacity_preflight(options, profile_name(options))
     run_id = input_checks.run_id_on(input_checks.run_id(run_id), preset.lowercases_keys, preset.name)
-    run_dir = Path(_given(options, "run_dir") or RUNS_ROOT / run_id)
+    given_dir = _given(options, "run_dir")
+    named = RunNames(
+        _given(options, "run_id"), Path(given_dir) if given_dir else None, _given(options, "html_file")
+    )
+    run_dir = named.run_dir or RUNS_ROOT / run_id
     prices = _given(options, "prices")
     if prices:
         load_prices(prices)  # a bad table fails now, not at the report
     target = _target(options, preset)
-    return KitSettings(
+    settings = KitSettings(
         preset=preset,
         target=target,
         run_id=run_id,
         run_dir=run_dir,
+        named=named,
         prices=prices,
         host_price=_given(options, "host_price"),
         **_form_part(options, preset, run_id, run_dir, target.host_auth),
     )
+    refuse_unfit_driver(settings)
+    return settings
+
+
+def refuse_unfit_driver(settings: KitSettings) -> None:
+    """A profile's own driver (capacity, churn) refuses, before any load, a run it cannot carry out."""
+    driver = registry.build_profile(settings.profile_name, settings.profile).driver
+    if driver:
+        kit_starts_target = bool(settings.target.target_cmd) or not settings.target.host
+        driver_class = cast("type[SerialDriver]", presets.resolve_class(driver))  # profiles name serial ones
+        driver_class.refuse_unfit(settings.agent, settings.preset, kit_starts_target)
 
 
 def options_of(environment: Any) -> Any:
@@ -127,7 +152,7 @@ def _form_part(
     name = profile_name(options, traced=workload.trace is not None)
     registry.build_profile(name, profile)
     agent = agent_settings(
-        options, preset, profile, run_id=run_id, run_dir=str(run_dir), workload=workload, host_auth=host_auth
+        options, preset, profile, run_id=run_id, run_dir=run_dir, workload=workload, host_auth=host_auth
     )
     thresholds, slos = tuple(registry.build_thresholds(profile)), tuple(registry.build_slos(profile))
     check_goodput_thresholds(thresholds, slos)
@@ -232,18 +257,13 @@ def _given(options: Any, name: str) -> Any:
     return None if value == "" else value
 
 
-def _positive(name: str, value: Any) -> Any:
+def _positive(name: str, value: Any) -> int | float:
     """A number option that must be finite and > 0, keeping its type (int stays int)."""
-    flag = "--" + name.replace("_", "-")
-    kind = type(getattr(DEFAULTS, name))
-    expected = "a whole number > 0" if kind is int else "a finite number > 0"
+    whole = isinstance(getattr(DEFAULTS, name), int)
     try:
-        number = kind(str(value).strip())
-    except ValueError:
-        raise InputError(f"{flag} {value!r}: expected {expected}") from None
-    if not (math.isfinite(number) and number > 0):
-        raise InputError(f"{flag} {value!r}: expected {expected}")
-    return number
+        return whole_number(value, least=1) if whole else positive_number(value)
+    except ValueError as exc:
+        raise InputError(f"--{name.replace('_', '-')} {value!r}: {exc}") from None
 
 
 def _duration(name: str, value: Any) -> float:

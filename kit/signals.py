@@ -44,16 +44,16 @@ def interrupt(current: Callable, sig: int, quit_ui: Callable[[], None] | None = 
     first = len(record["signals"]) == 1
     if first and quit_ui is not None:
         gevent.spawn(quit_when_recorded, run, quit_ui)
-    if run.closing:  # the load is over and the record is being written: nothing left to stop
+    if run.stopping.closing:  # the load is over and the record is being written: nothing left to stop
         log.warning("loadkit: %s while writing the run's record: finishing it", name)
         return
     if first:
-        run.request_stop(f"interrupted by {name}", exit_codes.INTERRUPTED[signal.Signals(sig)])
+        run.stopping.ask(f"interrupted by {name}", exit_codes.INTERRUPTED[signal.Signals(sig)])
         log.warning("loadkit: %s: stopping; in-flight work has --stop-timeout; again to stop at once", name)
         return
     record["forced"] = True
-    if run.stop is not None:
-        run.stop.reason += f"; {name} again: stopped at once"
+    if run.stopping.request is not None:
+        run.stopping.request.reason += f"; {name} again: stopped at once"
     log.warning("loadkit: %s again: stopping every agent now", name)
     run.environment.stop_timeout = 0
     runner = run.environment.runner
@@ -64,7 +64,7 @@ def interrupt(current: Callable, sig: int, quit_ui: Callable[[], None] | None = 
 
 def idle(run) -> bool:
     """In the web UI: no load has started, or the last run's record is written."""
-    return run is None or run.profile is None or (run.finishing is not None and run.finishing.ready())
+    return run is None or run.load is None or (run.ending is not None and run.ending.ready())
 
 
 def quit_when_recorded(run, quit_ui: Callable[[], None]) -> None:

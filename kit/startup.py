@@ -79,7 +79,7 @@ def refuse_distributed(settings: KitSettings) -> None:
     that says so (the sweep measures its rates as it goes) run in one process: refused on a master or
     a worker."""
     profile = registry.build_profile(settings.profile_name, settings.profile)
-    if profile.driver or getattr(profile, "one_process", False):
+    if profile.one_process:
         why = "a serial driver" if profile.driver else "it measures its own rates as it goes"
         raise InputError(
             f"--load-profile {profile.name} runs in one process ({why}): "

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from contract import schema
 from contract.redact import redact
 from sampler import cgroupfs
 from sampler.cpu import cpu_percent
@@ -29,9 +30,7 @@ from sampler.rows import Tick, to_row
 from sampler.selection import CgroupSelector, PatternSelector, TreeSelector
 from sampler.targets import Selector, Target
 
-TARGET_EXITED = "target_exited"
-LOADGEN_EXITED = "loadgen_exited"
-QUEUE_PROBE_ERROR = "queue_probe_error"
+EVENT = schema.SAMPLE_EVENT
 
 
 class ProcessWatch:
@@ -111,14 +110,14 @@ class Sampler:
         ts = self._clock()
         target, cpu = self._read_target(ts)
         alive = self.target.alive if self.target else None
-        events: list[str] = [TARGET_EXITED] if alive is False else []
+        events: list[str] = [EVENT.target_exited] if alive is False else []
         queue = self.queue.read() if self.queue else None
         if queue and queue.error:
-            events.append(f"{QUEUE_PROBE_ERROR}: {queue.error}")
+            events.append(f"{EVENT.queue_probe_error}: {queue.error}")
             self._log_once(f"queue probe {self.opts.queue_url}: {queue.error}")
         loadgen = self.loadgen.read() if self.loadgen else None
         if self.loadgen and loadgen is None:
-            events.append(LOADGEN_EXITED)
+            events.append(EVENT.loadgen_exited)
         tick = Tick(
             ts=ts,
             elapsed_s=ts - self._start,
@@ -157,9 +156,9 @@ class Sampler:
         next_at = time.monotonic()
         while True:
             tick = self.tick()
-            if TARGET_EXITED in tick.events:
+            if EVENT.target_exited in tick.events:
                 return f"target exited ({self._target_label()})"
-            if LOADGEN_EXITED in tick.events:
+            if EVENT.loadgen_exited in tick.events:
                 return f"load generator pid {self.opts.loadgen_pid} exited"
             if self.opts.duration is not None and tick.elapsed_s >= self.opts.duration:
                 return f"duration {self.opts.duration:g} s reached"

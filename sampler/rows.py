@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contract.schema import SAMPLE_COLUMNS
+from contract.schema import SAMPLE, SAMPLE_COLUMNS
 from sampler.readings import CgroupReading, HostReading, LoadgenReading, QueueReading, TargetReading
 
 
@@ -51,28 +51,28 @@ def to_row(t: Tick) -> dict[str, str]:
     lg = t.loadgen or LoadgenReading(None, None, None)
     row = {
         "ts": _cell(t.ts, 3),
-        "elapsed_s": _cell(t.elapsed_s, 3),
-        "target_alive": "" if t.target_alive is None else "1" if t.target_alive else "0",
-        "target_procs": _cell(target.procs),
-        "target_rss_bytes": _cell(target.rss_bytes),
-        "target_pss_bytes": _cell(target.pss_bytes),
-        "target_uss_bytes": _cell(target.uss_bytes),
-        "target_cpu_pct": _cell(t.target_cpu_pct, 1),
-        "cgroup_memory_bytes": _cell(cg.memory_bytes),
-        "cgroup_peak_bytes": _cell(cg.peak_bytes),
-        "cgroup_anon_bytes": _cell(cg.anon_bytes),
-        "cgroup_file_bytes": _cell(cg.file_bytes),
-        "host_available_bytes": _cell(host.available_bytes),
-        "host_swap_used_bytes": _cell(host.swap_used_bytes),
-        "host_cpu_pct": _cell(host.cpu_pct, 1),
-        "load1": _cell(host.load1, 2),
+        SAMPLE.elapsed_s: _cell(t.elapsed_s, 3),
+        SAMPLE.target_alive: "" if t.target_alive is None else "1" if t.target_alive else "0",
+        SAMPLE.target_procs: _cell(target.procs),
+        SAMPLE.target_rss_bytes: _cell(target.rss_bytes),
+        SAMPLE.target_pss_bytes: _cell(target.pss_bytes),
+        SAMPLE.target_uss_bytes: _cell(target.uss_bytes),
+        SAMPLE.target_cpu_pct: _cell(t.target_cpu_pct, 1),
+        SAMPLE.cgroup_memory_bytes: _cell(cg.memory_bytes),
+        SAMPLE.cgroup_peak_bytes: _cell(cg.peak_bytes),
+        SAMPLE.cgroup_anon_bytes: _cell(cg.anon_bytes),
+        SAMPLE.cgroup_file_bytes: _cell(cg.file_bytes),
+        SAMPLE.host_available_bytes: _cell(host.available_bytes),
+        SAMPLE.host_swap_used_bytes: _cell(host.swap_used_bytes),
+        SAMPLE.host_cpu_pct: _cell(host.cpu_pct, 1),
+        SAMPLE.load1: _cell(host.load1, 2),
         "queue_length": _cell(q.queue_length),
         "in_progress": _cell(q.in_progress),
-        "queue_age_s": _cell(q.age_s, 3),
-        "sidecar_rss_bytes": _cell(t.sidecar_rss_bytes),
-        "loadgen_rss_bytes": _cell(lg.rss_bytes),
-        "loadgen_cpu_pct": _cell(lg.cpu_pct, 1),
-        "loadgen_children_cpu_pct": _cell(lg.children_cpu_pct, 1),
+        SAMPLE.queue_age_s: _cell(q.age_s, 3),
+        SAMPLE.sidecar_rss_bytes: _cell(t.sidecar_rss_bytes),
+        SAMPLE.loadgen_rss_bytes: _cell(lg.rss_bytes),
+        SAMPLE.loadgen_cpu_pct: _cell(lg.cpu_pct, 1),
+        SAMPLE.loadgen_children_cpu_pct: _cell(lg.children_cpu_pct, 1),
         "event": "; ".join(t.events),
         "host": t.host_label,
     }

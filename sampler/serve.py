@@ -39,7 +39,7 @@ class ServiceState:
     clock: Callable[[], float] = time.time
     boot: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # a restart starts new row numbers
     stopped: str | None = None  # why sampling ended (target exited, duration); rows stay readable
-    step_reading: Callable[[bool], MemoryReading | None] = lambda _pss: None  # noqa: E731
+    step_reading: Callable[[bool], MemoryReading | None] = lambda _pss: None
 
     def authorized(self, header: str) -> bool:
         scheme, _, given = header.partition(" ")
@@ -68,7 +68,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "loadkit-sampler"
     state: ServiceState  # set on the subclass made by make_server
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         if not self.state.authorized(self.headers.get("Authorization", "")):
             return self._send(401, {"error": "missing or wrong bearer token"})
         url = urlsplit(self.path)
@@ -98,7 +98,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 (http.server's signature)
+    def log_message(self, format: str, *args) -> None:
         """No request log: nothing a request carries ends up in a file."""
 
 

@@ -112,16 +112,16 @@ class Target:
         return pss, uss
 
 
-def ProcessTreeTarget(pid: int, tree_refresh_s: float = 2.0) -> Target:  # noqa: N802 (reads as a class)
+def ProcessTreeTarget(pid: int, tree_refresh_s: float = 2.0) -> Target:  # reads as a class
     """A pid and its descendants."""
     return Target([TreeSelector(pid)], tree_refresh_s)
 
 
-def PatternTarget(pattern: str, tree_refresh_s: float = 2.0) -> Target:  # noqa: N802
+def PatternTarget(pattern: str, tree_refresh_s: float = 2.0) -> Target:
     """Processes whose command line matches `pattern`."""
     return Target([PatternSelector(pattern)], tree_refresh_s)
 
 
-def CgroupTarget(path: str, tree_refresh_s: float = 2.0) -> Target:  # noqa: N802
+def CgroupTarget(path: str, tree_refresh_s: float = 2.0) -> Target:
     """The processes of a cgroup directory."""
     return Target([CgroupSelector(path)], tree_refresh_s)

@@ -34,6 +34,17 @@ class ArrivalProcess:
         if not (math.isfinite(self.burstiness) and self.burstiness > 0):
             raise ProfileConfigError(f"--burstiness {self.burstiness!r}: must be a finite number > 0")
 
+    def asked(self, start_ts: float, rate_points: list[list[float]]) -> dict:
+        """run.json "open_model": a rate curve's corners ([[elapsed s, arrivals/s], ...]) from start_ts,
+        paced by this process."""
+        return {
+            "start_ts": start_ts,
+            "rate_points": rate_points,
+            "arrivals": self.kind,
+            "burstiness": self.burstiness,
+            "arrival_seed": self.seed,
+        }
+
 
 def unit_gaps(process: ArrivalProcess) -> Iterator[float]:
     """Gaps of mean 1 between successive arrivals in operational time; the first arrival of a constant

@@ -34,9 +34,15 @@ class BreakpointStop:
     threshold: str  # the expression that failed
 
 
+class BreakpointProfile(StagedProfile):
+    """Steps up until an aborting threshold stops it; where it stopped is recorded (stop_point)."""
+
+    records_stop_point = True
+
+
 def build(opts: ProfileOptions) -> StagedProfile:
     if opts.stages:
-        return build_from_stages("breakpoint", opts)
+        return build_from_stages("breakpoint", opts, BreakpointProfile)
     d = BreakpointParams()
     p = BreakpointParams(
         step_users=opts.step_users or d.step_users,
@@ -44,7 +50,7 @@ def build(opts: ProfileOptions) -> StagedProfile:
         max_users=opts.peak_users or d.max_users,
         baseline_s=opts.baseline_s or 0.0,
     )
-    return StagedProfile("breakpoint", p, with_baseline(step_stages(p), p.baseline_s))
+    return BreakpointProfile("breakpoint", p, with_baseline(step_stages(p), p.baseline_s))
 
 
 def step_stages(p: BreakpointParams) -> list[Stage]:

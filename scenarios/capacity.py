@@ -10,24 +10,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract.cli import add
-from contract.units import parse_size
+from contract.schema import CAPACITY_AT_N
+from contract.units import parse_size, whole_number
 from scenarios.errors import ProfileConfigError
 from scenarios.shape import Phase, Tick
+from scenarios.traits import ProfileTraits
 
 METRICS = ("rss", "pss")
 CONNECTIONS = ("fresh", "keep-alive")
 ACP_SESSIONS = ("process", "shared")
 DEFAULT_BUDGET = "1GiB"
-DEFAULT_AT_N = 200
 
 
-class SerialProfile:
-    """One driver user from t = 0 until the driver stops the run (budget, cap, failure, cycles done)."""
+class SerialProfile(ProfileTraits):
+    """One driver user from t = 0 until the driver stops the run (budget, cap, failure, cycles done),
+    in one process (the driver reads the target after each step)."""
 
-    def __init__(self, name: str, params: Any, driver: str) -> None:
+    one_process = True
+
+    def __init__(self, name: str, params: Any, driver: str, memory_budget_bytes: float) -> None:
         self.name = name
         self.params = params
         self.driver = driver
+        self.memory_budget_bytes = memory_budget_bytes
 
     def tick(self, t: float) -> Tick:
         return Tick(1, 1.0, self.name)
@@ -49,7 +54,7 @@ class CapacityParams:
     memory_budget_bytes: float = parse_size(DEFAULT_BUDGET)
     max_agents: int | None = None
     capacity_metric: str = "rss"
-    capacity_at_n: int = DEFAULT_AT_N
+    capacity_at_n: int = CAPACITY_AT_N
 
 
 def add_arguments(parser: Any) -> None:
@@ -75,7 +80,7 @@ def add_arguments(parser: Any) -> None:
         group,
         "--capacity-at-n",
         web_ui=True,
-        default=str(DEFAULT_AT_N),
+        default=str(CAPACITY_AT_N),
         help="capacity: report the target's memory at this agent count (default 200)",
     )
     add(
@@ -104,7 +109,7 @@ def read_params(options: Any, max_agents: int | None) -> CapacityParams:
         memory_budget_bytes=budget_bytes(options),
         max_agents=max_agents,
         capacity_metric=metric(options),
-        capacity_at_n=whole(options, "capacity_at_n", DEFAULT_AT_N),
+        capacity_at_n=whole(options, "capacity_at_n", CAPACITY_AT_N),
     )
 
 
@@ -131,11 +136,12 @@ def whole(options: Any, dest: str, default: int) -> int:
     raw = getattr(options, dest, None)
     if raw in (None, ""):
         return default
-    if not str(raw).strip().isdigit() or int(raw) < 1:
-        raise ProfileConfigError(f"--{dest.replace('_', '-')} {raw!r}: must be a whole number >= 1")
-    return int(raw)
+    try:
+        return whole_number(raw, least=1)
+    except ValueError as exc:
+        raise ProfileConfigError(f"--{dest.replace('_', '-')} {raw!r}: {exc}") from None
 
 
 def build(params: CapacityParams) -> SerialProfile:
     """The capacity profile from its validated parameters."""
-    return SerialProfile("capacity", params, "agents.capacity:CapacityAgent")
+    return SerialProfile("capacity", params, "agents.capacity:CapacityAgent", params.memory_budget_bytes)

@@ -52,5 +52,6 @@ def read_params(options: Any) -> ChurnParams:
     )
 
 
-def build(params: ChurnParams) -> SerialProfile:
-    return SerialProfile("churn", params, "agents.capacity:ChurnAgent")
+def build(params: ChurnParams, memory_budget_bytes: float) -> SerialProfile:
+    """The churn profile; it stops at capacity's --memory-budget too."""
+    return SerialProfile("churn", params, "agents.capacity:ChurnAgent", memory_budget_bytes)

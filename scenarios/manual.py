@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from scenarios.options import ProfileOptions
 from scenarios.shape import Phase, Tick
+from scenarios.traits import EDIT_APPLIES, ProfileTraits
 
 
 @dataclass(frozen=True)
@@ -18,17 +19,18 @@ class ManualParams:
     run_time_s: float | None = None  # -t; None runs until stopped
 
 
-class ManualProfile:
+class ManualProfile(ProfileTraits):
     """Ramp at -r users/s to -u users, hold until -t (or forever); EDIT in the web UI ramps again."""
 
     name = "manual"
-    driver = None
 
     def __init__(self, params: ManualParams) -> None:
         self.params = params
         self._ramp_s = params.users / params.spawn_rate
         self._ramp_end_s = self._ramp_s
         self.edits = 0
+        if params.run_time_s is not None:
+            self.end_s = params.run_time_s
 
     def tick(self, t: float) -> Tick | None:
         p = self.params
@@ -45,6 +47,9 @@ class ManualProfile:
         self.params = replace(self.params, users=users, spawn_rate=spawn_rate)
         self._ramp_end_s = t + ramp_s
         self.edits += 1
+
+    def edit_note(self) -> str:
+        return EDIT_APPLIES
 
     def peak_users(self) -> int:
         return self.params.users

@@ -16,6 +16,7 @@ from scenarios.arrivals import ArrivalSchedule, Pacer
 from scenarios.errors import ProfileConfigError
 from scenarios.shape import Phase, Stage, StagedProfile, Tick
 from scenarios.trace_replay import trace_pacer
+from scenarios.traits import ProfileTraits
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,11 @@ class OpenModelParams:
     arrival_seed: int  # --arrival-seed
 
 
-class OpenModelProfile:
-    """Same name and phases as the wrapped profile; users = the agent pool for the whole run."""
+class OpenModelProfile(ProfileTraits):
+    """Same name, phases and traits as the wrapped profile; users = the agent pool for the whole run,
+    spawned before the first arrival is due."""
 
-    driver = None
+    spawns_pool_first = True
 
     def __init__(
         self,
@@ -58,6 +60,8 @@ class OpenModelProfile:
             process.seed,
         )
         self._inner = inner
+        self.end_s = inner.end_s
+        self.judges_trends, self.records_stop_point = inner.judges_trends, inner.records_stop_point
 
     def tick(self, t: float) -> Tick | None:
         inner = self._inner.tick(t)
@@ -93,6 +97,9 @@ class OpenModelProfile:
     def rate_points(self) -> list[list[float]]:
         """The asked arrivals/s over elapsed seconds, as corners (run.json open_model.rate_points)."""
         return self.schedule.rate_points()
+
+    def arrivals_asked(self, start_ts: float) -> dict:
+        return self.process.asked(start_ts, self.rate_points())
 
 
 def pacer_from_doc(doc: dict) -> Pacer:

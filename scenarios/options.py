@@ -7,13 +7,12 @@ them and says which one is malformed. It builds no profile and judges nothing.
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from contract.cli import env_var
-from contract.units import parse_duration
+from contract.units import parse_duration, positive_number, whole_number
 from scenarios import capacity, churn
 from scenarios.arrival_process import PROCESSES, ArrivalProcess
 from scenarios.capacity import CapacityParams
@@ -153,7 +152,7 @@ def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
         baseline_s=_convert(get, "baseline", parse_duration),
         rounds=_convert(get, "rounds", _levels),
         round_hold_s=_convert(get, "round_hold", _positive_duration),
-        arrival_rate=_convert(get, "arrival_rate", _positive_float),
+        arrival_rate=_convert(get, "arrival_rate", positive_number),
         max_agents=max_agents,
         arrival_process=_arrival_process(get),
         arrivals_given=get("arrivals") is not None or get("burstiness") is not None,
@@ -163,7 +162,7 @@ def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
         allow_unjudged=get("allow_unjudged") in (True, "true", "on", "1"),
         slo_exprs=_threshold_list(get("slo")),
         num_users=_convert(get, "num_users", _positive_int, "-u/--users"),
-        spawn_rate=_convert(get, "spawn_rate", _positive_float, "-r/--spawn-rate"),
+        spawn_rate=_convert(get, "spawn_rate", positive_number, "-r/--spawn-rate"),
         run_time_s=_convert(get, "run_time", parse_duration, "-t/--run-time"),
         capacity=capacity.read_params(ns, max_agents),
         churn=churn.read_params(ns),
@@ -192,7 +191,7 @@ def _convert(
 
 def _arrival_process(get: Callable[[str], Any]) -> ArrivalProcess:
     """--arrivals, --burstiness, --arrival-seed; --burstiness alone means gamma arrivals."""
-    burstiness = _convert(get, "burstiness", _positive_float)
+    burstiness = _convert(get, "burstiness", positive_number)
     kind = get("arrivals") or ("gamma" if burstiness is not None else "constant")
     if burstiness is not None and kind != "gamma":
         raise ProfileConfigError(f"--burstiness applies to --arrivals gamma, not --arrivals {kind}")
@@ -201,9 +200,7 @@ def _arrival_process(get: Callable[[str], Any]) -> ArrivalProcess:
 
 
 def _whole_seed(text: str) -> int:
-    if not text.isdigit():
-        raise ValueError("must be a whole number >= 0")
-    return int(text)
+    return whole_number(text)
 
 
 def _threshold_list(raw: Any) -> tuple[str, ...]:
@@ -212,11 +209,9 @@ def _threshold_list(raw: Any) -> tuple[str, ...]:
     return tuple(part.strip() for item in items for part in item.split(";") if part.strip())
 
 
-def _whole(text: str) -> int:
+def _whole(text: str, least: int = 0) -> int:
     """A user count: a whole number, at most MAX_USERS (every user costs memory in this process)."""
-    if not text.isdigit():
-        raise ValueError("must be a whole number >= 0")
-    return check_users(int(text))
+    return check_users(whole_number(text, least))
 
 
 def check_users(users: int) -> int:
@@ -230,20 +225,7 @@ def check_users(users: int) -> int:
 
 
 def _positive_int(text: str) -> int:
-    value = _whole(text)
-    if value == 0:
-        raise ValueError("must be at least 1")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError("must be a number > 0") from None
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError("must be a finite number > 0")
-    return value
+    return _whole(text, least=1)
 
 
 def _positive_duration(text: str) -> float:

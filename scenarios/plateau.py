@@ -33,11 +33,13 @@ class PlateauParams:
     baseline_s: float  # idle lead-in with no users, before the ramp-up (not part of duration)
 
 
-def build_plateau(name: str, opts: ProfileOptions, defaults: PlateauDefaults) -> StagedProfile:
+def build_plateau(
+    name: str, opts: ProfileOptions, defaults: PlateauDefaults, shape: type[StagedProfile] = StagedProfile
+) -> StagedProfile:
     if opts.stages:
-        return build_from_stages(name, opts)
+        return build_from_stages(name, opts, shape)
     params = resolve_plateau(opts, defaults)
-    return StagedProfile(name, params, with_baseline(plateau_stages(params), params.baseline_s))
+    return shape(name, params, with_baseline(plateau_stages(params), params.baseline_s))
 
 
 def resolve_plateau(opts: ProfileOptions, defaults: PlateauDefaults) -> PlateauParams:

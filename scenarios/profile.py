@@ -1,4 +1,5 @@
-"""The one interface every load profile satisfies: the shape's ticks, its phases, and what paces work.
+"""The one interface every load profile satisfies: the shape's ticks, its phases, what paces work, and
+what the run must know of it (scenarios/traits.py gives the common answers).
 
 A Protocol (and how its parameters read as a dict); the run (kit/) drives any profile through it
 without asking what kind it is.
@@ -48,6 +49,22 @@ class Profile(Protocol):
         """What paces the agents' work from start_ts: arrivals (open model), rounds, a sweep's passes,
         or nothing."""
         ...
+
+    # What the run asks beyond the shape (defaults and meanings: scenarios/traits.py ProfileTraits).
+    one_process: bool
+    spawns_pool_first: bool
+    judges_trends: bool
+    records_stop_point: bool
+    memory_budget_bytes: float | None
+    end_s: float
+
+    def arrivals_asked(self, start_ts: float) -> dict | None: ...
+
+    def share_doc(self, share: int, shares: int, start_ts: float) -> dict: ...
+
+    def edit_note(self) -> str: ...
+
+    def edit(self, users: int, spawn_rate: float, t: float) -> str | None: ...
 
 
 def params_of(profile: Profile) -> dict[str, Any]:

@@ -43,7 +43,7 @@ BUILDERS: dict[str, Callable[[ProfileOptions], Profile]] = {
     "rounds": rounds.build,
     "sweep": sweep.build,
     "capacity": lambda opts: capacity.build(opts.capacity),
-    "churn": lambda opts: churn.build(opts.churn),
+    "churn": lambda opts: churn.build(opts.churn, opts.capacity.memory_budget_bytes),
     "trace": trace_replay.build,
 }
 PROFILE_NAMES: tuple[str, ...] = tuple(BUILDERS)

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from scenarios.errors import ProfileConfigError
 from scenarios.options import ProfileOptions
 from scenarios.shape import Phase, Tick
+from scenarios.traits import ProfileTraits
 
 DEFAULT_LEVELS = (6, 8, 10)
 DEFAULT_BASELINE_S = 10.0
@@ -121,11 +122,10 @@ class RoundsPlan:
             self.rounds.append(RoundRecord(n + 1, self.params.levels[n], now))
 
 
-class RoundsProfile:
+class RoundsProfile(ProfileTraits):
     """LoadTestShape adapter: 0 users in the baseline, one user per task of the current round."""
 
     name = "rounds"
-    driver = None
 
     def __init__(self, params: RoundsParams, clock: Callable[[], float] = time.time) -> None:
         self.params = params

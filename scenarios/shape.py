@@ -13,6 +13,7 @@ from typing import Any
 
 from contract.units import parse_duration
 from scenarios.errors import ProfileConfigError
+from scenarios.traits import ProfileTraits
 
 
 @dataclass(frozen=True)
@@ -48,10 +49,8 @@ class Stage:
     phase: str
 
 
-class StagedProfile:
+class StagedProfile(ProfileTraits):
     """A profile defined by a list of stages, starting from 0 users at t = 0."""
-
-    driver = None
 
     def paced_by(self, start_ts: float) -> None:
         """Closed model: agents loop with their own wait time, nothing paces them."""

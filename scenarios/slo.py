@@ -20,6 +20,7 @@ from typing import Any
 
 from contract.compare import COMPARE
 from contract.derived import derived_value, number
+from contract.schema import TASK_STATUS
 from scenarios.errors import ThresholdConfigError
 from scenarios.metrics import GOODPUT, METRICS, TASK_GOODPUT, Metric
 from scenarios.thresholds import OPS, Threshold, value_in_unit
@@ -139,7 +140,7 @@ class Goodput:
         task_slos = [s for s in self.slos if s.of_tasks]
         missed = str(row.get("task_id")) in self._missed_tasks
         self._missed_tasks.discard(str(row.get("task_id")))
-        done = row.get("status") == "done"
+        done = row.get("status") == TASK_STATUS.done
         self.tasks_scored += 1
         self.tasks_met += done and not missed and all(s.met(s.value_of(row)) for s in task_slos)
 

@@ -12,5 +12,11 @@ from scenarios.shape import StagedProfile
 DEFAULTS = PlateauDefaults(peak_users=10, duration_s=3600.0, ramp_fraction=0.05)
 
 
+class SoakProfile(StagedProfile):
+    """A plateau whose verdict is its trends (memory leak, error drift)."""
+
+    judges_trends = True
+
+
 def build(opts: ProfileOptions) -> StagedProfile:
-    return build_plateau("soak", opts, DEFAULTS)
+    return build_plateau("soak", opts, DEFAULTS, SoakProfile)

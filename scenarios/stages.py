@@ -17,11 +17,13 @@ class StagesParams:
     baseline_s: float
 
 
-def build_from_stages(name: str, opts: ProfileOptions) -> StagedProfile:
-    """The profile named `name`, shaped by opts.stages instead of its own parameters."""
+def build_from_stages(
+    name: str, opts: ProfileOptions, shape: type[StagedProfile] = StagedProfile
+) -> StagedProfile:
+    """The profile named `name` (of class `shape`), shaped by opts.stages instead of its own parameters."""
     assert opts.stages is not None
     params = StagesParams(opts.stages, opts.baseline_s or 0.0)
-    return StagedProfile(name, params, with_baseline(parse_stages(opts.stages), params.baseline_s))
+    return shape(name, params, with_baseline(parse_stages(opts.stages), params.baseline_s))
 
 
 def with_baseline(stages: list[Stage], baseline_s: float) -> list[Stage]:

@@ -14,11 +14,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from contract.schema import REQUEST
 from scenarios.arrival_process import ArrivalProcess, arrival_timing
 from scenarios.arrivals import Arrival, ArrivalSchedule, Pacer
 from scenarios.errors import ProfileConfigError
 from scenarios.options import ProfileOptions
 from scenarios.shape import Phase, Stage, Tick
+from scenarios.traits import ProfileTraits
 
 SYNCHRONOUS, THROUGHPUT, RATE = "synchronous", "throughput", "rate"
 CLOSED_PASSES = frozenset({SYNCHRONOUS, THROUGHPUT})
@@ -79,7 +81,7 @@ class SweepPlan:
         rate."""
         if str(row.get("ok")) not in ("1", "True"):
             return
-        end = float(row["ts"]) + float(row.get("latency_ms") or 0.0) / 1000.0 - self.start_ts
+        end = float(row["ts"]) + float(row.get(REQUEST.latency_ms) or 0.0) / 1000.0 - self.start_ts
         for p in self.passes:
             if p.kind in CLOSED_PASSES and p.end_s - p.measured_s <= end < p.end_s:
                 p.completed += 1
@@ -146,11 +148,10 @@ def layout(params: SweepParams) -> list[SweepPass]:
     return [SweepPass(n, kind, b + (n - 1) * h, b + n * h) for n, kind in enumerate(kinds, start=1)]
 
 
-class SweepProfile:
+class SweepProfile(ProfileTraits):
     """LoadTestShape adapter: 0 agents in the baseline, 1 in the synchronous pass, the pool after."""
 
     name = "sweep"
-    driver = None
     one_process = True  # its rates are measured as it goes: refused on a master or a worker
 
     def __init__(self, params: SweepParams) -> None:
@@ -168,6 +169,10 @@ class SweepProfile:
     def rate_points(self) -> list[list[float]]:
         """The rate passes' asked arrivals/s so far (known once the throughput pass has ended)."""
         return self.plan.rate_points() if self.plan is not None else []
+
+    def arrivals_asked(self, start_ts: float) -> dict:
+        """Its rate passes' arrivals: the rate curve fills in as the closed passes measure it."""
+        return self.process.asked(start_ts, self.rate_points())
 
     def tick(self, t: float) -> Tick | None:
         if t >= self.end_s:

@@ -17,6 +17,7 @@ from scenarios.arrivals import Pacer
 from scenarios.errors import ProfileConfigError
 from scenarios.options import ProfileOptions
 from scenarios.shape import Phase, Tick
+from scenarios.traits import ProfileTraits
 
 PHASE = "replay"
 BUSY_S = 5.0  # the default pool holds the busiest second's arrivals for this long each
@@ -31,11 +32,12 @@ class TraceReplayParams:
     max_agents: int
 
 
-class TraceReplayProfile:
-    """Users = the agent pool until the last line is due, plus the pacer's 1 s allowance for lateness."""
+class TraceReplayProfile(ProfileTraits):
+    """Users = the agent pool until the last line is due, plus the pacer's 1 s allowance for lateness;
+    the pool spawns before the first line is due."""
 
     name = "trace"
-    driver = None
+    spawns_pool_first = True
 
     def __init__(self, offsets_s: tuple[float, ...], speed: float, max_agents: int | None) -> None:
         self.offsets_s, self.speed = offsets_s, speed
@@ -79,6 +81,10 @@ class TraceReplayProfile:
             rate = float(_in_window(self.due_s, second))
             points += [[float(second), rate], [float(second + 1), rate]]
         return points
+
+    def arrivals_asked(self, start_ts: float) -> dict:
+        """The trace's own timing: line k due at start + offset."""
+        return {"start_ts": start_ts, "rate_points": self.rate_points(), "arrivals": "trace"}
 
 
 def trace_pacer(doc: dict) -> Pacer:

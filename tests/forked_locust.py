@@ -40,7 +40,7 @@ def run_child(case: dict) -> None:
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:  # noqa: BLE001 - reported as a traceback on the case's stderr
+    except BaseException:  # reported as a traceback on the case's stderr
         traceback.print_exc()
     finally:
         sys.stdout.flush()

@@ -1,12 +1,12 @@
-"""Recorded run directories, one per profile, with known answers (analysis/synthetic.py and the capacity
+"""Recorded run directories, one per profile, with known answers (tests/synthetic.py and the capacity
 tests' generators), for the report, index and browser tests. Not a test module itself."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.synthetic import T0, rounds_run, soak_samples, stream_requests, write_run_dir
 from tests.analysis.test_capacity_analysis import churn_frame, synthetic_run
+from tests.synthetic import T0, rounds_run, soak_samples, stream_requests, write_run_dir
 
 LOAD_PROFILES = ("smoke", "average", "stress", "spike")
 PROFILES = (*LOAD_PROFILES, "breakpoint", "soak", "capacity", "churn", "rounds")

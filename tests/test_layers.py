@@ -1,14 +1,18 @@
-"""The architecture as a test: a module may import only rooms of its own layer or below, and the rooms'
-import graph has no cycle (docs/architecture.md draws the layers).
+"""The architecture as a test: a module may import only rooms of its own layer or below, the rooms'
+import graph has no cycle (docs/architecture.md draws the layers), and no module outside contract/
+spells a run directory's column or event name: it takes it from contract/schema.py.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import re
 from pathlib import Path
 
 import pytest
 
+from contract import schema
 from tests.paths import REPO
 
 # Bottom to top; a room may import its own layer and any layer below it, never one above.
@@ -114,3 +118,66 @@ def test_the_check_fails_on_an_upward_import_and_on_a_cycle():
     assert upward_imports("agents", fixture) == ["kit"]
     assert upward_imports("contract", "from scenarios import registry\n") == ["scenarios"]
     assert find_cycle({"a.x": {"a.y"}, "a.y": {"a.z"}, "a.z": {"a.x"}}) == ["a.x", "a.y", "a.z", "a.x"]
+
+
+# Names of one plain word (ts, ok, event, status, model, host, round...) are also keys of the gateways'
+# JSON, of run.json and of derived tables: a literal check cannot tell them apart, so only the names of
+# more than one word (or with a digit: load1) are checked; less these, which are also fields of the
+# protocols the kit speaks.
+PROTOCOL_FIELDS = {
+    "task_id": "the gateways' task APIs (the task board, Hermes runs, A2A, LangGraph)",
+    "session_id": "the gateways' session APIs and traces",
+    "agent_id": "the simulator's agent API",
+    "request_id": "the gateways' request ids",
+    "tool_calls": "OpenAI chat messages and stream deltas",
+    "in_progress": "Responses and A2A states; the task board's and the Kanban sidecar's stats JSON",
+    "queue_length": "the task board's and the Kanban sidecar's stats JSON (the presets' queue probes)",
+    "worker_pid": "the task board's and Hermes Kanban's task JSON",
+}
+
+
+def schema_names() -> set[str]:
+    """Every column and event (status) name contract/schema.py defines."""
+    names = {c for n, v in vars(schema).items() if n.endswith("_COLUMNS") for c in v}
+    records = (schema.SAMPLE_EVENT, schema.AGENT_EVENT, schema.CAPACITY_EVENT, schema.TASK_STATUS)
+    return names | {e for record in records for e in dataclasses.astuple(record)}
+
+
+CHECKED_NAMES = {n for n in schema_names() if re.search(r"[_0-9]", n)} - set(PROTOCOL_FIELDS)
+
+
+def spelled_names(source: str) -> list[tuple[int, str]]:
+    """(line, name) of every string literal that is a checked schema name (docstrings aside)."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return sorted(
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value in CHECKED_NAMES
+        and id(node) not in docstrings
+    )
+
+
+@pytest.mark.parametrize("room", sorted(ROOMS - {"contract"}))
+def test_no_module_outside_contract_spells_a_column_or_event_name(room):
+    spelled = {
+        str(path.relative_to(REPO)): names
+        for path in module_files().get(room, [])
+        if (names := spelled_names(path.read_text(encoding="utf-8")))
+    }
+    assert spelled == {}
+
+
+def test_the_name_check_sees_a_column_and_an_event_spelled_and_not_a_docstring():
+    source = 'def f(row):\n    "target_rss_bytes"\n    return row["target_rss_bytes"], "target_exited"\n'
+    assert spelled_names(source) == [(3, "target_exited"), (3, "target_rss_bytes")]
+    assert "target_rss_bytes" in CHECKED_NAMES and "ts" not in CHECKED_NAMES

@@ -13,6 +13,7 @@ from locust.env import Environment
 from agents.capacity import CapacityAgent, ChurnAgent
 from agents.settings import AgentSettings, set_agent_settings
 from analysis import capacity as cap
+from analysis import churn as churn_study
 from contract import schema
 from lifecycle.target import free_port, simulator_command, start_target, stop_target
 from scenarios.options import read_options
@@ -44,7 +45,7 @@ def drive(agent_class, target, run_dir: Path, timeout_s: float = 90.0, **options
     env = Environment(user_classes=[agent_class], host=target.url)
     settings = AgentSettings(
         run_id="test-run",
-        run_dir=str(run_dir),
+        run_dir=run_dir,
         target_pid=(target.pid,),
         capacity=profile.capacity,
         churn=profile.churn,
@@ -117,7 +118,7 @@ def test_capacity_process_mode_pss_reads_back_agent_mib_where_summed_rss_over_co
 def test_churn_reads_back_retained_mib_per_closed_session(simulator, tmp_path):
     target = simulator("--agent-mib", "4", "--retain-mib-per-closed", "2")
     frame = drive(ChurnAgent, target, tmp_path, churn_cycles="8", churn_batch="5")
-    result = cap.churn_result(frame)
+    result = churn_study.churn_result(frame)
     assert result.retained_mib_per_session == pytest.approx(2.0, rel=0.10)
     assert result.verdict.startswith("retains")
     assert result.sessions_closed == 40
@@ -126,6 +127,6 @@ def test_churn_reads_back_retained_mib_per_closed_session(simulator, tmp_path):
 def test_churn_without_retention_reports_none(simulator, tmp_path):
     target = simulator("--agent-mib", "4", "--retain-mib-per-closed", "0")
     frame = drive(ChurnAgent, target, tmp_path, churn_cycles="8", churn_batch="5")
-    result = cap.churn_result(frame)
+    result = churn_study.churn_result(frame)
     assert result.verdict.startswith("no retention"), result.verdict
     assert result.returned_mib_per_session == pytest.approx(4.0, rel=0.10)

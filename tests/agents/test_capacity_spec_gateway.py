@@ -201,7 +201,7 @@ def test_a_stop_mid_ramp_closes_every_session_the_run_opened(rest_gateway, tmp_p
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        preexec_fn=default_sigint,  # noqa: PLW1509 - no threads here
+        preexec_fn=default_sigint,  # no threads here
     )
     try:
         wait_for(lambda: server_stats(gateway, "stopped")["open"] >= 8, 60, "8 sessions open")

@@ -74,10 +74,11 @@ def gateway():
 
 def driver_and_raw_startup_ms(target, run_dir: Path) -> tuple[float, float]:
     """Median start-up (ms) the driver read with 50 streams in its process, and the raw client beside."""
+    run_dir.mkdir(parents=True, exist_ok=True)  # the kit's session creates it before any agent runs
     env = Environment(user_classes=[DriverAlongside, BusyStream], host=target.url)
     settings = AgentSettings(
         run_id="clock",
-        run_dir=str(run_dir),
+        run_dir=run_dir,
         target_pid=(target.pid,),
         capacity=CapacityParams(max_agents=AGENTS),
     )

@@ -3,7 +3,7 @@ its agents run, a worker takes only what it was granted, and every report moves 
 
 from __future__ import annotations
 
-from agents.pacing import FleetRounds, WorkerRounds
+from kit.fleet import FleetRounds, WorkerRounds
 from scenarios.rounds import RoundsParams, RoundsPlan
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from analysis.index import index_rows
-from analysis.synthetic import T0
 from tests.paths import REPO
 from tests.report_runs import recorded_run
+from tests.synthetic import T0
 
 DAY = 86400.0
 

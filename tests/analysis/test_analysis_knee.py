@@ -12,7 +12,7 @@ from analysis.knee import find_knee, knees, little_check, load_levels, time_bins
 from analysis.load import load_run
 from analysis.report import load_section, write_report
 from analysis.summary import console_summary
-from analysis.synthetic import T0, write_run_dir
+from tests.synthetic import T0, write_run_dir
 
 STEP_S = 60.0
 

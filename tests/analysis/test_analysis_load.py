@@ -9,10 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import analysis.load
+from analysis import __main__ as analysis_command
 from analysis.load import load_run
 from analysis.report import write_report
-from analysis.synthetic import soak_samples, stream_requests, write_run_dir
-from contract import exit_codes
+from contract import exit_codes, schema
+from tests.synthetic import soak_samples, stream_requests, write_run_dir
 
 META = {"run_id": "damaged", "stop_reason": "target died", "exit_code": 3}
 
@@ -102,3 +104,24 @@ def test_nan_and_inf_latencies_in_a_hand_edited_requests_csv_are_skipped_and_cou
     )
     assert proc.returncode == exit_codes.OK and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert "4 row(s) with a non-finite number" in (tmp_path / "report.md").read_text()
+
+
+def test_the_report_command_reads_the_run_directory_once(tmp_path, monkeypatch, capsys):
+    """`python -m analysis RUN_DIR` (the kit's report child at the end of every run): the report, its
+    summary.json and the console summary share one load of the run directory, each file read once."""
+    write_run_dir(tmp_path, META, samples=soak_samples(100), requests=stream_requests(50, 100))
+    reads: list[str] = []
+    for name in ("_read_csv", "_read_meta"):
+        monkeypatch.setattr(analysis.load, name, _counted(getattr(analysis.load, name), reads))
+    assert analysis_command.main([str(tmp_path)]) == exit_codes.OK
+    assert "report: " in capsys.readouterr().out
+    assert schema.REQUESTS_CSV in reads and schema.RUN_JSON in reads
+    assert sorted(reads) == sorted(set(reads)), reads
+
+
+def _counted(read, reads: list[str]):
+    def counting(path, *args, **kwargs):
+        reads.append(path.name)
+        return read(path, *args, **kwargs)
+
+    return counting

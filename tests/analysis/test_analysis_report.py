@@ -16,9 +16,9 @@ from analysis.load import load_run
 from analysis.model import Section
 from analysis.report import extra_sections, write_report
 from analysis.summary import console_summary
-from analysis.synthetic import T0, rounds_run, soak_samples, stream_requests, write_run_dir
 from contract.schema import MIB
 from tests.paths import REPO
+from tests.synthetic import T0, rounds_run, soak_samples, stream_requests, write_run_dir
 
 META = {
     "run_id": "r1",

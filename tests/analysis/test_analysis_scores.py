@@ -18,9 +18,9 @@ from analysis.headline import headline
 from analysis.levels import ARRIVALS_PER_S, run_levels
 from analysis.load import load_run
 from analysis.report import write_report
-from analysis.synthetic import T0, write_run_dir
 from contract import schema
 from scenarios.slo import Goodput, parse_slo
+from tests.synthetic import T0, write_run_dir
 
 SLOS = [parse_slo("ttft_ms <= 300", "--slo #1"), parse_slo("tpot_ms p90 <= 21", "--slo #2")]
 

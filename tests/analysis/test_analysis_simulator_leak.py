@@ -10,11 +10,11 @@ import pytest
 
 from analysis.load import load_run
 from analysis.soak import SoakRule, memory_trend
-from analysis.synthetic import write_run_dir
 from sampler.launch import start_sampler, stop_sampler
 from sampler.options import SamplerOptions
 from simgateway import client
 from simgateway.launch import running, wait_for
+from tests.synthetic import write_run_dir
 
 pytestmark = pytest.mark.e2e
 

@@ -15,7 +15,7 @@ import pytest
 
 from analysis.load import load_run
 from analysis.soak import SoakRule, error_rate_trend, memory_trend
-from analysis.synthetic import T0, soak_samples, write_run_dir
+from tests.synthetic import T0, soak_samples, write_run_dir
 
 
 def test_planted_50_mib_per_hour_leak_is_judged_leak_with_slope_within_10_percent(tmp_path):

@@ -13,9 +13,9 @@ from analysis.queue import queue_table
 from analysis.resources import resource_table
 from analysis.rounds import rounds_table
 from analysis.stats import aggregate, describe
-from analysis.synthetic import T0, rounds_run, write_run_dir
 from analysis.tasks import task_outcome_table, task_timing_table
 from contract.schema import GIB, MIB
+from tests.synthetic import T0, rounds_run, write_run_dir
 
 
 def _requests(latencies, ok=None, **extra) -> pd.DataFrame:

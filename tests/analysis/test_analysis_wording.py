@@ -7,16 +7,17 @@ trend through two targets behind one URL. Recorded run directories, no processes
 
 from __future__ import annotations
 
-from analysis.capacity import PEAK_AT_STEPS, capacity_section, churn_result
+from analysis.capacity import PEAK_AT_STEPS, capacity_section
+from analysis.churn import churn_result
 from analysis.cost import DollarTotal, describe_total
 from analysis.headline import headline
 from analysis.index import index_rows, trend_plots
 from analysis.load import load_run
 from analysis.report import build_sections
-from analysis.synthetic import T0, soak_samples, write_run_dir
 from contract import schema
 from tests.analysis.test_capacity_analysis import synthetic_run
 from tests.report_runs import meta
+from tests.synthetic import T0, soak_samples, write_run_dir
 
 BUDGET_STOP = "capacity: budget reached at N=13 (RSS 203.2 MiB >= 200 MiB)"
 

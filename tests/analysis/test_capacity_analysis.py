@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from analysis import capacity as cap
+from analysis import churn as churn_study
 from contract import schema
 from contract.schema import CAPACITY_COLUMNS, GIB, MIB
 
@@ -125,7 +126,7 @@ def churn_frame(retain=2.0, per=4.0, batch=5, cycles=8, base=50.0, noise=0.0, se
 
 
 def test_churn_reads_back_retained_mib_per_closed_session():
-    result = cap.churn_result(churn_frame(retain=2.0))
+    result = churn_study.churn_result(churn_frame(retain=2.0))
     assert result.retained_mib_per_session == pytest.approx(2.0)
     assert result.returned_mib_per_session == pytest.approx(4.0 - 2.0)
     assert result.grown_mib_per_session == pytest.approx(4.0)
@@ -133,7 +134,7 @@ def test_churn_reads_back_retained_mib_per_closed_session():
 
 
 def test_churn_without_retention_says_so():
-    result = cap.churn_result(churn_frame(retain=0.0, noise=0.05))
+    result = churn_study.churn_result(churn_frame(retain=0.0, noise=0.05))
     assert result.verdict.startswith("no retention")
 
 
@@ -170,7 +171,7 @@ def test_an_inconclusive_churn_shows_the_mib_kept_each_cycle_and_what_would_sett
         rows.append(dict(n=5, closed=5 * (cycle - 1), event="opened", rss_bytes=(170 + mib) * MIB))
         rows.append(dict(n=0, closed=5 * cycle, event="closed", rss_bytes=(150 + mib) * MIB))
     frame = pd.DataFrame(rows, columns=list(CAPACITY_COLUMNS))
-    result = cap.churn_result(frame)
+    result = churn_study.churn_result(frame)
     assert result.verdict.startswith("inconclusive") and result.kept_mib == pytest.approx(kept)
     assert "--churn-cycles 10" in result.suggestion and "--churn-batch 10" in result.suggestion
     section = cap.capacity_section(RunData(path=tmp_path, meta={}, capacity=frame))
@@ -180,4 +181,4 @@ def test_an_inconclusive_churn_shows_the_mib_kept_each_cycle_and_what_would_sett
     summary = console_summary(RunData(path=tmp_path, meta={"profile": {"name": "churn"}}, capacity=frame))
     assert "kept above the baseline after each cycle: 0.0 -> 4.0 -> 12.0 -> 60.0 MiB" in summary
     assert "run more cycles (--churn-cycles 10)" in summary
-    assert cap.churn_result(churn_frame(retain=2.0)).suggestion is None  # a verdict needs no hint
+    assert churn_study.churn_result(churn_frame(retain=2.0)).suggestion is None  # a verdict needs no hint

@@ -10,7 +10,8 @@ import matplotlib.figure
 import pytest
 
 from analysis import render
-from analysis.capacity import capacity_result, churn_result
+from analysis.capacity import capacity_result
+from analysis.churn import churn_result
 from analysis.headline import headline
 from analysis.knee import load_levels, time_bins
 from analysis.labels import LABELS

@@ -51,7 +51,7 @@ def agent_user(user_class, host: str, run_dir: Path, **options) -> Iterator:
     """A started user of `user_class` with kit options; on exit it is stopped and its rows are flushed."""
     run_dir.mkdir(parents=True, exist_ok=True)
     environment = Environment(user_classes=[user_class], host=host)
-    set_agent_settings(environment, AgentSettings(run_id=RUN_ID, run_dir=str(run_dir), **options))
+    set_agent_settings(environment, AgentSettings(run_id=RUN_ID, run_dir=run_dir, **options))
     recorder = Recorder(environment, run_dir)
     user = user_class(environment)
     user.on_start()

@@ -136,7 +136,7 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *_args) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         path, _, query = self.path.partition("?")
         if path == "/healthz":
             return self.answer(200, {"ok": True})
@@ -151,7 +151,7 @@ class Handler(BaseHTTPRequestHandler):
             else self.answer(404, {"error": "no such"})
         )
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         started = time.perf_counter()
         body = self.read_body()
         if CREATE.match(self.path):
@@ -167,7 +167,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(200, {"reply": f"echo: {body.get('text', '')}"})
         return self.answer(404, {"error": "no such"})
 
-    def do_DELETE(self) -> None:  # noqa: N802
+    def do_DELETE(self) -> None:
         match = ONE.match(self.path)
         if match and not match.group(2) and self.gateway.close(match.group(1)):
             return self.answer(200, {"deleted": match.group(1)})

@@ -18,6 +18,7 @@ import pytest
 
 from agents.presets import preset
 from analysis import capacity as cap
+from analysis import churn as churn_study
 from contract import exit_codes, schema
 from tests.gateways.harness import (
     HERMES,
@@ -47,10 +48,10 @@ def capacity(run: Path, *args: str) -> tuple[cap.CapacityResult, pd.Series]:
     return result, pd.read_csv(run / schema.AGENTS_CSV)["event"].value_counts()
 
 
-def churn(run: Path, *args: str) -> cap.ChurnResult:
+def churn(run: Path, *args: str) -> churn_study.ChurnResult:
     done = run_locust(run, *CHURN, *args, timeout=300)
     assert done.returncode == exit_codes.OK, done.stderr[-2000:]
-    result = cap.churn_result(pd.read_csv(run / schema.CAPACITY_CSV))
+    result = churn_study.churn_result(pd.read_csv(run / schema.CAPACITY_CSV))
     assert result.sessions_closed == 12, result
     print(f"{run.name}: {result.verdict}")
     return result

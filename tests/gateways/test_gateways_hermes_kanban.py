@@ -17,7 +17,9 @@ import httpx
 import pandas as pd
 import pytest
 
-from agents.hermes_kanban import HermesKanbanAgent, KanbanCli, board_stats, cleanup, run_tag
+from agents.hermes_kanban import HermesKanbanAgent
+from agents.kanban_cli import KanbanCli, cleanup, run_tag
+from agents.kanban_stats import board_stats
 from agents.presets import preset
 from analysis.queue import stale_limit_s, stale_readings
 from contract import schema

@@ -12,7 +12,8 @@ import json
 
 import pytest
 
-from agents.hermes_kanban import HermesKanbanAgent, KanbanCli
+from agents.hermes_kanban import HermesKanbanAgent
+from agents.kanban_cli import KanbanCli
 from agents.openai_chat import ChatAgent
 from contract import schema
 from simgateway.client import request

@@ -24,6 +24,7 @@ import pytest
 from agents.openclaw import OpenClawChatAgent, OpenClawResponsesAgent, delete_sessions
 from agents.openclaw_rpc import OpenClawRpc
 from analysis import capacity as cap
+from analysis import churn as churn_study
 from contract import exit_codes, schema
 from sampler.targets import ProcessTreeTarget
 from scenarios.workload import read_workload
@@ -188,7 +189,8 @@ def test_capacity_and_churn_close_their_sessions_over_the_rpc(openclaw, tmp_path
 
     churn = ["--load-profile", "churn", "--churn-cycles", "2", "--churn-batch", "2"]
     agents = serial_run(openclaw, tmp_path / "churn", "oc-churn", *churn)
-    assert cap.churn_result(pd.read_csv(tmp_path / "churn" / schema.CAPACITY_CSV)).sessions_closed == 4
+    result = churn_study.churn_result(pd.read_csv(tmp_path / "churn" / schema.CAPACITY_CSV))
+    assert result.sessions_closed == 4
     prompts = pd.read_csv(tmp_path / "churn" / schema.REQUESTS_CSV).query("operation == 'session.prompt'")
     assert len(prompts) == 4 and prompts["ok"].all(), prompts  # a second turn on each session's key
     assert sessions_of(openclaw, "oc-churn") == []

@@ -14,13 +14,13 @@ import time
 
 import pytest
 
-from analysis.synthetic import T0, soak_samples, stream_requests, write_run_dir
 from contract import schema
 from kit import webui
 from kit.judge import LiveJudge
 from scenarios.metrics import METRICS
 from scenarios.options import MAX_USERS
 from scenarios.thresholds import MAX_THRESHOLDS, parse_threshold
+from tests.synthetic import T0, soak_samples, stream_requests, write_run_dir
 
 END_OF_RUN_CPU_S = 5.0  # the bar for the end of a run with the cap
 LIVE_TICK_CPU_S = 0.5  # judged every second: half a core at most

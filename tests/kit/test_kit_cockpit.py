@@ -41,7 +41,7 @@ def ui(tmp_path_factory):
     cmd = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfile.py"), "ChatAgent"]
     cmd += ["--web-host", "127.0.0.1", "--web-port", str(port), "--run-dir", str(base / "run")]
     cmd += ["--sample-interval", "0.2", "--sim-args", "--ttft-ms 50 --itl-ms 5"]
-    log = open(base / "locust.log", "w")  # noqa: SIM115 - closed at teardown
+    log = open(base / "locust.log", "w")  # closed at teardown
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -196,7 +196,7 @@ def run_fleet(hosts, ns_procs, master: list[str], tmp_path, workers: int = 2) ->
     """`master` in the load generator's namespace with `workers` workers in theirs, until it exits 0."""
     lg, wk = hosts["lg"], hosts["wk"]
     master = [*master, "--master", "--master-bind-host", lg.address, "--expect-workers", str(workers)]
-    log = open(tmp_path / "master.log", "w")  # noqa: SIM115 (closed with the process)
+    log = open(tmp_path / "master.log", "w")  # closed with the process
     kit = ns_procs.start(lg.command(master), cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
     worker = [*LOCUST[:-1], "--worker", "--master-host", lg.address]  # LOCUST ends with --headless
     for _ in range(workers):

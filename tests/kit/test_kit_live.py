@@ -13,6 +13,7 @@ from kit.judge import LiveJudge
 from kit.live import FINISHED, RUNNING, LiveRun
 from kit.prometheus import FAMILIES, exposition
 from kit.session import Session
+from kit.settings import RunNames
 from lifecycle.target import Target
 from scenarios.manual import ManualParams, ManualProfile
 from scenarios.slo import parse_slo
@@ -152,7 +153,7 @@ def test_manual_edit_ramps_from_where_it_stands_then_holds():
 
 
 def test_later_runs_of_a_session_are_named_after_the_first_and_skip_used_directories(tmp_path):
-    session = Session(Target(url="http://127.0.0.1:1"), "nightly", str(tmp_path / "run"), None)
+    session = Session(Target(url="http://127.0.0.1:1"), RunNames("nightly", tmp_path / "run", None))
     assert session.next_run("nightly", tmp_path / "run") == ("nightly", tmp_path / "run")
     (tmp_path / "run-2").mkdir()
     (tmp_path / "run-2" / "run.json").write_text("{}")  # left by an earlier session

@@ -24,7 +24,7 @@ def health_server():
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_GET(self):  # noqa: N802 - http.server's name
+        def do_GET(self):
             state["peers"].append(self.client_address)
             self.send_response(state["status"])
             self.send_header("Content-Length", "0")

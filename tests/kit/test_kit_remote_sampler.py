@@ -20,8 +20,7 @@ import pytest
 
 from analysis import capacity
 from contract.exit_codes import BAD_INPUT, OK, THRESHOLD_FAILED
-from contract.schema import MIB, STOP_BUDGET
-from kit.remote_sampler import GAP_EVENT
+from contract.schema import MIB, SAMPLE_EVENT, STOP_BUDGET
 from tests.locust_runs import locust_command, run_locust
 from tests.netns import Host, lan
 from tests.sampler.support import ALLOCATOR, REPO, Children, read_rows, tell, wait_for
@@ -77,7 +76,7 @@ def start_gateway_host(procs: Children, gw: Host) -> tuple[subprocess.Popen, sub
 def start_kit(procs: Children, lg: Host, gw: Host, run_dir: Path, *extra: str) -> subprocess.Popen:
     gateway, service = f"http://{gw.address}:{GATEWAY_PORT}", f"http://{gw.address}:{SAMPLER_PORT}"
     argv = locust_command(run_dir, "--host", gateway, "--sampler-url", service, *extra)
-    log = open(run_dir.parent / "locust.log", "w")  # noqa: SIM115 (closed with the process)
+    log = open(run_dir.parent / "locust.log", "w")  # closed with the process
     return procs.start(lg.command(argv), cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
 
 
@@ -136,7 +135,7 @@ def test_a_killed_sampler_service_is_a_gap_the_run_completes_and_the_report_says
     killed_ts = time.time()
     assert kit.wait(90) == OK, (tmp_path / "locust.log").read_text()[-2000:]
     rows = read_rows(run_dir / "samples.csv")
-    gaps = [r for r in rows if r["event"].startswith(GAP_EVENT)]
+    gaps = [r for r in rows if r["event"].startswith(SAMPLE_EVENT.sampler_gap)]
     assert len(gaps) == 1 and gaps[0]["target_rss_bytes"] == "" and gaps[0]["host"] == LABEL
     assert not [r for r in remote_rows(run_dir) if float(r["ts"]) > killed_ts + 0.05]  # no invented rows
     meta = json.loads((run_dir / "run.json").read_text())

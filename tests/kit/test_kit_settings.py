@@ -5,6 +5,7 @@ strings) into typed, frozen settings; one error base with exit codes; preset fla
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from locust.env import Environment
@@ -33,7 +34,9 @@ def settings_of(options):
 
 def test_defaults_come_from_one_place(parse):
     settings = settings_of(parse())
-    expected = dataclasses.replace(DEFAULTS, run_id="run-1", run_dir="runs/run-1", session_header="user")
+    expected = dataclasses.replace(
+        DEFAULTS, run_id="run-1", run_dir=Path("runs/run-1"), session_header="user"
+    )
     assert settings.agent == expected  # the simulator preset names its session convention
     assert settings.agent.capacity.memory_budget_bytes == GIB
     assert settings.profile_name == "smoke" and settings.preset.name == "simulator"

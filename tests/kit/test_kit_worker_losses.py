@@ -39,7 +39,7 @@ def start_fleet(procs: Children, run_dir, tmp_path, *profile: str) -> tuple[subp
     """A master expecting two workers, and the two workers, on a port of this test's own."""
     port = str(free_port())
     master = locust_command(run_dir, "--master", "--master-bind-port", port, "--expect-workers", "2")
-    log = open(tmp_path / "master.log", "w")  # noqa: SIM115 (closed with the process)
+    log = open(tmp_path / "master.log", "w")  # closed with the process
     kit = procs.start([*master, *profile], cwd=REPO, env=ENV, stdout=log, stderr=subprocess.STDOUT)
     worker = [*LOCUST[:-1], "--worker", "--master-port", port]  # LOCUST ends with --headless
     workers = [procs.start(worker, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL) for _ in range(2)]

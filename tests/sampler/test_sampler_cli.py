@@ -52,7 +52,7 @@ def test_target_death_writes_a_last_row_and_keeps_every_earlier_row(children, sl
 class _Gateway(BaseHTTPRequestHandler):
     body = b"<html>garbage</html>"
 
-    def do_GET(self):  # noqa: N802 (http.server's name)
+    def do_GET(self):
         self.send_response(200)
         self.end_headers()
         self.wfile.write(type(self).body)

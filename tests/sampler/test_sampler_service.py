@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from contract.exit_codes import BAD_INPUT
-from contract.schema import SAMPLE_COLUMNS
-from kit.remote_sampler import GAP_EVENT, RemoteSampler
+from contract.schema import SAMPLE_COLUMNS, SAMPLE_EVENT
+from kit.remote_sampler import RemoteSampler
 from sampler.csv_out import SampleWriter
 from sampler.loop import Sampler
 from sampler.options import SamplerOptions
@@ -155,7 +155,7 @@ def test_a_silent_service_is_a_recorded_gap_and_a_restarted_one_resumes(children
     proc.wait(10)
     assert puller.pull(time.time()) is True  # the gap opens: run.json must be saved
     assert puller.pull(time.time()) is False  # one gap, not one per failed pull
-    gap_rows = [r for r in read_rows(out) if r["event"].startswith(GAP_EVENT)]
+    gap_rows = [r for r in read_rows(out) if r["event"].startswith(SAMPLE_EVENT.sampler_gap)]
     assert len(gap_rows) == 1
     assert all(gap_rows[0][c] == "" for c in SAMPLE_COLUMNS if c not in ("ts", "host", "event"))
     assert record["gaps"][0]["end_ts"] is None

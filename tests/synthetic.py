@@ -1,4 +1,4 @@
-"""Synthetic run directories with known answers, for tests, notebooks and the benchmark.
+"""Synthetic run directories with known answers, for the tests and the analysis benchmark.
 
 Generators return frames in contract columns; write_run_dir is the only writer. Not used by real runs.
 """

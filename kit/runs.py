@@ -1,0 +1,203 @@
+"""The runs of a Locust process: Locust's `init` (settings converted once; on a worker, its side of the
+fleet protocol; on a master or alone, the target and the first run), each later start in the web UI
+(a new run), and a worker's test start (its agents' settings again, from the master's options).
+
+Starting only: what a run is and does is kit/runtime.py's; any KitError before load exits here (`fail`)
+with one line and its exit code, leaving nothing behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gc
+import logging
+import time
+from pathlib import Path
+
+from locust.env import Environment
+from locust.runners import MasterRunner, WorkerRunner
+
+from agents.base import warm_up_http
+from agents.recorder import Recorder
+from agents.run_link import RunLink, set_run_link
+from agents.settings import set_agent_settings
+from contract import schema
+from contract.csv_append import RunFileError
+from contract.errors import DiskError, KitError, one_line
+from kit import fleet, input_checks, rundir, signals, webui, worker_spawn
+from kit.disk import DiskGuard
+from kit.judge import refuse_short_trends
+from kit.remote_sampler import start_remote_samplers
+from kit.runtime import KitRun, run_of
+from kit.session import Session
+from kit.settings import KitSettings, options_of, read_settings, refresh
+from kit.startup import (
+    choose_agents,
+    fail,
+    initial_meta,
+    refuse_distributed,
+    register_secrets,
+    resolve_target,
+    start_side_sampler,
+    warn_before_load,
+)
+from lifecycle.target import stop_target
+from scenarios import registry
+from scenarios.rounds import RoundsPlan
+
+log = logging.getLogger("loadkit")
+
+
+def setup(environment: Environment) -> KitRun | None:
+    """Locust `init`: settings converted once; on a worker only those, a row buffer and the fleet
+    protocol; on master/local the target and the first run."""
+    options = options_of(environment)
+    try:
+        settings = read_settings(options, options.run_id or rundir.new_run_id())
+        choose_agents(environment, settings)
+    except KitError as exc:
+        fail(exc)
+    set_agent_settings(environment, settings.agent)
+    warm_up_http()
+    register_secrets(settings)
+    runner = environment.runner
+    if isinstance(runner, (MasterRunner, WorkerRunner)):
+        try:  # --processes workers share the master's options: they refuse too
+            refuse_distributed(settings)
+        except KitError as exc:
+            fail(exc)
+    if isinstance(runner, WorkerRunner):
+        worker_spawn.install()  # before the first spawn message: it would cost a parser build per option
+        Recorder(environment, None)
+        fleet.follow_master(environment)
+        settle_heap()
+        return None
+    try:
+        refuse_short_trends(settings)
+        input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
+        master = fleet.Fleet(environment, runner) if isinstance(runner, MasterRunner) else None
+        session = Session(resolve_target(settings), settings.named, master)
+    except KitError as exc:
+        fail(exc)
+    warn_before_load(settings)
+    environment.host = session.target.url
+    try:
+        run = begin_run(environment, settings, session)
+    except KitError as exc:
+        stop_target(session.target)
+        fail(exc)
+    if environment.web_ui is not None:
+        webui.install(
+            environment.web_ui,
+            session,
+            lambda: _current(environment).live,
+            lambda users, spawn_rate: _current(environment).edit(users, spawn_rate),
+            lambda options: refresh(_current(environment).settings, options),
+        )
+        webui.warn_if_exposed(options.web_host)
+    # in the web UI a signal ends the process as --autoquit does: the web server stops, then Locust's
+    # shutdown runs (quitting, its HTML report, quit)
+    web_ui = environment.web_ui
+    signals.install(lambda: run_of(environment), web_ui.stop if web_ui is not None else None)
+    settle_heap()
+    return run
+
+
+def _current(environment: Environment) -> KitRun:
+    run = run_of(environment)
+    assert run is not None  # the first run began at init
+    return run
+
+
+def settle_heap() -> None:
+    """What exists once the kit is set up (modules, classes, settings: ~70,000 objects) lives as long as
+    the process: moved out of the collector's sight (gc.freeze), so a full collection walks only what the
+    load made. Walking it all held the event loop 80-200 ms per full collection at 100 streams here, every
+    reply waiting meanwhile (TTFT p50 +25 ms over raw httpx's)."""
+    gc.collect()
+    gc.freeze()
+
+
+def begin_run(environment: Environment, settings: KitSettings, session: Session) -> KitRun:
+    """A run of the session: its id and directory (created here, once), run.json, row files, side
+    sampler and watchers. Raises KitError when the sampler refuses to start."""
+    options = options_of(environment)
+    run_id, run_dir = session.next_run(settings.run_id, settings.run_dir)
+    settings = dataclasses.replace(settings, run_id=run_id, run_dir=run_dir)
+    options.run_id = run_id  # what the master's workers are sent: their agents' session names carry it
+    options.html_file = session.named.html_file or str(run_dir / schema.LOCUST_HTML)  # Locust's own option
+    target = session.target
+    meta = initial_meta(settings, target)
+    disk = reserve_disk(run_dir, meta)
+    samples = run_dir / schema.SAMPLES_CSV  # the remote rows' writer first: it writes the header
+    urls, token_env = list(settings.agent.sampler_url), settings.agent.sampler_token_env
+    try:
+        remote = start_remote_samplers(
+            urls, token_env, samples, meta, lambda: _current(environment).record.save()
+        )
+        sampler = start_side_sampler(settings, target)
+    except KitError:
+        disk.release()  # refused: the run leaves no reserve behind
+        raise
+    run = KitRun(environment, settings, session, meta, disk, (sampler, remote))
+    stopping = run.stopping
+    set_run_link(
+        environment,
+        RunLink(
+            target.pid,
+            target.started_by_kit,
+            lambda reason, code: stopping.ask(reason, code, now=True, planned=code is None),
+            stopping=lambda: stopping.request is not None,
+            target_dead=lambda: stopping.target_died,
+        ),
+    )
+    meta["sampler"] = {
+        "interval_s": settings.target.sample_interval,
+        "pid": sampler.pid if sampler else None,
+        "argv": sampler.args if sampler else None,
+    }
+    run.record.save()
+    run.watchers.start()
+    return run
+
+
+def run_for_tick(environment: Environment) -> KitRun | None:
+    """The run a shape tick drives: after a finished run, a new start in the web UI begins the next."""
+    run = run_of(environment)
+    if run is not None and run.ending is not None and not run.session.quitting:
+        try:
+            run = begin_run(environment, run.settings, run.session)
+        except KitError as exc:
+            log.error("loadkit: the run could not start: %s", one_line(exc))
+            return None
+        if environment.shape_class is not None:  # the profile's clock starts once its sampler runs
+            environment.shape_class.reset_time()
+    return run
+
+
+def reserve_disk(run_dir: Path, meta: dict) -> DiskGuard:
+    """The run record's reserve, before anything starts; a disk without room for it refuses the run
+    (DiskError, exit 5), leaving a run.json that says so where even that fits."""
+    try:
+        return DiskGuard(run_dir)
+    except DiskError as exc:
+        ending = {"stop_reason": f"disk error: {exc}", "ended_early": True, "exit_code": exc.exit_code}
+        with contextlib.suppress(RunFileError):
+            rundir.write_run_json(run_dir, meta | ending)
+        raise
+
+
+def on_worker_test_start(environment: Environment) -> None:
+    """A worker's test starts with the master's options (Locust sends them): its agents' settings again;
+    under rounds, its agents take only the tasks the master grants."""
+    if run_of(environment) is None and isinstance(environment.runner, WorkerRunner):
+        options = options_of(environment)
+        try:
+            settings = read_settings(options, options.run_id or "no-run-id")
+        except KitError as exc:
+            fail(exc)
+        set_agent_settings(environment, settings.agent)
+        profile = registry.build_profile(settings.profile_name, settings.profile)
+        if isinstance(profile.paced_by(time.time()), RoundsPlan):
+            fleet.expect_round_grants(environment)
