@@ -13,25 +13,44 @@ import logging
 import signal
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 import gevent
+from locust.env import Environment
 
 from contract import exit_codes
 from kit import fleet
+from kit.load import Load
+from kit.record import RunRecord
+from kit.session import Session
+from kit.stopping import Stopping
 
 log = logging.getLogger("loadkit")
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 QUIT_POLL_S = 0.2
 
 
-def install(current: Callable, quit_ui: Callable[[], None] | None = None) -> None:
+class SignalledRun(Protocol):
+    """What a signal needs of the run it stops."""
+
+    environment: Environment
+    record: RunRecord
+    stopping: Stopping
+    session: Session
+    load: Load | None
+    ending: gevent.Greenlet | None
+
+
+def install(current: Callable[[], SignalledRun | None], quit_ui: Callable[[], None] | None = None) -> None:
     """Route the three signals to `interrupt` for the rest of the process's life. `current()` is the
     run now (the last one in the web UI); `quit_ui` ends a web UI process (None headless)."""
     for sig in HANDLED:
         gevent.signal_handler(sig, interrupt, current, sig, quit_ui)
 
 
-def interrupt(current: Callable, sig: int, quit_ui: Callable[[], None] | None = None) -> None:
+def interrupt(
+    current: Callable[[], SignalledRun | None], sig: int, quit_ui: Callable[[], None] | None = None
+) -> None:
     """First signal: a graceful stop with the signal's exit code. Second: kill every agent now (their
     on_stop still closes what they opened and in-flight rows are recorded as interrupted)."""
     run, name = current(), signal.Signals(sig).name
@@ -39,7 +58,10 @@ def interrupt(current: Callable, sig: int, quit_ui: Callable[[], None] | None = 
         log.warning("loadkit: %s: no run is going: quitting", name)
         gevent.spawn(quit_when_recorded, run, quit_ui)
         return
-    record = run.meta.setdefault("interrupt", {"signals": [], "first_ts": time.time(), "forced": False})
+    assert run is not None  # the handlers are installed once the first run exists
+    record = run.record.meta.setdefault(
+        "interrupt", {"signals": [], "first_ts": time.time(), "forced": False}
+    )
     record["signals"].append(name)
     first = len(record["signals"]) == 1
     if first and quit_ui is not None:
@@ -62,12 +84,12 @@ def interrupt(current: Callable, sig: int, quit_ui: Callable[[], None] | None = 
         fleet.stop_workers(runner, now=True)
 
 
-def idle(run) -> bool:
+def idle(run: SignalledRun | None) -> bool:
     """In the web UI: no load has started, or the last run's record is written."""
     return run is None or run.load is None or (run.ending is not None and run.ending.ready())
 
 
-def quit_when_recorded(run, quit_ui: Callable[[], None]) -> None:
+def quit_when_recorded(run: SignalledRun | None, quit_ui: Callable[[], None]) -> None:
     """Once the run's record is written (at once when idle), end the web UI process, unless Locust is
     quitting already (its own SIGTERM handler runs beside this one: its shutdown comes first)."""
     gevent.sleep(QUIT_POLL_S)
