@@ -96,6 +96,7 @@ def _stop_agents(environment: Environment, data: dict) -> None:
     if runner.spawning_greenlet is not None:
         runner.spawning_greenlet.kill(block=True)
     runner.stop_users(dict(runner.user_classes_count))
+    runner.user_greenlets.join(timeout=environment.stop_timeout or 0)  # and those a ramp-down killed
     environment.stop_timeout = 0  # no agent is left: Locust's own stop that follows need not wait
 
 

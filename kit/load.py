@@ -135,3 +135,13 @@ class Load:
 
 def user_count(environment: Environment) -> int:
     return environment.runner.user_count if environment.runner else 0
+
+
+def await_ramped_down(environment: Environment) -> None:
+    """A profile that ends at 0 agents: those its last ramp-down killed between tasks may still be in
+    their on_stop (deleting their session, writing its row). Locust no longer counts a killed agent, and
+    its stop waits only for the agents it counts: the run would close its row files under them and the
+    process quit with their sessions open. Waited for here, up to the stop-timeout."""
+    runner = environment.runner
+    if runner is not None and not sum(runner.user_classes_count.values()):
+        runner.user_greenlets.join(timeout=environment.stop_timeout or 0)  # none set: no grace, as Locust

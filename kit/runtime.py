@@ -30,7 +30,7 @@ from kit.fleet import FleetRounds
 from kit.judge import refuse_short_trends
 from kit.live import FINISHED, RUNNING, LiveRun
 from kit.liveness import liveness_of
-from kit.load import Load, user_count
+from kit.load import Load, await_ramped_down, user_count
 from kit.record import RunRecord
 from kit.remote_sampler import RemoteSamplers
 from kit.session import Session
@@ -94,6 +94,8 @@ class KitRun:
             self.stopping.ran_out()
             if self.session.fleet is not None:
                 self.session.fleet.drain(self.environment.stop_timeout + WORKER_REPORT_S, WORKER_REPORT_S)
+            else:
+                await_ramped_down(self.environment)
             return None
         now = time.time()
         self.record.note_phase(tick.phase, now)
