@@ -18,6 +18,7 @@ from agents.langgraph import LangGraphAgent  # noqa: F401
 from agents.openai_chat import ChatAgent  # noqa: F401
 from agents.openclaw import OpenClawChatAgent, OpenClawResponsesAgent  # noqa: F401
 from agents.responses import ResponsesAgent  # noqa: F401
+from agents.session_replay import ReplayAgent  # noqa: F401 - run with --sessions FILE
 from agents.sessions import SessionAgent  # noqa: F401
 from agents.spec import SpecAgent  # noqa: F401
 from agents.task_board import TaskAgent  # noqa: F401

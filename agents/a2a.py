@@ -3,8 +3,10 @@ the `A2A-Version: 1.0` header), falling back to 0.3 (message/send, message/strea
 refuses 1.0: the refused call is recorded as the version negotiation (`a2a.negotiate`, not a failure) and
 sent again as a 0.3-shaped message under the 0.3 method name.
 
-Completion comes from the task state the server reports, never from the HTTP status. It cancels only the
-tasks it created (each message carries the run id in its metadata).
+Completion comes from the task state the server reports, never from the HTTP status. The tools the agent
+ran are those its status messages report (agents/gateway_events.py): streamed, each status update's; polled,
+the finished task's history. It cancels only the tasks it created (each message carries the run id in its
+metadata).
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ from urllib.parse import urlsplit
 
 from locust import between, tag, task
 
+from agents.agent_loop import first_token
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced, thinking
+from agents.gateway_events import A2A_STATUS_UPDATE, a2a_message_runs, gateway_tool_runs
 from agents.reading import BoundedBody
 from agents.sse import StreamTiming, iter_sse
 from agents.workload import Draw
 from contract.records import RequestRecord, TaskRecord
+from contract.schema import FIRST_TOKEN_CONTENT
 
 VERSION_HEADER = "A2A-Version"
 METHODS = {
@@ -94,14 +99,14 @@ class A2AAgent(KitAgent):
             return
         row.task_id = str(found.get("id"))
         self.open_tasks.add(row.task_id)
-        apply_task(row, found)
+        apply_polled_task(row, found)
         if row.status not in TERMINAL_STATUSES:
             self.poll_task(row, self.poll_once)
 
     def poll_once(self, row: TaskRecord) -> None:
         found = task_of(self.rpc("a2a.get", "get", lambda: {"id": row.task_id}, task_id=row.task_id))
         if found is not None:
-            apply_task(row, found)
+            apply_polled_task(row, found)
 
     def stream_task(self, row: TaskRecord) -> None:
         """SendStreamingMessage: TTFT at the first artifact, completion at the terminal status event.
@@ -141,9 +146,14 @@ class A2AAgent(KitAgent):
                 row.task_id = row.task_id or str(payload.get("id"))
                 self.open_tasks.add(row.task_id)
             if kind in ("artifact", "message") and not timing.token_times:
+                first_token(record, FIRST_TOKEN_CONTENT)
                 timing.mark_token(event.arrived)
+            ran = gateway_tool_runs(A2A_STATUS_UPDATE, payload) if kind == "status" else ()
+            if ran:
+                row.tool_calls = (row.tool_calls or 0) + len(ran)
             apply_task(row, payload)
-        record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
+        timing.fill(record)
+        record.tool_calls = row.tool_calls
         if row.status not in TERMINAL_STATUSES:
             record.ok, record.error_kind, record.error = (
                 False,
@@ -284,6 +294,17 @@ def apply_task(row: TaskRecord, payload: dict) -> None:
         row.status, row.finished_ts = status, time.time()
         if state in ("input-required", "auth-required"):
             row.error = f"interrupted: {state}"
+
+
+def apply_polled_task(row: TaskRecord, task: dict) -> None:
+    """A polled task: its state; once it ended, the tools its history and last status message report
+    (the server moves each status message into the history when the next status replaces it)."""
+    apply_task(row, task)
+    if row.status not in TERMINAL_STATUSES or row.tool_calls is not None:
+        return
+    history = task.get("history")
+    messages = [*(history if isinstance(history, list) else ()), (task.get("status") or {}).get("message")]
+    row.tool_calls = sum(len(a2a_message_runs(m)) for m in messages) or None
 
 
 def normal_state(state: object) -> str | None:

@@ -1,8 +1,9 @@
 """ACP (Agent Client Protocol) agent: each simulated agent launches the agent command as its own process
 and speaks JSON-RPC over its stdio (initialize, session/new, session/prompt), as Peri and Hermes do.
 
-Each process runs in its own process group and is stopped with the agent, so none outlives the run; the
-sampler follows them by command pattern. It grants no permissions and serves no files to the agent.
+Each process runs in its own process group and is stopped with the agent (agents/stdio_child.py), so none
+outlives the run; the sampler follows them by command pattern. It grants no permissions and serves no
+files to the agent.
 """
 
 from __future__ import annotations
@@ -10,10 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shlex
-import subprocess
 import time
-from typing import IO
 
 from locust import between, tag, task
 from locust.exception import StopUser
@@ -22,44 +20,32 @@ from agents.base import KitAgent, classify_exception, one_line, paced, thinking
 from agents.openai_chat import fill_usage
 from agents.reading import DeadlineExceeded, ReadBounds, TooLarge, deadline
 from agents.sse import StreamTiming
+from agents.stdio_child import StdioChild, StdioCut
 from contract.records import AgentRecord, RequestRecord
 from contract.schema import AGENT_EVENT
-from lifecycle.target import Target, stop_target
 
 PROTOCOL_VERSION = 1
 _SESSION_ORDINALS = itertools.count(1)
 
 
 class AcpError(Exception):
-    """The agent process answered with a JSON-RPC error, closed its output, or did not answer in time."""
+    """The agent process answered with a JSON-RPC error (or is not there to answer)."""
 
 
-class AcpProcess:
-    """One agent process in its own process group, spoken to over its stdio (newline-delimited JSON-RPC)."""
+class AcpProcess(StdioChild):
+    """One agent process (agents/stdio_child.py), spoken to in ACP."""
 
     def __init__(self, command: str) -> None:
+        super().__init__(command, "agent process")
         self.next_id = itertools.count(1)
         self.agent_capabilities: dict = {}
-        self.cut: str | None = None  # why its output was left unread mid-line (a cap): it cannot go on
-        self.popen = subprocess.Popen(
-            shlex.split(command),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
 
     def exchange(
         self, method: str, params: dict, bounds: ReadBounds, timing: StreamTiming | None = None
     ) -> dict:
         """Send one request and read until its answer; session/update chunks on the way mark tokens.
         A line past --max-sse-line-bytes, or more than --max-response-bytes in all, is TooLarge."""
-        if self.cut:
-            raise AcpError(f"the agent process's output was cut earlier ({self.cut})")
+        self.check_readable()
         request_id = next(self.next_id)
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         received = 0
@@ -78,29 +64,6 @@ class AcpProcess:
                 timing.mark_token(time.perf_counter())
             elif "id" in message and "method" in message:
                 self.send(refusal(message))
-
-    def read_line(self, bounds: ReadBounds) -> bytes:
-        line = self.pipes()[1].readline(bounds.max_line_bytes + 1)
-        if not line:
-            raise AcpError(f"agent process closed its output (exit code {self.popen.poll()})")
-        if len(line) > bounds.max_line_bytes:
-            self.cut = f"a line passed --max-sse-line-bytes ({bounds.max_line_bytes:,} bytes)"
-            raise TooLarge(self.cut)
-        return line
-
-    def send(self, message: dict) -> None:
-        stdin = self.pipes()[0]
-        stdin.write((json.dumps(message) + "\n").encode())
-        stdin.flush()
-
-    def pipes(self) -> tuple[IO[bytes], IO[bytes]]:
-        """The agent process's stdin and stdout; AcpError when they are gone."""
-        if self.popen.stdin is None or self.popen.stdout is None:
-            raise AcpError("the agent process is not running")
-        return self.popen.stdin, self.popen.stdout
-
-    def stop(self) -> None:
-        stop_target(Target(url="", pid=self.popen.pid, popen=self.popen), timeout_s=3.0)
 
 
 def acp_call(
@@ -123,11 +86,11 @@ def acp_call(
         with deadline(agent.bounds.deadline_s):
             result = process.exchange(method, params, agent.bounds, timing)
         fill_usage(record, result, None)
-    except (AcpError, OSError, ValueError, DeadlineExceeded, TooLarge) as exc:
+    except (AcpError, StdioCut, OSError, ValueError, DeadlineExceeded, TooLarge) as exc:
         record.ok, record.error_kind, record.error = False, acp_error_kind(exc), one_line(exc)
     record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
     if timing.token_times:
-        record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
+        timing.fill(record)
         record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
     agent.report(record)
     return result

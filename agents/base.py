@@ -22,7 +22,7 @@ from locust import User
 from locust.exception import StopUser
 
 from agents import recorder
-from agents.pacing import Ticket, pacing_of
+from agents.pacing import Ticket, pacing_of, spaces_work
 from agents.reading import BoundedBody, DeadlineExceeded, ReadBounds, TooLarge, deadline, error_preview
 from agents.run_link import run_link_of
 from agents.settings import agent_settings_of
@@ -35,10 +35,12 @@ from contract import (
 from contract.records import AgentRecord, RequestRecord, TaskRecord
 from contract.redact import redact
 from contract.schema import TASK_STATUS
+from scenarios.workload import WorkloadSettings
 
 _AGENT_IDS = itertools.count(1)
 A = TypeVar("A", bound="KitAgent")
 IDLE_POLL_S = 0.2
+CONNECTIONS = 8  # an agent's HTTP client's pool; a step's sub-agents each need one of their own
 DEFAULT_PROMPT = "Summarise the state of the task board in one sentence."
 TERMINAL_STATUSES = frozenset({TASK_STATUS.done, TASK_STATUS.failed, TASK_STATUS.cancelled})
 
@@ -65,19 +67,24 @@ class KitAgent(User):
         self.bounds = read_bounds(self.settings)
 
     def on_start(self) -> None:
-        if pacing_of(self.environment) is not None:
-            self.wait_time = lambda: 0  # type: ignore[method-assign] # paced: the schedule spaces the work
+        self.follow_pacing()
         base_url = self.environment.host or self.host
         if not base_url:
             raise StopUser("no target URL (--host)")
+        connections = max(CONNECTIONS, subagents_of(self.settings.workload))
         self.http = httpx.Client(
             base_url=base_url,
             timeout=httpx.Timeout(self.settings.request_timeout, connect=10.0),
             headers=auth_headers(self.settings.api_key_env),
-            limits=httpx.Limits(max_connections=8, max_keepalive_connections=8),
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
             verify=shared_tls_context(),
             **client_options(base_url, self.settings.host_auth),
         )
+
+    def follow_pacing(self) -> None:
+        """Paced (the open model, rounds): the schedule spaces the work, not the wait time."""
+        if spaces_work(self.environment):
+            self.wait_time = lambda: 0  # type: ignore[method-assign]
 
     def on_stop(self) -> None:
         if self.http is not None:
@@ -278,6 +285,12 @@ class KitAgent(User):
             time.sleep(delay)
 
 
+def subagents_of(workload: WorkloadSettings) -> int:
+    """The sub-agents one of the workload's steps runs at once (0: none)."""
+    loop = workload.tool_loop
+    return loop.subagents.count if loop is not None and loop.subagents is not None else 0
+
+
 def _checked(record: RequestRecord, body: dict | list, check) -> dict | list | None:
     problem = check(body) if check else None
     if problem is None:
@@ -363,7 +376,7 @@ def classify_exception(exc: Exception) -> str:
         return schema.ERROR_TOO_LARGE
     if isinstance(exc, (httpx.TimeoutException, DeadlineExceeded)):
         return "timeout"
-    if isinstance(exc, httpx.TransportError):
+    if isinstance(exc, (httpx.TransportError, ConnectionError)):  # ConnectionError: a child's pipes
         return "connection"
     return "protocol"
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 import gevent
+from gevent import GreenletExit
 from locust import constant, task
 from locust.exception import StopUser
 
@@ -24,6 +25,7 @@ from agents.idle_sessions import (
     CONNECTION_FRESH,
     AcpSessionClient,
     AcpSessions,
+    Opened,
     RestSessionClient,
     close_and_record,
     session_http_client,
@@ -136,6 +138,9 @@ class SerialDriver(KitAgent):
         """Before any load: InputError (one line) when this run cannot work: the gateway has no session
         protocol, or the target's memory cannot be read (no process named, none started by the kit)."""
         protocol = cls.protocol_of(settings, chosen)
+        if presets.stdio_command(chosen, settings) and not isinstance(protocol, AcpSessions):
+            flag = "--" + chosen.stdio_command.replace("_", "-")
+            raise InputError(f"capacity/churn on --gateway {chosen.name} speak its HTTP endpoint, not {flag}")
         named = settings.target_pid or settings.target_match or settings.target_cgroup or settings.sampler_url
         if not (named or kit_starts_target or isinstance(protocol, AcpSessions)):
             raise InputError(NO_TARGET)
@@ -265,10 +270,20 @@ class SerialDriver(KitAgent):
 
     def create_session(self, n: int) -> tuple[str | None, float | None, str | None]:
         """Open one idle session tagged with the run id: (id, ready ms, error). A session that has an id
-        but did not become ready is still ours to close."""
-        opened = self.session_client().open(n)
-        if opened.session_id is not None:
-            self.open_sessions[opened.session_id] = n
+        but did not become ready is still ours to close.
+
+        The create runs in a greenlet of its own: a kill of this agent mid-create (a second Ctrl-C stops
+        every agent at once) waits for it to land, up to the request timeout, so the session the gateway
+        made is known and on_stop closes it (killed mid-request, its id was lost and it stayed open)."""
+        creating = gevent.spawn(self.session_client().open, n)
+        try:
+            opened = creating.get()
+        except GreenletExit:
+            creating.join(self.settings.request_timeout)
+            if creating.successful():
+                self.keep_open(creating.value, n)
+            raise
+        self.keep_open(opened, n)
         ok = opened.error is None
         self.record(
             AgentRecord(
@@ -282,6 +297,10 @@ class SerialDriver(KitAgent):
             )
         )
         return (opened.session_id if ok else None), opened.ready_ms, opened.error
+
+    def keep_open(self, opened: Opened, n: int) -> None:
+        if opened.session_id is not None:
+            self.open_sessions[opened.session_id] = n
 
     def close_session(self, session_id: str) -> bool:
         self.open_sessions.pop(session_id, None)

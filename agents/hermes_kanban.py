@@ -23,7 +23,6 @@ from agents.kanban_cli import (
     run_title,
 )
 from agents.kanban_stats import serve_stats
-from agents.pacing import pacing_of
 from contract.cli import positive_duration
 from contract.records import RequestRecord, TaskRecord
 
@@ -43,8 +42,7 @@ class HermesKanbanAgent(KitAgent):
 
     def on_start(self) -> None:
         # No HTTP client: the transport is the CLI (--host names the stats sidecar, for the sampler).
-        if pacing_of(self.environment) is not None:
-            self.wait_time = lambda: 0  # type: ignore[method-assign] # paced: the schedule spaces the work
+        self.follow_pacing()
         self.cli = KanbanCli.of(
             self.settings.hermes_command,
             self.settings.kanban_board,

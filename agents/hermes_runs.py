@@ -15,6 +15,7 @@ import time
 from locust import between, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record, one_line, paced, thinking
+from agents.gateway_events import gateway_tool_runs
 from agents.reading import BoundedBody
 from agents.session_policy import session_key
 from agents.sse import StreamTiming, iter_sse
@@ -121,6 +122,9 @@ def read_events(body: BoundedBody, record: RequestRecord, row: TaskRecord, timin
         if kind == DELTA_EVENT:
             timing.mark_token(event.arrived)
             row.started_ts = row.started_ts or time.time()
+        ran = gateway_tool_runs(kind, data)  # the run's own tool calls, as Hermes reports them
+        if ran:
+            row.tool_calls = (row.tool_calls or 0) + len(ran)
         fold_usage(row, data)
         if kind in STATUS_OF_EVENT:
             row.status, row.finished_ts = STATUS_OF_EVENT[kind], time.time()
@@ -128,10 +132,11 @@ def read_events(body: BoundedBody, record: RequestRecord, row: TaskRecord, timin
             row.adopt_server_times(None, epoch(data.get("timestamp")))
             break
     body.finish()
-    record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
+    timing.fill(record)
     record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
     for name in (REQUEST.tokens_in, REQUEST.tokens_cached, REQUEST.tokens_out, "model"):
         setattr(record, name, getattr(row, name))
+    record.tool_calls = row.tool_calls
 
 
 def fold_usage(row: TaskRecord, data: dict) -> None:

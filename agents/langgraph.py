@@ -1,5 +1,7 @@
 """LangGraph server agent: one thread per simulated agent, one run per task (POST /threads/{id}/runs),
-followed to a terminal status by polling the run or by the blocking join endpoint.
+followed to a terminal status by polling the run or by the blocking join endpoint. Joined, the run's
+final state says what its graph did: in a graph of messages, the model's answers and the tool results
+after the turn's last human message are the task's steps and tool calls (polled, the run says neither).
 
 Threads and runs carry the run id in their metadata; on stop it deletes only the thread it created.
 The capacity/churn session client finds its assistant as the agent does. The server's queue
@@ -87,9 +89,11 @@ class LangGraphAgent(KitAgent):
         self.record(row)
 
     def join(self, row: TaskRecord) -> None:
-        """Block on /join until the run ends (the status is then read by one poll)."""
+        """Block on /join until the run ends (the status is then read by one poll); the state it answers
+        with gives the run's steps and tool calls."""
         path = f"/threads/{self.thread_id}/runs/{row.task_id}/join"
-        self.json_call("run.join", "GET", path, ids=self.ids(row.task_id))
+        values, _ = self.json_call("run.join", "GET", path, ids=self.ids(row.task_id))
+        row.steps, row.tool_calls = turn_counts(values)
 
     def poll_once(self, row: TaskRecord) -> None:
         path = f"/threads/{self.thread_id}/runs/{row.task_id}"
@@ -146,6 +150,17 @@ def apply_run(row: TaskRecord, run: dict) -> None:
         row.adopt_server_times(iso_ts(run.get("created_at")), iso_ts(run.get("updated_at")))
         if row.status != "done":
             row.error = f"run {status}"
+
+
+def turn_counts(values: object) -> tuple[int | None, int | None]:
+    """(model answers, tool results) after the last human message of a state's `messages`, as LangGraph
+    serialises them (`type` ai, tool, human); unknown for a state without messages (another graph)."""
+    messages = values.get("messages") if isinstance(values, dict) else None
+    if not isinstance(messages, list):
+        return None, None
+    kinds = [m.get("type") if isinstance(m, dict) else None for m in messages]
+    turn = kinds[len(kinds) - kinds[::-1].index("human") :] if "human" in kinds else kinds
+    return turn.count("ai"), turn.count("tool")
 
 
 def iso_ts(value: object) -> float | None:

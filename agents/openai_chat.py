@@ -16,14 +16,17 @@ import time
 
 from locust import between, tag, task
 
-from agents.agent_loop import CHAT, LoopStep, first_token, loop_runner_of, step_fields
+from agents.agent_loop import CHAT, LoopStep, check_step, first_token, loop_runner_of, step_fields
 from agents.base import KitAgent, failed_record, http_record, one_line, paced, thinking
+from agents.gateway_events import gateway_tool_runs
+from agents.mcp_tools import close_mcp_tools
 from agents.session_policy import session_key
 from agents.sse import StreamTiming, iter_sse
 from agents.tool_deltas import ToolCall, ToolCallAssembler, chat_token_kind, message_calls
 from agents.usage import parse_usage
 from agents.workload import Draw
 from contract.records import RequestRecord
+from contract.schema import FIRST_TOKEN_CONTENT
 
 
 class ChatAgent(KitAgent):
@@ -32,6 +35,10 @@ class ChatAgent(KitAgent):
     weight = 3
     wait_time = thinking(between(0.5, 1.5))
     turns = 0  # chat calls made so far: the session policy renews the session by it
+
+    def on_stop(self) -> None:
+        close_mcp_tools(self)  # a loop whose tools are an MCP server's: its session closed
+        super().on_stop()
 
     @tag("chat")
     @task
@@ -83,6 +90,7 @@ class ChatAgent(KitAgent):
             failed_record(record, exc, started)
         if record.latency_ms is None:
             record.latency_ms = (time.perf_counter() - started) * 1000.0
+        check_step(record, calls, step)
         self.report(record)
         return record, calls
 
@@ -108,7 +116,7 @@ class ChatAgent(KitAgent):
         }
         if stream:
             body["stream_options"] = {"include_usage": True}
-        if step is not None:
+        if step is not None and step.tools is not None:
             body.update(CHAT.offer(step.tools))
         return body
 
@@ -119,6 +127,7 @@ class ChatAgent(KitAgent):
         unread closes its connection, and every next request would pay a new connect on the timed path."""
         usage_chunk = None
         calls = ToolCallAssembler()
+        gateway_tools = 0  # tool calls the gateway ran itself and said so on the stream (Hermes)
         body = self.body(response)
         for event in iter_sse(body.lines()):
             if event.data.strip() == "[DONE]":
@@ -126,23 +135,26 @@ class ChatAgent(KitAgent):
             chunk = _json_or_none(event.data)
             if chunk is None:
                 raise ValueError(f"malformed SSE chunk: {one_line(event.data, 80)}")
+            ran = gateway_tool_runs(event.event, chunk)
+            if ran:
+                gateway_tools += len(ran)
+                continue
             kind = chat_token_kind(chunk, calls)
             if kind:
                 first_token(record, kind)
-                timing.mark_token(event.arrived)
+                timing.mark_token(event.arrived, kind == FIRST_TOKEN_CONTENT)
             if chunk.get("usage"):
                 usage_chunk = chunk
             record.request_id = record.request_id or chunk.get("id")
             record.model = record.model or chunk.get("model")
         record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
         body.finish()
-        record.ttft_ms = timing.ttft_ms
+        timing.fill(record)
         record.itl_ms_mean = timing.itl_ms_mean
         record.itl_ms_max = timing.itl_ms_max
-        record.chunks = len(timing.token_times)
         fill_usage(record, usage_chunk, response.headers)
         found = calls.calls()
-        record.tool_calls = len(found)
+        record.tool_calls = len(found) + gateway_tools
         if not timing.token_times:
             record.ok, record.error_kind, record.error = False, "protocol", "stream carried no content token"
         return found

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agents import session_steps
 from agents.idle_sessions import AcpSessions, RestSessionClient
+from agents.settings import AgentSettings
 from agents.spec import SessionSteps, SpecError, load_spec
 from contract.errors import InputError
 
@@ -49,11 +50,16 @@ class GatewayPreset:
     session_client: str = "agents.idle_sessions:RestSessionClient"  # speaks SessionSteps ("module:Class")
     # Behaviour flags, read by the run instead of the preset's name:
     embedded_simulator: bool = False  # with neither --host nor --target-cmd, start the kit's simulator
-    stdio_agents: bool = False  # agents launch their own agent process (--acp-command): no URL to load
+    stdio_agents: bool = False  # agents launch their own process (`stdio_command` must be given)
+    # The agent setting holding the command each agent launches and speaks to over its stdio; when it
+    # is given, there is no URL to load (ACP always; MCP with --mcp-command).
+    stdio_command: str = ""
     lowercases_keys: bool = False  # the gateway lower-cases session keys (which carry the run id)
+    calls_mcp: bool = False  # its agents speak MCP: the embedded simulator loads its MCP endpoint first
 
 
 CHAT = "agents.openai_chat:ChatAgent"
+REPLAY = "agents.session_replay:ReplayAgent"  # with --sessions, whatever the gateway (kit.startup)
 
 PRESETS: dict[str, GatewayPreset] = {
     preset.name: preset
@@ -126,12 +132,24 @@ PRESETS: dict[str, GatewayPreset] = {
             no_sessions="Hermes Kanban is a task board: tasks, not idle sessions (use --gateway hermes)",
         ),
         GatewayPreset(
+            name="mcp",
+            agent_classes=("agents.mcp:McpAgent",),
+            health_path="/health",
+            summary="an MCP server or gateway, over Streamable HTTP (--mcp-url) or stdio (--mcp-command)",
+            sessions=session_steps.MCP,
+            session_client="agents.mcp_sessions:McpSessionClient",  # speaks MCP, not templates
+            embedded_simulator=True,
+            calls_mcp=True,
+            stdio_command="mcp_command",
+        ),
+        GatewayPreset(
             name="acp",
             agent_classes=("agents.acp:AcpAgent",),
             health_path="",
             summary="an ACP agent over stdio: one process per simulated agent (--acp-command)",
             sessions=session_steps.ACP,
             stdio_agents=True,
+            stdio_command="acp_command",
         ),
     )
 }
@@ -186,6 +204,23 @@ def session_protocol(chosen: GatewayPreset, acp_sessions: str = "process") -> Se
     if isinstance(chosen.sessions, AcpSessions) and acp_sessions == "shared":
         return session_steps.ACP_SHARED
     return chosen.sessions
+
+
+def closable_sessions(chosen: GatewayPreset) -> SessionSteps:
+    """The preset's session steps, for closing a run's sessions after it (kit.cleanup); GatewayError when
+    there are none to close from outside: ACP sessions live in the agent processes the run launched."""
+    protocol = session_protocol(chosen)
+    if isinstance(protocol, AcpSessions):
+        raise GatewayError(
+            "ACP sessions live in agent processes the run launched and stopped: nothing to close"
+        )
+    return protocol
+
+
+def stdio_command(chosen: GatewayPreset, settings: AgentSettings) -> str | None:
+    """The command each simulated agent launches and speaks to over its stdio, when it does (then there
+    is no URL to load); None otherwise."""
+    return getattr(settings, chosen.stdio_command) if chosen.stdio_command else None
 
 
 def session_client(chosen: GatewayPreset) -> type[RestSessionClient]:

@@ -12,8 +12,10 @@ import time
 
 from locust import between, tag, task
 
-from agents.agent_loop import RESPONSES, LoopStep, first_token, loop_runner_of, step_fields
+from agents.agent_loop import RESPONSES, LoopStep, check_step, first_token, loop_runner_of, step_fields
 from agents.base import KitAgent, failed_record, http_record, one_line, paced, thinking
+from agents.gateway_events import gateway_tool_runs, response_item_runs
+from agents.mcp_tools import close_mcp_tools
 from agents.openai_chat import fill_usage, session_headers
 from agents.reading import BoundedBody
 from agents.sse import StreamTiming, iter_sse
@@ -25,6 +27,7 @@ from contract.schema import FIRST_TOKEN_CONTENT, FIRST_TOKEN_TOOL_CALL
 DELTA_EVENT = "response.output_text.delta"
 DONE_EVENT = "response.completed"
 FAILED_EVENTS = ("response.failed", "response.incomplete", "error")
+TEXT = object()  # a token of text, not of a tool call
 
 
 class ResponsesAgent(KitAgent):
@@ -32,6 +35,10 @@ class ResponsesAgent(KitAgent):
 
     weight = 3
     wait_time = thinking(between(0.5, 1.5))
+
+    def on_stop(self) -> None:
+        close_mcp_tools(self)  # a loop whose tools are an MCP server's: its session closed
+        super().on_stop()
 
     @tag("responses")
     @task
@@ -66,6 +73,7 @@ class ResponsesAgent(KitAgent):
             failed_record(record, exc, started)
         if record.latency_ms is None:
             record.latency_ms = (time.perf_counter() - started) * 1000.0
+        check_step(record, calls, step)
         self.report(record)
         return record, calls
 
@@ -114,7 +122,7 @@ class ResponsesAgent(KitAgent):
             "user": session_key,
             "store": False,
         }
-        if step is not None:
+        if step is not None and step.tools is not None:
             body.update(RESPONSES.offer(step.tools))
         return body
 
@@ -126,48 +134,64 @@ def input_items(messages) -> list[dict]:
 
 
 def read_body(body: dict, headers, record: RequestRecord) -> list[ToolCall]:
-    """A non-streamed response: one JSON object with output, usage and status; its function calls."""
+    """A non-streamed response: one JSON object with output, usage and status; the function calls left
+    for the client (those the gateway ran itself, their outputs beside them, count in tool_calls only)."""
     record.request_id = body.get("id")
     record.model = body.get("model")
     fill_usage(record, body, headers)
     if body.get("status") not in (None, "completed"):
         record.ok, record.error_kind = False, "protocol"
         record.error = one_line(f"response status {body.get('status')}: {body.get('error') or ''}")
-    calls = output_calls(body.get("output") or [])
-    record.tool_calls = len(calls)
+    output = body.get("output") or []
+    ran = [call_id for item in output for call_id in response_item_runs(item)]
+    calls = [c for c in output_calls(output) if not answered(c.call_id, ran)]
+    record.tool_calls = len(calls) + len(ran)
     return calls
 
 
 def read_stream(body: BoundedBody, headers, record: RequestRecord, timing: StreamTiming) -> list[ToolCall]:
-    """Consume the typed SSE events, marking each text delta and function-call token (TTFT is the first
-    either: first_token_kind says which); usage from `response.completed`; the calls reassembled."""
+    """Consume the typed SSE events: text deltas and function-call tokens (TTFT is the first either:
+    first_token_kind says which), usage from `response.completed`, the calls reassembled. A call the
+    gateway ran itself (its output follows in the stream, agents/gateway_events.py) is not the client's
+    to run and not a token the client waits for: the tokens are marked at the end, without those."""
     final = None
     calls = ToolCallAssembler()
+    tokens: list[tuple[float, object]] = []  # arrival, and TEXT or the call item the token belongs to
+    ran: list[str] = []  # the gateway's own tool calls, by call id
     for event in iter_sse(body.lines()):
         if event.data.strip() == "[DONE]":  # OpenClaw ends its Responses stream as chat completions do
             break
         data = json.loads(event.data)
         kind = event.event or data.get("type")
         if kind == DELTA_EVENT and data.get("delta"):
-            first_token(record, FIRST_TOKEN_CONTENT)
-            timing.mark_token(event.arrived)
+            tokens.append((event.arrived, TEXT))
         elif calls.add_response_event(kind, data):
-            first_token(record, FIRST_TOKEN_TOOL_CALL)
-            timing.mark_token(event.arrived)
+            tokens.append((event.arrived, calls.last_key))
         elif kind == DONE_EVENT:
             final = data
         elif kind in FAILED_EVENTS:
             record.ok, record.error_kind, record.error = False, "protocol", one_line(event.data)
+        else:
+            ran += gateway_tool_runs(kind, data)
     record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
     body.finish()
-    record.ttft_ms, record.chunks = timing.ttft_ms, len(timing.token_times)
+    for at, key in tokens:
+        if key is TEXT or not answered(calls.call_id_of(key), ran):
+            first_token(record, FIRST_TOKEN_CONTENT if key is TEXT else FIRST_TOKEN_TOOL_CALL)
+            timing.mark_token(at, content=key is TEXT)
+    timing.fill(record)
     record.itl_ms_mean, record.itl_ms_max = timing.itl_ms_mean, timing.itl_ms_max
     if final is not None:
         record.request_id = (final.get("response") or {}).get("id")
         fill_usage(record, final, headers)
-    found = calls.calls()
-    record.tool_calls = len(found)
+    found = [c for c in calls.calls() if not answered(c.call_id, ran)]
+    record.tool_calls = len(found) + len(ran)
     if record.ok and (final is None or not timing.token_times):
         record.ok, record.error_kind = False, "protocol"
         record.error = "stream ended without response.completed" if final is None else "no text delta"
     return found
+
+
+def answered(call_id: str, ran: list[str]) -> bool:
+    """Whether the gateway ran this call itself (its output carries the call's id)."""
+    return bool(call_id) and call_id in ran

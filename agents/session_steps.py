@@ -138,5 +138,10 @@ OPENCLAW = SessionSteps(
     close=None,
 )
 
+# MCP: what capacity and churn need to know (agents/mcp_sessions.py speaks it: initialize, DELETE)
+MCP = SessionSteps(
+    create=(RequestTemplate("mcp.initialize", "POST", "/mcp"),),
+    close=RequestTemplate("mcp.close", "DELETE", "/mcp"),
+)
 ACP = AcpSessions(per_process=True)
 ACP_SHARED = AcpSessions(per_process=False)

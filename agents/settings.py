@@ -14,6 +14,7 @@ from typing import Any
 from agents.target_origin import HostCredentials
 from scenarios.capacity import CapacityParams
 from scenarios.churn import ChurnParams
+from scenarios.session_file import RecordedSessions
 from scenarios.workload import WorkloadSettings
 
 _SETTINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -50,6 +51,10 @@ class AgentSettings:
     a2a_stream: bool = False
     acp_command: str | None = None
     spec_file: str | None = None
+    mcp_url: str = "/mcp"  # MCP Streamable HTTP endpoint: a path on --host, or a URL on its origin
+    mcp_command: str | None = None  # MCP over stdio instead: the server each agent launches
+    mcp_tool_mix: str | None = None  # NAME=WEIGHT,...; None: every tool the server lists alike
+    mcp_arguments: str | None = None  # JSON file: tool -> argument objects; None: made from the schema
     gateway: str = "simulator"  # the preset (or spec:FILE) whose session protocol capacity/churn speak
     capacity_connection: str = "fresh"  # capacity/churn start-up timing: fresh or keep-alive connection
     acp_sessions: str = "process"  # capacity/churn on ACP: a process per session, or one shared process
@@ -66,6 +71,9 @@ class AgentSettings:
     capacity: CapacityParams = field(default_factory=CapacityParams)
     churn: ChurnParams = field(default_factory=ChurnParams)
     workload: WorkloadSettings = field(default_factory=WorkloadSettings)  # what agents send (workload.py)
+    sessions: RecordedSessions | None = None  # --sessions FILE, read whole and checked at start
+    sessions_speed: float = 1.0
+    identical_copies: bool = False
 
 
 DEFAULTS = AgentSettings()

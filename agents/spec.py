@@ -23,6 +23,7 @@ from locust.exception import StopUser
 
 from agents.base import KitAgent, paced, thinking
 from agents.run_link import run_link_of
+from agents.target_origin import header_problem
 from contract import exit_codes
 from contract.errors import InputError
 from contract.records import TaskRecord
@@ -246,6 +247,9 @@ def _template(
         )
     if not isinstance(headers, dict):
         raise SpecError(f'{where} headers must be a table, e.g. headers = {{ X-Tag = "{{run_id}}" }}')
+    for name, value in headers.items():
+        if problem := header_problem(str(name), str(value)):
+            raise SpecError(f"{where} headers: {problem}")
     method = default_method or ("GET" if step == "poll" else "POST")
     operation = f"session.{label.removeprefix('capacity.')}" if label else f"spec.{step}"
     return RequestTemplate(

@@ -1,4 +1,5 @@
-"""Server-sent events parsing and stream timing: time to first content token, inter-token latency.
+"""Server-sent events parsing and stream timing: time to first content token, inter-token latency, and
+the span of the content tokens received (TPOT's, contract/derived.py).
 
 Pure: it takes lines (as an HTTP client yields them) and arrival times; it never opens a connection.
 An empty or role-only chunk is not a token: TTFT is measured to the first chunk that carries content.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -42,9 +44,25 @@ class StreamTiming:
 
     sent: float
     token_times: list[float]
+    content_tokens: int = 0  # of the tokens marked, those of content (not a tool call's fragment)
+    first_content: float | None = None
+    last_content: float | None = None
 
-    def mark_token(self, at: float) -> None:
+    def mark_token(self, at: float, content: bool = True) -> None:
+        """A token arrived at `at`: content, or (content False) a tool call's fragment, which counts for
+        TTFT and ITL but not for TPOT: TPOT is the pace of the text the client received."""
         self.token_times.append(at)
+        if content:
+            self.content_tokens += 1
+            self.first_content = at if self.first_content is None else self.first_content
+            self.last_content = at
+
+    def fill(self, record: Any) -> None:
+        """The row's TTFT, chunk count and received content (tokens, first-to-last span)."""
+        record.ttft_ms, record.chunks = self.ttft_ms, len(self.token_times)
+        record.content_tokens = self.content_tokens
+        if self.first_content is not None and self.last_content is not None:
+            record.content_span_ms = (self.last_content - self.first_content) * 1000.0
 
     @property
     def ttft_ms(self) -> float | None:

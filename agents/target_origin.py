@@ -7,12 +7,29 @@ Builds httpx client options and splits URLs; it sends nothing and never writes a
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import httpx
+
+# A header's name is an HTTP token (RFC 9110); its value may not break the request: no CR, LF or NUL, or
+# the header would end early and what follows become another header (or the client refuses every request).
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_BREAKS = {"\r": "CR", "\n": "LF", "\0": "NUL"}
+
+
+def header_problem(name: str, value: str | None = None) -> str | None:
+    """Why a header cannot be sent as given (None: it can); never shows the value (it may be a key)."""
+    if not _TOKEN.fullmatch(name):
+        return f"header name {name!r} is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~ only)"
+    for char, shown in _BREAKS.items():
+        if value is not None and char in value:
+            at = value.index(char)
+            return f"the {name} header's value has a {shown} character (at {at}): it would split the request"
+    return None
 
 
 class OffTargetError(httpx.RequestError):
@@ -67,6 +84,20 @@ def stay_on(base_url: str) -> Callable[[httpx.Request], None]:
             raise OffTargetError(f"not sent: {shown} is not on the target ({httpx.URL(base_url)})")
 
     return check
+
+
+def path_on(url: str, base_url: str) -> str:
+    """Where `url` (a path, or an absolute URL on `base_url`'s origin) is on the target, as a path with
+    its query; OffTargetError when it points at another origin (an MCP URL given beside --host)."""
+    if url.startswith("/"):
+        return url
+    given = httpx.URL(url)
+    if _origin(given) != _origin(httpx.URL(base_url)):
+        shown = given.copy_with(username=None, password=None)
+        raise OffTargetError(
+            f"{shown} is not on the target ({httpx.URL(base_url)}): give a path, or a URL on it"
+        )
+    return given.raw_path.decode("ascii") or "/"
 
 
 def client_options(base_url: str, credentials: HostCredentials | None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from contract.schema import FIRST_TOKEN_CONTENT, FIRST_TOKEN_TOOL_CALL
 RESPONSE_CALL_ADDED = "response.output_item.added"
 RESPONSE_ARGS_DELTA = "response.function_call_arguments.delta"
 RESPONSE_ARGS_DONE = "response.function_call_arguments.done"
+RESPONSE_CALL_DONE = "response.output_item.done"
 
 
 @dataclass(frozen=True)
@@ -88,18 +89,37 @@ class ToolCallAssembler:
         """One Responses API event; True when it was a function-call token (a call named, or an
         argument fragment), which is what the stream's time to first token counts."""
         if kind == RESPONSE_ARGS_DELTA:
-            self._drafts.setdefault(data.get("item_id"), _Draft()).parts.append(data.get("delta") or "")
+            self._last = data.get("item_id")
+            self._drafts.setdefault(self._last, _Draft()).parts.append(data.get("delta") or "")
             return True
+        item = data.get("item") or {}
         if kind == RESPONSE_CALL_ADDED:
-            item = data.get("item") or {}
             if item.get("type") != "function_call":
                 return False
-            self._drafts[item.get("id")] = _Draft(item.get("call_id") or "", item.get("name") or "")
+            # a gateway that sends the call whole (OpenClaw) puts its arguments here and no fragments
+            draft = _Draft(item.get("call_id") or "", item.get("name") or "", [item.get("arguments") or ""])
+            self._last = item.get("id")
+            self._drafts[self._last] = draft
             return True
         if kind == RESPONSE_ARGS_DONE:  # the whole arguments text: trust it over the fragments
             draft = self._drafts.setdefault(data.get("item_id"), _Draft())
             draft.parts = [data.get("arguments") or ""]
+        elif (
+            kind == RESPONSE_CALL_DONE
+            and item.get("type") == "function_call"
+            and item.get("id") in self._drafts
+        ):
+            self._drafts[item["id"]].parts = [item.get("arguments") or ""]  # the item whole, at its end
         return False
+
+    @property
+    def last_key(self) -> object:
+        """The key of the call the last fragment went to (a Responses item's id): `call_id_of` names it."""
+        return self._last
+
+    def call_id_of(self, key: object) -> str:
+        draft = self._drafts.get(key)
+        return draft.call_id if draft is not None else ""
 
     def calls(self) -> list[ToolCall]:
         """The whole calls in the model's order: by chat `index`, else as their first fragment arrived."""

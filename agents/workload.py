@@ -16,13 +16,14 @@ from typing import Any
 
 from agents.calibration import Calibration, calibration_of
 from contract.schema import REQUEST
+from scenarios.ceilings import MAX_CONTEXT_TOKENS
 from scenarios.datasets import text_of
 from scenarios.synthetic_text import CHARS_PER_WORD, TextPool
 from scenarios.traces import TraceEntry
 from scenarios.workload import WorkloadSettings
 
-TAIL_QUANTILE = 0.9999  # the pool holds twice this quantile of the input size (longer slices wrap)
 _BLOCK_HASH = 2654435761  # Knuth's multiplicative hash: a hash id's block starts at a fixed place
+_BLOCKS_KEPT = 4096  # a trace's blocks kept cut (a trace may name millions: memory stays bounded)
 _SHARED_KEEP = 4  # workloads whose text is kept per process (each web UI start parses the options anew)
 
 
@@ -77,7 +78,9 @@ class SharedText:
         found = self.blocks.get(hash_id)
         if found is None:
             start = hash_id * _BLOCK_HASH % len(self.pool)
-            found = self.blocks[hash_id] = self.pool.slice(start, self.block_chars)
+            found = self.pool.slice(start, self.block_chars)  # the same slice every time: kept for speed
+            if len(self.blocks) < _BLOCKS_KEPT:
+                self.blocks[hash_id] = found
         return found
 
 
@@ -135,13 +138,13 @@ class AgentWorkload:
         return self._size(output.draw(self.prompts)) if output is not None else self.max_tokens
 
     def _synthetic(self, asked_in: int, max_tokens: int, entry: TraceEntry | None = None) -> Draw:
-        """Text whose characters make `asked_in` tokens at the calibrated ratio, the shared prefix (a
+        """Text whose characters make `asked_in` tokens in the calibrated count, the shared prefix (a
         system message) and this agent's tag with the prompt's number included; a trace's hash-id
         blocks lead, the tag last."""
         shared = self.shared
         self.sized_drawn += 1
         tag = f"{self.tag[:-1]} req {self.sized_drawn}]"  # a prompt cache hits the shared part only
-        budget = max(0, round(asked_in * self.calibration.chars_per_token) - len(shared.prefix) - len(tag))
+        budget = max(0, self.calibration.chars_for(asked_in) - len(shared.prefix) - len(tag))
         hash_ids = entry.hash_ids if entry is not None else ()
         if hash_ids:
             user = self._blocks(hash_ids, budget) + tag
@@ -174,7 +177,8 @@ class AgentWorkload:
 
     @staticmethod
     def _size(value: float) -> int:
-        return max(1, round(value))
+        """A drawn size in whole tokens, within the context ceiling (a normal's or lognormal's tail)."""
+        return max(1, min(round(value), MAX_CONTEXT_TOKENS))
 
 
 def as_sent(messages: tuple[dict, ...], max_tokens: int, session: str | None = None) -> Draw:
@@ -208,10 +212,5 @@ def shared_text(workload: WorkloadSettings) -> SharedText:
 
 
 def _pool_chars(workload: WorkloadSettings) -> int:
-    """Twice the largest prompt expected, in characters at the default ratio."""
-    upper = 0.0
-    if workload.input is not None:
-        upper = workload.input.high or workload.input.quantile(TAIL_QUANTILE)
-    if workload.trace is not None:
-        upper = max((e.input_tokens or 0) for e in workload.trace.entries)
-    return int(2 * upper * CHARS_PER_WORD)
+    """Twice the largest prompt expected, in characters at the default ratio (a longer draw wraps)."""
+    return int(2 * workload.largest_prompt_tokens() * CHARS_PER_WORD)

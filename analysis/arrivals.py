@@ -15,17 +15,19 @@ from contract.schema import REQUEST
 
 LATE_MS = 100.0  # an arrival started more than this after its due time is late
 LATE_RULE = (
-    f"late: started more than {LATE_MS:g} ms after its due time (no agent free, or a busy load "
-    "generator); dropped: no agent free within 1 s of it (never sent)"
+    f"each arrival counts once: started (on time), late: started more than {LATE_MS:g} ms after its due "
+    "time (no agent free, or a busy load generator), or dropped: never sent (no agent free within 1 s "
+    "of it, or issued to an agent as the run stopped)"
 )
 
 
 @dataclass(frozen=True)
 class Arrivals:
     process: str  # constant, poisson, gamma (burstiness b)
-    due: int  # arrivals the pacing dealt with: issued to an agent + dropped
-    started: int  # arrivals whose first request is in requests.csv
-    late: int
+    due: int  # arrivals the pacing dealt with: started + late + dropped, each arrival in one of them
+    started: int  # arrivals whose first request is in requests.csv, on time
+    late: int  # ... started more than LATE_MS after their due time
+    unsent: int  # issued to an agent and never sent (the run stopped first): counted in dropped
     first_late_s: float | None  # seconds into the run the first late arrival was due
     dropped: int
     first_dropped_s: float | None
@@ -33,7 +35,7 @@ class Arrivals:
 
     @property
     def late_share(self) -> float | None:
-        return self.late / self.started if self.started else None
+        return self.late / self.due if self.due else None
 
     @property
     def dropped_share(self) -> float | None:
@@ -54,14 +56,17 @@ def arrivals(run: RunData) -> Arrivals | None:
     first_late = None
     if len(late) and start is not None:
         first_late = float((late["ts"] - late[REQUEST.start_lateness_ms] / 1000).min() - start)
-    dropped = int(meta.get("dropped_arrivals") or 0)
     issued = meta.get("issued_arrivals")
+    sent = len(paced)
+    unsent = max(0, issued - sent) if isinstance(issued, int) else 0  # issued_arrivals vs started: noted
+    dropped = int(meta.get("dropped_arrivals") or 0) + unsent
     first_drop = meta.get("first_dropped_ts")
     return Arrivals(
         process=_process(meta),
-        due=(issued if isinstance(issued, int) else len(paced)) + dropped,
-        started=len(paced),
+        due=sent + dropped,
+        started=sent - len(late),
         late=len(late),
+        unsent=unsent,
         first_late_s=first_late,
         dropped=dropped,
         first_dropped_s=first_drop - start if first_drop is not None and start is not None else None,
@@ -73,12 +78,7 @@ def arrivals_table(a: Arrivals) -> pd.DataFrame:
     """Started, late and dropped arrivals: count, share and the first one's time into the run."""
     rows = [
         {"arrivals": "started", "count": a.started, "share_pct": _pct(a.started, a.due), "first_s": None},
-        {
-            "arrivals": "late",
-            "count": a.late,
-            "share_pct": _pct(a.late, a.started),
-            "first_s": a.first_late_s,
-        },
+        {"arrivals": "late", "count": a.late, "share_pct": _pct(a.late, a.due), "first_s": a.first_late_s},
         {
             "arrivals": "dropped",
             "count": a.dropped,
@@ -105,10 +105,11 @@ def arrivals_line(a: Arrivals) -> str:
 
     n, p95 = a.lateness["lateness_n"], a.lateness["lateness_p95"]
     lateness = f"; start lateness p95 {p95:.1f} ms (n={n:,})" if n else ""
+    unsent = f" ({a.unsent:,} of them issued as the run stopped, never sent)" if a.unsent else ""
     return (
-        f"arrivals ({a.process}): {a.started:,} started, "
+        f"arrivals ({a.process}): {a.due:,}: {a.started:,} started on time, "
         f"{part('late', a.late, a.late_share, a.first_late_s)}, "
-        f"{part('dropped', a.dropped, a.dropped_share, a.first_dropped_s)}{lateness}"
+        f"{part('dropped', a.dropped, a.dropped_share, a.first_dropped_s)}{unsent}{lateness}"
     )
 
 

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from analysis.delivery import delivered
 from analysis.levels import Levels
 from analysis.model import RunData
 
 ERROR_LIMIT_PCT = 5.0
 MIN_LEVEL_REQUESTS = 10  # a level with fewer requests is too thin to break on (one error in 3 is 33 %)
 RULE = (
-    f"the first load level (of >= {MIN_LEVEL_REQUESTS} requests) whose error rate is above "
+    f"the first delivered load level (of >= {MIN_LEVEL_REQUESTS} requests) whose error rate is above "
     f"{ERROR_LIMIT_PCT:g} % or where a --slo fell short of its attainment"
 )
 
@@ -34,10 +35,16 @@ class Break:
     rule: str = RULE
 
 
-def first_break(levels: Levels) -> Break | None:
-    """The first level (ascending) that breaks the rule; None when none does."""
+def judged_levels(levels: Levels) -> pd.DataFrame:
+    """The levels a verdict may read: enough requests, and delivered (a level the load generator did not
+    deliver was neither held nor broken by the gateway)."""
     table = levels.table
-    for level, row in table[table["requests"] >= MIN_LEVEL_REQUESTS].iterrows():
+    return table[(table["requests"] >= MIN_LEVEL_REQUESTS) & delivered(table)]
+
+
+def first_break(levels: Levels) -> Break | None:
+    """The first judged level (ascending) that breaks the rule; None when none does."""
+    for level, row in judged_levels(levels).iterrows():
         reasons = []
         if row["error_pct"] > ERROR_LIMIT_PCT:
             reasons.append(f"error rate {row['error_pct']:.1f} % > {ERROR_LIMIT_PCT:g} %")
@@ -49,8 +56,8 @@ def first_break(levels: Levels) -> Break | None:
 
 
 def highest_held(levels: Levels) -> float | None:
-    """The highest level that was judged (enough requests) and did not break: what held."""
-    judged = levels.table[levels.table["requests"] >= MIN_LEVEL_REQUESTS]
+    """The highest level that was judged (enough requests, delivered) and did not break: what held."""
+    judged = judged_levels(levels)
     broke = first_break(levels)
     below = judged[judged.index < broke.level] if broke else judged
     return float(below.index.max()) if len(below) else None

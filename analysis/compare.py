@@ -38,7 +38,7 @@ def headline(run: RunData) -> dict[str, float]:
 
 def compare_table(runs: list[RunData]) -> pd.DataFrame:
     """Rows: measures; columns: one per run, then runs/median/min/max/cv_pct across them."""
-    names = [str(r.meta.get("run_id", r.path.name)) for r in runs]
+    names = column_names(runs)
     table = pd.DataFrame(
         {name: pd.Series(headline(r), dtype=float) for name, r in zip(names, runs, strict=True)}
     )
@@ -46,3 +46,12 @@ def compare_table(runs: list[RunData]) -> pd.DataFrame:
     out = pd.concat([table, stats], axis=1).replace([np.inf, -np.inf], np.nan)
     out.index.name = "measure"
     return out
+
+
+def column_names(runs: list[RunData]) -> list[str]:
+    """Each run's column: its run id; runs sharing one (a run directory copied, --run-id reused) are told
+    apart by their directory, and the same directory given twice by its place in the list (else they
+    shared one column, and the comparison silently lost runs)."""
+    ids = [str(r.meta.get("run_id", r.path.name)) for r in runs]
+    names = [f"{i} ({r.path})" if ids.count(i) > 1 else i for i, r in zip(ids, runs, strict=True)]
+    return [f"{n} #{k + 1}" if names.count(n) > 1 else n for k, n in enumerate(names)]

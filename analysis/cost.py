@@ -2,9 +2,10 @@
 computed, and the host's share per agent-hour and per task.
 
 Pure functions on RunData and a PriceTable: no file reading, no printing. A model without a price, or a
-call without usage, gives NaN (shown as n/a) and a warning line, never a zero or a guessed price. A call
-with no list price but a gateway-reported cost (a LiteLLM alias) is counted at the gateway's figure, and
-every headline $ says which of the two it came from.
+call without usage, gives NaN (shown as n/a) and a warning line, never a zero or a guessed price. "As
+billed" is what the gateway billed: its own cost wherever it reported one (LiteLLM's usage.cost or
+x-litellm-response-cost), else the price table's rates; the table's figure stands beside it (usd_table),
+and every headline $ says which of the two it came from.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ TOKEN_COLUMNS = (
     REQUEST.tokens_out,
     REQUEST.tokens_reasoning,
 )
-DOLLAR_COLUMNS = ("usd_list", "usd_billed", "usd_floor")
+DOLLAR_COLUMNS = ("usd_list", "usd_billed", "usd_table", "usd_floor")
 TASK_PERCENTILES = (50, 95)
 NO_MODEL = "(no model)"
 
@@ -69,7 +70,8 @@ def priced_usage(run: RunData, prices: PriceTable) -> tuple[pd.DataFrame, list[s
 
 
 def price_rows(rows: pd.DataFrame, prices: PriceTable) -> tuple[pd.DataFrame, list[str]]:
-    """Add usd_list / usd_billed / usd_floor to each usage row; NaN where the model has no USD price."""
+    """Add usd_list / usd_table / usd_floor to each usage row (NaN where the model has no USD price) and
+    usd_billed: the gateway's own cost where it reported one, else usd_table."""
     priced = rows.copy()
     table = {model: prices.lookup(model) for model in priced["model"].dropna().unique()}
     usable = {model: p for model, p in table.items() if p is not None and p.currency == "USD"}
@@ -83,12 +85,15 @@ def price_rows(rows: pd.DataFrame, prices: PriceTable) -> tuple[pd.DataFrame, li
     uncached = (tokens_in - cached.fillna(0) - write.fillna(0)).clip(lower=0)
     output_usd = out * priced["_output"]
     priced["usd_list"] = (tokens_in * priced["_input"] + output_usd) / MTOK
-    priced["usd_billed"] = (
+    priced["usd_table"] = (
         uncached * priced["_input"]
         + cached.fillna(0) * priced["_cached_input"]
         + write.fillna(0) * priced["_cache_write"]
         + output_usd
     ) / MTOK
+    priced["usd_billed"] = priced[REQUEST.gateway_cost_usd].where(
+        priced[REQUEST.gateway_cost_usd].notna(), priced["usd_table"]
+    )
     priced["usd_floor"] = (tokens_in * priced["_cached_input"] + output_usd) / MTOK
     priced = priced.drop(columns=[c for c in priced.columns if c.startswith("_")])
     return priced, _pricing_warnings(priced, table, prices)
@@ -104,46 +109,45 @@ def cost_by_model(priced: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class DollarTotal:
-    """The run's LLM dollars: each call at its list price (as billed) where the price table has the model,
-    else at the cost the gateway reported; `usd` is NaN unless every call has one or the other."""
+    """The run's LLM dollars as billed: each call at the cost the gateway reported for it where it did,
+    else at the price table's rates; `usd` is NaN unless every call has one or the other."""
 
     usd: float
     calls: int
-    list_usd: float  # the calls priced from the table, as billed (NaN: none)
-    list_calls: int
-    gateway_only_usd: float  # the calls without a list price, at the gateway's figure (NaN: none)
-    gateway_only_calls: int
-    gateway_usd: float  # everything the gateway reported, over all calls (NaN: it reported nothing)
+    gateway_usd: float  # the calls the gateway reported a cost for, at its figure (NaN: none)
     gateway_calls: int
+    table_only_usd: float  # the calls it reported none for, at the table's rates (NaN: none)
+    table_only_calls: int
+    table_usd: float  # the table's figure over every call it prices, beside the gateway's (NaN: none)
+    table_calls: int
     compared_calls: int  # calls with both figures
-    diff_pct: float  # list price (as billed) vs the gateway's over those calls, in % of the gateway's
+    diff_pct: float  # the table's figure vs the gateway's over those calls, in % of the gateway's
 
     @property
     def basis(self) -> str:
-        if self.list_calls and self.gateway_only_calls:
-            return "list price and gateway"
-        return "list price" if self.list_calls else "gateway" if self.gateway_only_calls else "none"
+        if self.gateway_calls and self.table_only_calls:
+            return "gateway and price table"
+        return "gateway" if self.gateway_calls else "price table" if self.table_only_calls else "none"
 
 
 def dollar_total(priced: pd.DataFrame) -> DollarTotal:
     """Sum the priced rows (price_rows output) per the DollarTotal rule."""
-    listed = priced["usd_billed"].notna()
+    listed = priced["usd_table"].notna()
     reported = priced[REQUEST.gateway_cost_usd].notna()
-    gateway_only = ~listed & reported
+    table_only = listed & ~reported
     calls = priced[TASK.llm_calls].fillna(1)
     both = priced[listed & reported]
     gateway_both = both[REQUEST.gateway_cost_usd].sum()
-    diff = (both["usd_billed"].sum() - gateway_both) / gateway_both * 100 if gateway_both > 0 else np.nan
-    best = priced["usd_billed"].where(listed, priced[REQUEST.gateway_cost_usd])
+    diff = (both["usd_table"].sum() - gateway_both) / gateway_both * 100 if gateway_both > 0 else np.nan
     return DollarTotal(
-        usd=_strict_sum(best),
+        usd=_strict_sum(priced["usd_billed"]),
         calls=int(calls.sum()),
-        list_usd=priced.loc[listed, "usd_billed"].sum(min_count=1),
-        list_calls=int(calls[listed].sum()),
-        gateway_only_usd=priced.loc[gateway_only, REQUEST.gateway_cost_usd].sum(min_count=1),
-        gateway_only_calls=int(calls[gateway_only].sum()),
         gateway_usd=priced[REQUEST.gateway_cost_usd].sum(min_count=1),
         gateway_calls=int(calls[reported].sum()),
+        table_only_usd=priced.loc[table_only, "usd_table"].sum(min_count=1),
+        table_only_calls=int(calls[table_only].sum()),
+        table_usd=priced.loc[listed, "usd_table"].sum(min_count=1),
+        table_calls=int(calls[listed].sum()),
         compared_calls=int(calls[listed & reported].sum()),
         diff_pct=diff,
     )
@@ -152,6 +156,7 @@ def dollar_total(priced: pd.DataFrame) -> DollarTotal:
 # The table's rates with cached input at its cache price where it has one: not "list price", which in the
 # cost tables (usd_list) is every input token at the full input price.
 AS_BILLED = "as billed at the price table's rates"
+AS_REPORTED = "as the gateway reported it"
 
 
 def describe_total(total: DollarTotal) -> str:
@@ -162,23 +167,35 @@ def describe_total(total: DollarTotal) -> str:
         head = f"LLM cost: n/a over {total.calls} calls (some have neither a list price nor a gateway cost)"
     else:
         head = f"LLM cost: ${_usd(total.usd)} over {total.calls} calls"
-    if total.list_calls == total.calls and not total.compared_calls:
+    if total.table_only_calls == total.calls:
         return f"{head}, every call {AS_BILLED}"
-    parts = []
-    if total.list_calls:
-        parts.append(f"${_usd(total.list_usd)} {AS_BILLED} for {total.list_calls} calls")
-    if total.gateway_only_calls:
-        parts.append(
-            f"${_usd(total.gateway_only_usd)} as the gateway reported for {total.gateway_only_calls} calls "
-            "the price table does not price"
-        )
-    line = f"{head}: " + "; ".join(parts)
+    if total.gateway_calls == total.calls:
+        line = f"{head}, every call {AS_REPORTED}"
+    else:
+        parts = []
+        if total.gateway_calls:
+            parts.append(f"${_usd(total.gateway_usd)} {AS_REPORTED} for {total.gateway_calls} calls")
+        if total.table_only_calls:
+            parts.append(
+                f"${_usd(total.table_only_usd)} {AS_BILLED} for {total.table_only_calls} calls the gateway "
+                "reported no cost for"
+            )
+        line = f"{head}: " + "; ".join(parts)
     if total.compared_calls:
         line += (
-            f"; the gateway reported ${_usd(total.gateway_usd)} for {total.gateway_calls} calls, the table's "
-            f"figure differs by {total.diff_pct:+.1f} % over the {total.compared_calls} calls with both"
+            f"; the price table's rates give ${_usd(total.table_usd)} for the {total.table_calls} calls it "
+            f"prices, {total.diff_pct:+.1f} % against the gateway's over the {total.compared_calls} calls "
+            "with both"
         )
+    elif total.gateway_calls:
+        line += " (the price table does not price them)" if not total.table_calls else ""
     return line
+
+
+def fictional_models(models, prices: PriceTable) -> list[str]:
+    """The models among `models` whose price-table entry is marked fictional: a $ from them is no bill."""
+    looked_up = (prices.lookup(str(model)) for model in pd.Series(models).dropna().unique())
+    return sorted({price.model for price in looked_up if price is not None and price.fictional})
 
 
 def _usd(value: float) -> str:
@@ -186,11 +203,12 @@ def _usd(value: float) -> str:
 
 
 def gateway_comparison(priced: pd.DataFrame) -> pd.DataFrame:
-    """Computed (as billed) vs gateway-reported dollars over the calls that have both, per model."""
-    both = priced[priced[REQUEST.gateway_cost_usd].notna() & priced["usd_billed"].notna()]
+    """Computed (at the price table's rates) vs gateway-reported dollars over the calls that have both,
+    per model."""
+    both = priced[priced[REQUEST.gateway_cost_usd].notna() & priced["usd_table"].notna()]
     rows = []
     for model, group in both.groupby("model", sort=True):
-        computed, reported = group["usd_billed"].sum(), group[REQUEST.gateway_cost_usd].sum()
+        computed, reported = group["usd_table"].sum(), group[REQUEST.gateway_cost_usd].sum()
         diff = (computed - reported) / reported * 100 if reported > 0 else np.nan
         rows.append(
             {
@@ -215,7 +233,7 @@ def task_costs(run: RunData, prices: PriceTable) -> pd.DataFrame:
         calls = _with_usage(run.requests)
         tasks = calls[calls["task_id"].notna()] if "task_id" in calls else calls.iloc[0:0]
     priced, _ = price_rows(tasks, prices)
-    dollars = priced[["usd_list", "usd_billed", REQUEST.gateway_cost_usd]].rename(
+    dollars = priced[["usd_list", "usd_billed", "usd_table", REQUEST.gateway_cost_usd]].rename(
         columns={REQUEST.gateway_cost_usd: "usd_gateway"}
     )
     sums = dollars.groupby(priced["task_id"], sort=False).sum()
@@ -227,7 +245,12 @@ def task_costs(run: RunData, prices: PriceTable) -> pd.DataFrame:
 def per_task_summary(costs: pd.DataFrame) -> pd.DataFrame:
     """$ per task mean / p50 / p95 with the number of priced tasks, and $ per 1,000 tasks."""
     rows = []
-    bases = (("list price", "usd_list"), ("as billed", "usd_billed"), ("gateway-reported", "usd_gateway"))
+    bases = (
+        ("list price", "usd_list"),
+        ("as billed", "usd_billed"),
+        ("at the price table's rates", "usd_table"),
+        ("gateway-reported", "usd_gateway"),
+    )
     for basis, column in bases:
         values = costs[column] if column in costs else pd.Series(dtype=float)
         stats = describe(values, percentiles=TASK_PERCENTILES)
@@ -427,9 +450,10 @@ def _source_notes(source: str, priced: pd.DataFrame, prices: PriceTable) -> list
     notes = [price_dates(priced["model"].dropna().unique(), prices)]
     if source != "none":
         notes.append(
-            f"Usage from {source}. List price = every input token at the input price; as billed = cache "
-            "reads at the cached price and cache writes at the cache-write price; floor = every input token "
-            "a cache hit."
+            f"Usage from {source}. List price = every input token at the input price; at the table's rates "
+            "(usd_table) = cache reads at the cached price and cache writes at the cache-write price; as "
+            "billed = the gateway's own cost where it reported one, else the table's rates; floor = every "
+            "input token a cache hit."
         )
     return notes
 

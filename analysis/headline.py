@@ -17,30 +17,38 @@ from analysis.capacity import run_capacity, run_churn
 from analysis.capacity_rows import has_rows, is_churn
 from analysis.churn import kept_text
 from analysis.goodput import goodput
-from analysis.latency import latency_table
+from analysis.latency import latency_table, main_operation
 from analysis.levels import ARRIVALS_PER_S, Levels, asked_rate, run_levels
 from analysis.model import RunData, per_run
 from analysis.rounds import rounds_table
+from analysis.scores import tpot_absent
 from analysis.soak import Trend, soak_trends
 from analysis.sweep import sweep, sweep_answer
+from analysis.tasks import not_done_text
 from contract.exit_codes import DISK_ERROR, LOAD_NOT_DELIVERED
 
 # Titles of the report sections the figures come from (analysis/report.py uses the same names).
 CAPACITY, CHURN, ROUNDS, SOAK = "Capacity", "Churn (open, prompt, close)", "Rounds", "Soak verdict"
 LATENCY, THRESHOLDS, COST = "Latency per operation", "Run summary", "Cost"
 LEVELS, GOODPUT, SWEEP, ARRIVALS = "Load levels and knee", "Goodput", "Sweep", "Arrivals"
+TASKS = "Tasks"
 
 
 @dataclass(frozen=True)
 class Figure:
-    """One headline number: its words, value (a number or a phrase), unit and source table."""
+    """One headline number: its words, value (a number or a phrase), unit and source table; `note` says
+    what the value rests on where the label cannot (a fictional price, the gateway's own bill)."""
 
     label: str
     value: float | int | str | None
     unit: str
     source: str
+    note: str = ""
 
     def text(self) -> str:
+        return self._value_text() + (f" ({self.note})" if self.note else "")
+
+    def _value_text(self) -> str:
         if self.value is None or (isinstance(self.value, float) and pd.isna(self.value)):
             return f"{self.label}: not measured"
         if isinstance(self.value, str):
@@ -153,18 +161,29 @@ def _rounds_headline(run: RunData, profile: str) -> Headline:
         return Headline(profile, question, "Not answered: no rounds with samples recorded.")
     failed = table[~table["passed"].astype(bool)]
     if failed.empty:
-        verdict = f"All {len(table)} rounds passed, up to {table['concurrency'].max():g} concurrent tasks."
+        top = table.loc[table["concurrency"].idxmax()]
+        verdict = f"All {len(table)} rounds passed, up to {_round_load(top)}."
     else:
         first = failed.iloc[0]
-        verdict = f"Round {failed.index[0]} ({first['concurrency']:g} concurrent) failed: {first['why']}."
+        verdict = f"Round {failed.index[0]} ({_round_load(first)}) failed: {first['why']}."
     figures = [Figure(f"round {i}", _round_text(row), "", ROUNDS) for i, row in table.iterrows()]
     return Headline(profile, question, verdict, figures)
+
+
+def _round_load(row: pd.Series) -> str:
+    """ "N concurrent tasks" only where N ran at once; else what was submitted beside what ran."""
+    submitted, ran = row["concurrency"], row["ran_at_once"]
+    if pd.isna(ran):
+        return f"{submitted:g} tasks submitted (how many ran at once was not measured)"
+    if ran >= submitted:
+        return f"{submitted:g} concurrent tasks"
+    return f"{submitted:g} tasks submitted, at most {ran:g} ran at once {row['ran_at_once_from']}"
 
 
 def _round_text(row: pd.Series) -> str:
     worker = "—" if pd.isna(row["worker_mib_mean"]) else f"{row['worker_mib_mean']:,.0f} MiB per worker"
     return (
-        f"{row['concurrency']:g} concurrent, peak {row['peak_target_rss_mib']:,.0f} MiB, min available "
+        f"{_round_load(row)}, peak {row['peak_target_rss_mib']:,.0f} MiB, min available "
         f"{row['min_available_mib']:,.0f} MiB, swap {row['peak_swap_mib']:,.0f} MiB, {worker}, "
         f"{row['succeeded']}/{row['items']} {row['of']} done: {'passed' if row['passed'] else 'FAILED'}"
     )
@@ -258,23 +277,34 @@ def _load_headline(run: RunData, profile: str) -> Headline:
     question = (
         f"Did the gateway hold the {profile} load?" if profile != "unknown" else "Run of unknown profile:"
     )
-    return Headline(profile, question, verdict, _latency_figures(run) + _goodput_figures(run))
+    figures = _latency_figures(run) + _task_figures(run) + _goodput_figures(run)
+    return Headline(profile, question, verdict, figures)
+
+
+def _task_figures(run: RunData) -> list[Figure]:
+    """The tasks not done beside the failed requests: a task can end at max_steps, every request of it
+    answered."""
+    text = not_done_text(run)
+    return [Figure("tasks not done", text, "", TASKS)] if text is not None else []
 
 
 def _latency_figures(run: RunData) -> list[Figure]:
     table = latency_table(run)
     if table is None:
         return []
-    busiest = table["requests"].idxmax()
+    main = main_operation(run, table)
     figures = [
         Figure("requests", int(table["requests"].sum()), "", LATENCY),
         Figure("failed requests", int(table["failed"].sum()), "", LATENCY),
-        Figure(f"p95 latency of {busiest}", table.loc[busiest, "latency_p95"], "ms", LATENCY),
+        Figure(f"p95 latency of {main}", table.loc[main, "latency_p95"], "ms", LATENCY),
     ]
     for column, name in (("ttft_p95", "TTFT"), ("tpot_ms_p95", "TPOT")):
         if column in table and table[column].notna().any():
             op = table.loc[table[column].dropna().index, "requests"].idxmax()
             figures.append(Figure(f"p95 {name} of {op}", table.loc[op, column], "ms", LATENCY))
+        elif name == "TPOT" and "ttft_p95" in table and table["ttft_p95"].notna().any():
+            assert run.requests is not None  # a latency table was made of them
+            figures.append(Figure("p95 TPOT", tpot_absent(run.requests), "", LATENCY))
     return figures + _peak_figures(run)
 
 
@@ -329,20 +359,45 @@ def _threshold_figures(run: RunData) -> list[Figure]:
 
 
 def cost_figures(run: RunData) -> list[Figure]:
-    """LLM dollars at list price, as billed and at the cache floor, $ per task, host $ per agent-hour."""
+    """LLM dollars at list price, as billed (the gateway's own bill wherever it reported one, the price
+    table's figure beside it), at the cache floor, $ per task; a figure resting on a fictional price
+    table entry says so."""
     source = cost.usage_rows(run)[1]
     table = cost.run_prices(run)
     if source == "none" or isinstance(table, prices.PriceTableError):
         return []
-    total = cost.cost_by_model(cost.priced_usage(run, table)[0]).loc["total"]
+    priced = cost.priced_usage(run, table)[0]
+    total = cost.cost_by_model(priced).loc["total"]
+    billed = cost.dollar_total(priced)
+    fictional = cost.fictional_models(priced["model"], table)
+    made_up = f"FICTIONAL price table entry: {', '.join(fictional)}" if fictional else ""
     per_task = cost.per_task_summary(cost.task_costs(run, table))
     figures = [
-        Figure("LLM cost at list price", total["usd_list"], "$", COST),
-        Figure("LLM cost as billed", total["usd_billed"], "$", COST),
-        Figure("LLM cost at the cache floor", total["usd_floor"], "$", COST),
-        Figure("LLM cost per task, as billed (mean)", per_task.loc["as billed", "usd_mean"], "$", COST),
+        Figure("LLM cost at list price", total["usd_list"], "$", COST, made_up),
+        Figure("LLM cost as billed", total["usd_billed"], "$", COST, _billed_note(billed, made_up)),
+        Figure("LLM cost at the cache floor", total["usd_floor"], "$", COST, made_up),
+        Figure(
+            "LLM cost per task, as billed (mean)",
+            per_task.loc["as billed", "usd_mean"],
+            "$",
+            COST,
+            _billed_note(billed, made_up),
+        ),
     ]
+    if billed.gateway_calls and billed.table_calls:  # the table's figure beside the gateway's
+        at_table = Figure("LLM cost at the price table's rates", total["usd_table"], "$", COST, made_up)
+        figures.insert(2, at_table)
     return [f for f in figures if not pd.isna(f.value)]
+
+
+def _billed_note(total: cost.DollarTotal, made_up: str) -> str:
+    if total.gateway_calls == total.calls:
+        return "the gateway's own cost"
+    if total.gateway_calls:
+        return (
+            f"the gateway's own cost for {total.gateway_calls} of {total.calls} calls, the table's rates else"
+        )
+    return made_up
 
 
 BUILDERS: dict[str, Callable[[RunData, str], Headline]] = {

@@ -1,5 +1,6 @@
 """Load-level analysis: latency, TTFT, errors and throughput per number of active users, the knee where
-latency or errors turn, and a Little's-law check that flags a saturated load generator. Pure math.
+latency or errors turn, and a Little's-law check that flags a load generator that stopped keeping its
+users busy (its CPU and host are judged by analysis/validity.py). Pure math.
 
 Users per time bin = agents whose first..last request span overlaps the bin; in-flight = time-average
 of outstanding requests in the bin (from send time and latency of every request).
@@ -14,12 +15,11 @@ import pandas as pd
 
 from analysis.model import RunData, per_run
 from contract import schema
-from contract.schema import REQUEST, SAMPLE
+from contract.schema import REQUEST
 
 MIN_LEVELS = 4
 LATENCY_RISE = 1.5  # latency knee: the worst level is at least this many times the knee level
 ERROR_RISE_PP = 1.0  # error knee: the worst level is at least this many points above the knee level
-LOADGEN_CPU_SATURATED = 90.0  # % of one core, at the 90th percentile of readings
 SATURATION_REMEDY = (
     "a Locust process uses one core: add --processes -1 (a worker per core, README 'Using every core') "
     "or more workers (--worker on other machines, docs/multi-host.md)"
@@ -39,13 +39,12 @@ class Knee:
 
 @dataclass
 class LittleCheck:
-    """Little's law agreement and the load generator's saturation verdict."""
+    """Little's law agreement, and whether the load generator kept its users busy."""
 
     saturated: bool
     in_flight_vs_little: float
     busy_ratio_low: float
     busy_ratio_high: float
-    loadgen_cpu_p90: float
     rule: str
 
 
@@ -164,17 +163,13 @@ def knees(levels: pd.DataFrame) -> list[Knee]:
     ]
 
 
-def little_check(levels: pd.DataFrame, samples: pd.DataFrame | None) -> LittleCheck:
+def little_check(levels: pd.DataFrame) -> LittleCheck:
     """In-flight vs throughput x latency, and whether the load generator kept its users busy."""
     agreement = float(levels["in_flight"].sum() / levels["little_in_flight"].sum()) if len(levels) else np.nan
     low = float(levels["busy_ratio"].iloc[0]) if len(levels) else np.nan
     high = float(levels["busy_ratio"].iloc[-1]) if len(levels) else np.nan
-    cpu = np.nan
-    if samples is not None and samples[SAMPLE.loadgen_cpu_pct].notna().any():
-        cpu = float(samples[SAMPLE.loadgen_cpu_pct].quantile(0.9))
-    saturated = bool(cpu >= LOADGEN_CPU_SATURATED) or bool(len(levels) > 1 and high < low * BUSY_RATIO_DROP)
+    saturated = bool(len(levels) > 1 and high < low * BUSY_RATIO_DROP)
     rule = (
-        f"saturated when load-generator CPU p90 >= {LOADGEN_CPU_SATURATED:g} % of a core, or in-flight "
-        f"per user at the top load level < {BUSY_RATIO_DROP:g}x that at the bottom level"
+        f"saturated when in-flight per user at the top load level < {BUSY_RATIO_DROP:g}x that at the bottom"
     )
-    return LittleCheck(saturated, agreement, low, high, cpu, rule)
+    return LittleCheck(saturated, agreement, low, high, rule)

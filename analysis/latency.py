@@ -57,7 +57,58 @@ def _operation_row(operation: str, group: pd.DataFrame) -> dict:
     return row
 
 
+def tpot_notes(run: RunData) -> list[str]:
+    """TPOT's definition, and how many successful streams it was withheld from, and why."""
+    req = run.requests
+    if req is None or req.empty or REQUEST.ttft_ms not in req:
+        return []
+    streams = req[(req["ok"] == 1) & req[REQUEST.ttft_ms].notna()]
+    if streams.empty:
+        return []
+    unrecorded = (
+        int(streams[REQUEST.content_tokens].isna().sum())
+        if REQUEST.content_tokens in streams
+        else len(streams)
+    )
+    withheld = int(with_scores(streams, keep=())[TPOT_MS].isna().sum()) - unrecorded
+    note = (
+        "TPOT = (last received content token - first) / (received content tokens - 1): the pace of the "
+        "text the client received, never the gateway's usage count (contract/derived.py)"
+    )
+    if withheld:
+        note += (
+            f"; withheld from {withheld:,} of {len(streams):,} streams that delivered at most one content "
+            "token (tool calls, events or one chunk only)"
+        )
+    if unrecorded:
+        note += (
+            f"; not measured for {unrecorded:,} streams that recorded no content_tokens (a run from before)"
+        )
+    return [note]
+
+
 def decode_rate(requests: pd.DataFrame) -> pd.Series:
     """Output tokens per second of generation (first token to last byte), per stream request."""
     generation_s = (requests[REQUEST.latency_ms] - requests[REQUEST.ttft_ms]) / 1000.0
     return (requests[REQUEST.tokens_out] / generation_s.where(generation_s > 0)).replace([np.inf], np.nan)
+
+
+def main_operation(run: RunData, table: pd.DataFrame) -> str:
+    """The operation a run's headline latency is of: the busiest that streamed a model's answer (it has
+    a TTFT), else the busiest that is not a follow-up of earlier work (a poll repeats one task id until
+    the task is done: its count is the poll interval's, not the load's), else the busiest."""
+    streamed = table[table["ttft_n"].fillna(0) > 0] if "ttft_n" in table else table.iloc[0:0]
+    if not streamed.empty:
+        return str(streamed["requests"].idxmax())
+    firsts = table.drop(index=_repeating_operations(run), errors="ignore")
+    return str((firsts if not firsts.empty else table)["requests"].idxmax())
+
+
+def _repeating_operations(run: RunData) -> list[str]:
+    """Operations whose requests name the same task id more than once (polls)."""
+    req = run.requests
+    if req is None or R.task_id not in req:
+        return []
+    with_task = req[req[R.task_id].notna()]
+    per_task = with_task.groupby(R.operation)[R.task_id].agg(["size", "nunique"])
+    return [str(op) for op in per_task.index[per_task["size"] > per_task["nunique"]]]

@@ -1,8 +1,9 @@
 """Load levels in the run's own unit, from its rows: arrivals per second asked (an open model: the rate
 run.json's open_model.rate_points gives at each arrival's due time) or running agents (a closed model:
 users.csv at each request's send time; without users.csv, the agents active in each time bin). Per
-level: requests, errors, latency/TTFT/TPOT percentiles with n, time held, achieved rate and dropped
-arrivals, goodput and whether every SLO reached its attainment. Pure: RunData in, a Levels record out.
+level: requests, errors, latency/TTFT/TPOT percentiles with n, time held, arrivals asked, started,
+late and dropped with the level's delivery (analysis/delivery.py), goodput and whether every SLO reached
+its attainment. Pure: RunData in, a Levels record out.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis.arrivals import LATE_MS
+from analysis.delivery import Shortfall, judge_open, peak_shortfall
 from analysis.goodput import request_verdicts, slos_of
 from analysis.knee import load_levels, time_bins
 from analysis.model import RunData, per_run
-from analysis.scores import with_scores
+from analysis.scores import SCORE_INPUTS, with_scores
 from analysis.stats import small_sample_flag
 from contract.derived import TPOT_MS
 from contract.schema import ERROR_INTERRUPTED, REQUEST, USER
@@ -35,7 +38,7 @@ LEVEL_COLUMNS = (
     REQUEST.error_kind,
     REQUEST.latency_ms,
     REQUEST.ttft_ms,
-    REQUEST.tokens_out,
+    *SCORE_INPUTS,
     REQUEST.start_lateness_ms,
 )
 
@@ -64,6 +67,16 @@ def run_levels(run: RunData) -> Levels | None:
         return None
     legacy = load_levels(bins)  # no users.csv: the agents active in each time bin
     return Levels(AGENTS, legacy, "agents active in each time bin (requests.csv)") if len(legacy) else None
+
+
+@per_run
+def load_shortfall(run: RunData) -> Shortfall | None:
+    """Why the run's load was not delivered at its peak (analysis/delivery.py); None when it was, or
+    when the run has no levels to judge."""
+    levels = run_levels(run)
+    if levels is None:
+        return None
+    return peak_shortfall(levels.table, levels.unit, run.users if levels.unit == AGENTS else None)
 
 
 def judged_requests(run: RunData) -> pd.DataFrame:
@@ -99,9 +112,14 @@ def _open_levels(run: RunData, req: pd.DataFrame, open_model: dict) -> Levels | 
     if table.empty:
         return None
     table["seconds"] = held_level.value_counts().reindex(table.index).fillna(0) * GRID_S
-    started = req[REQUEST.start_lateness_ms].notna().groupby(level).sum()
-    table["achieved_per_s"] = started.reindex(table.index) / table["seconds"].where(table["seconds"] > 0)
+    lateness = req[REQUEST.start_lateness_ms]
+    sent = lateness.notna().groupby(level).sum().reindex(table.index).fillna(0)
+    # each arrival in one of started (on time), late or dropped, as the Arrivals section counts them
+    table["late"] = (lateness > LATE_MS).groupby(level).sum().reindex(table.index).fillna(0)
+    table["started"] = sent - table["late"]
+    table["achieved_per_s"] = sent / table["seconds"].where(table["seconds"] > 0)
     table["dropped"] = _dropped_per_level(run.users, open_model, edges).reindex(table.index).fillna(0)
+    judge_open(table)
     source = "arrivals/s asked at each arrival's due time (run.json open_model.rate_points)"
     return Levels(ARRIVALS_PER_S, table, source)
 
@@ -117,6 +135,10 @@ def _closed_levels(run: RunData, req: pd.DataFrame, users: pd.DataFrame) -> Leve
         return None
     held = pd.Series(np.diff(ticks["ts"].to_numpy(), append=ticks["ts"].iloc[-1]), index=ticks.index)
     table["seconds"] = held.groupby(ticks["users"]).sum().reindex(table.index)
+    # the most agents the profile asked while this many ran: a level is its running agents, so the run's
+    # delivery is judged at its peak (analysis/delivery.py closed_shortfall)
+    asked = users.loc[ticks.index, USER.target_users].groupby(ticks["users"]).max()
+    table["asked"] = asked.reindex(table.index)
     return Levels(AGENTS, table, "running agents at each request's send time (users.csv)")
 
 
@@ -174,10 +196,19 @@ def _level_of(rate: pd.Series, edges: np.ndarray | None) -> pd.Series:
 
 
 def _dropped_per_level(users: pd.DataFrame | None, open_model: dict, edges: np.ndarray | None) -> pd.Series:
-    """Arrivals dropped between two users.csv ticks, put at the level asked at the later tick."""
-    if users is None or users.empty or users[USER.arrivals_dropped].isna().all():
-        return pd.Series(dtype=float)
-    ticks = users[["ts", USER.arrivals_dropped]].dropna().sort_values("ts")
-    new = ticks[USER.arrivals_dropped].diff().fillna(ticks[USER.arrivals_dropped])
-    level = _level_of(pd.Series(asked_rate(open_model, ticks["ts"]), index=ticks.index), edges)
-    return new.groupby(level).sum()
+    """Arrivals dropped between two users.csv ticks, put at the level asked at the later tick; those
+    counted after the curve's end or after the last tick (run.json's final count) at its last level."""
+    cumulative = pd.Series(dtype=float)
+    if users is not None and not users.empty and users[USER.arrivals_dropped].notna().any():
+        ticks = users[["ts", USER.arrivals_dropped]].dropna().sort_values("ts")
+        cumulative = pd.Series(ticks[USER.arrivals_dropped].to_numpy(), index=ticks["ts"].to_numpy())
+    total = open_model.get("dropped_arrivals")
+    points = np.asarray(open_model["rate_points"], dtype=float)
+    end = float(open_model.get("start_ts") or 0.0) + points[-1, 0] - 2 * AT_STEP_S
+    if isinstance(total, int | float) and total > (cumulative.max() if len(cumulative) else 0):
+        cumulative = pd.concat([cumulative, pd.Series([float(total)], index=[end])])
+    if cumulative.empty:
+        return cumulative
+    new = cumulative.diff().fillna(cumulative.iloc[0])
+    level = _level_of(pd.Series(asked_rate(open_model, np.minimum(cumulative.index, end))), edges)
+    return pd.Series(new.to_numpy()).groupby(level.to_numpy()).sum()

@@ -20,6 +20,7 @@ from analysis.meta import sanitize
 from analysis.model import RunData
 from contract import schema
 from contract.schema import REQUEST, TASK
+from contract.units import unit_of
 
 # Columns holding text; every other contract column is a float (an empty cell reads as NaN).
 TEXT_COLUMNS = frozenset(
@@ -39,6 +40,8 @@ TEXT_COLUMNS = frozenset(
         TASK.times_from,
         REQUEST.first_token_kind,
         TASK.end_reason,
+        REQUEST.tool_name,
+        TASK.parent_task_id,
     }
 )
 NAN_TEXTS = frozenset({"nan", "+nan", "-nan"})  # what float() reads as not-a-number
@@ -63,8 +66,17 @@ def load_run(path: str | Path, only: Mapping[str, tuple[str, ...]] | None = None
             run_dir / name, cols, missing, name not in none_written, subset=only is not None
         )
         for name, cols in (schema.FILES_COLUMNS if only is None else only).items()
+        if name != schema.LOOP_LAG_CSV
     }
     capacity = None if only else _read_csv(run_dir / schema.CAPACITY_CSV, None, missing, required=False)
+    model_calls = None if only else _read_csv(run_dir / schema.MODEL_CALLS_CSV, None, missing, required=False)
+    loop_lag = (
+        None
+        if only is not None and schema.LOOP_LAG_CSV not in only
+        else _read_contract_csv(
+            run_dir / schema.LOOP_LAG_CSV, schema.LOOP_LAG_COLUMNS, missing, required=False
+        )
+    )
     meta = sanitize(meta, _last_ts([*frames.values(), capacity]), missing)
     samples = frames.get(schema.SAMPLES_CSV)
     if samples is not None:  # a remote sampler's rows arrive later than the local one's: one time order
@@ -78,6 +90,8 @@ def load_run(path: str | Path, only: Mapping[str, tuple[str, ...]] | None = None
         agents=frames.get(schema.AGENTS_CSV),
         capacity=capacity,
         users=frames.get(schema.USERS_CSV),
+        model_calls=model_calls,
+        loop_lag=loop_lag,
         missing=missing,
     )
 
@@ -137,6 +151,7 @@ def _read_csv(
         return None
     if dtypes:
         frame = _drop_non_finite(frame, dtypes, path.name, missing)
+        _blank_negative_durations(frame, dtypes, path.name, missing)
     if frame.empty:
         missing.append(f"{path.name} has a header but no rows")
     if dtypes:
@@ -232,6 +247,28 @@ def _drop_non_finite(frame: pd.DataFrame, dtypes: dict, name: str, missing: list
         return frame
     missing.append(f"{name}: {int(bad.sum())} row(s) with a non-finite number (nan, inf) skipped")
     return frame[~bad].reset_index(drop=True)
+
+
+def _blank_negative_durations(frame: pd.DataFrame, dtypes: dict, name: str, missing: list[str]) -> None:
+    """A negative duration (a wall clock stepped back between two timestamps: an NTP step, a VM resumed)
+    is no time at all: blanked, so no percentile, mean or level takes it, and counted apart with a note;
+    the row itself stays (its outcome is still counted). A start's lateness may be negative (early)."""
+    durations = [
+        c
+        for c, kind in dtypes.items()
+        if kind == "float64" and unit_of(c) == "ms" and c != REQUEST.start_lateness_ms and c in frame
+    ]
+    negative = np.zeros(len(frame), dtype=bool)
+    for column in durations:
+        below = frame[column].to_numpy(dtype="float64") < 0
+        if below.any():
+            frame.loc[below, column] = np.nan
+            negative |= below
+    if negative.any():
+        missing.append(
+            f"{name}: {int(negative.sum())} row(s) with a negative duration (the clock stepped back during "
+            "them): those times are left out of every percentile and mean, the rows still counted"
+        )
 
 
 def _add_absent_columns(frame: pd.DataFrame, dtypes: dict, name: str, missing: list[str]) -> None:

@@ -21,6 +21,7 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "thresholds": (list,),
     "cost": (dict,),
     "validity": (dict,),
+    "workers_cpu_p90": (dict,),
     "breakpoint": (dict,),
     "open_model": (dict,),
     "sweep": (list,),
@@ -102,7 +103,8 @@ def _spans(key: str, items: list, last_ts: float | None, missing: list[str]) -> 
     spans = [dict(i) for i in items if isinstance(i, dict) and _fits(i.get("start_ts"), NUMBER)]
     if len(spans) < len(items):
         missing.append(f"run.json: {len(items) - len(spans)} {key} entr(ies) without a start time ignored")
-    for span, following in zip(spans, spans[1:] + [None], strict=True):
+    for i, span in enumerate(spans):
+        following = spans[i + 1] if i + 1 < len(spans) else None
         if _fits(span.get("end_ts"), NUMBER):
             continue
         end = following["start_ts"] if following else last_ts

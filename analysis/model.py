@@ -31,6 +31,8 @@ class RunData:
     agents: pd.DataFrame | None = None
     capacity: pd.DataFrame | None = None
     users: pd.DataFrame | None = None  # users.csv: running agents and profile phase, once a tick
+    model_calls: pd.DataFrame | None = None  # model_calls.csv: the calls the model answered, read at it
+    loop_lag: pd.DataFrame | None = None  # loop_lag.csv: the load generator's event-loop lag probe
     missing: list[str] = field(default_factory=list)  # one human sentence per missing/damaged file
     derived: dict = field(default_factory=dict, repr=False, compare=False)  # per_run's answers
 

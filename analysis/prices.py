@@ -23,6 +23,10 @@ OPTIONAL_FIELDS = ("note", "fictional")
 _AS_OF = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
 
+# A price per million tokens: the dearest model lists under $1,000 (o1-pro's output: $600); a thousand
+# times that keeps the cost of any run's tokens (at most 1e15 of them) finite, where 1e308 printed "$inf".
+MAX_PRICE_PER_M = 1_000_000.0
+
 
 class PriceTableError(InputError):
     """A price file that cannot be used; str() is one line naming the file, the model and the fault."""
@@ -114,6 +118,11 @@ def _price(value: object, where: str) -> float:
         raise PriceTableError(f"{where}: price must be a number (USD per million tokens), got {value!r}")
     if not math.isfinite(value) or value < 0:
         raise PriceTableError(f"{where}: price must be zero or more, got {value!r}")
+    if value > MAX_PRICE_PER_M:
+        raise PriceTableError(
+            f"{where}: price {value:g} is above the ceiling of {MAX_PRICE_PER_M:,.0f} per million tokens "
+            "(the dearest model lists under 1,000; a larger one makes a run's cost infinite)"
+        )
     return float(value)
 
 

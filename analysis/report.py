@@ -12,21 +12,23 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import agent_loop, cost, labels, render
+from analysis import agent_loop, cost, labels, mcp, render
 from analysis import headline as headline_mod
 from analysis.arrivals import LATE_RULE, arrivals, arrivals_table, lateness_table
 from analysis.breaking import RULE, first_break
 from analysis.capacity import capacity_section, run_capacity, run_churn, sampler_peak_note
 from analysis.capacity_rows import has_rows
+from analysis.delivery import RULE as DELIVERY_RULE
 from analysis.drift import drift_section
 from analysis.errors import error_table
 from analysis.goodput import goodput
 from analysis.hosts import hosts_note
 from analysis.knee import SATURATION_REMEDY, knees, little_check, load_levels, time_bins
-from analysis.latency import latency_table
-from analysis.levels import run_levels
+from analysis.latency import latency_table, tpot_notes
+from analysis.levels import load_shortfall, run_levels
 from analysis.load import load_run
 from analysis.model import RunData, Section
+from analysis.model_calls import model_calls_section
 from analysis.queue import queue_notes, queue_table
 from analysis.remote_samplers import remote_samplers_section
 from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, unmeasured_series
@@ -38,6 +40,8 @@ from analysis.summary import record_gaps, run_summary_table, thresholds_table
 from analysis.summary_json import write_summary_json
 from analysis.sweep import sweep, sweep_answer
 from analysis.tasks import task_outcome_table, task_timing_table
+from analysis.validity import SATURATION_RULE, run_validity
+from analysis.validity import SECTION as LOADGEN
 from analysis.workload import TITLE as WORKLOAD
 from analysis.workload import workload_section
 from contract.schema import MIB, REPORT_HTML, REPORT_MD
@@ -74,6 +78,8 @@ EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [
     capacity_report_section,
     cost_report_section,
     loop_report_section,
+    model_calls_section,
+    mcp.mcp_section,
     drift_section,
     remote_samplers_section,
 ]
@@ -117,7 +123,7 @@ def build_sections(
         headline_mod.LATENCY: _section(
             headline_mod.LATENCY + " (ms, successful requests)",
             [("latency", latency_table(run))],
-            [PERCENTILE_RULE],
+            [PERCENTILE_RULE, *tpot_notes(run), *filter(None, [run_validity(run).line()])],
         ),
         "Tasks": _section(
             "Tasks",
@@ -142,6 +148,7 @@ def build_sections(
         headline_mod.GOODPUT: goodput_section(run),
         headline_mod.ARRIVALS: arrivals_section(run),
         "Load levels and knee": load_section(run, levels),
+        LOADGEN: loadgen_section(run),
     }
     candidates.update({s.title: s for s in extra_sections(run)})
     lead = LEADS.get(headline_mod.profile_of(run), ())
@@ -223,18 +230,43 @@ def load_section(run: RunData, legacy: pd.DataFrame | None) -> Section | None:
     broke = first_break(levels)
     where = f"at {broke.level:g} {levels.unit} ({broke.why})" if broke else "none"
     notes.append(f"breaking level: {where} — rule: {RULE}")
+    notes.append(f"delivery: {DELIVERY_RULE}; held and broken levels are read among the delivered only")
+    if (short := load_shortfall(run)) is not None:
+        notes.append(f"LOAD NOT DELIVERED {short.text()}")
     if legacy is not None and not legacy.empty:
-        check = little_check(legacy, run.samples)
+        check = little_check(legacy)
         kept_up = (
-            f"SATURATED: numbers not trustworthy ({SATURATION_REMEDY})" if check.saturated else "kept up"
+            f"SATURATED: users not kept busy ({SATURATION_REMEDY})" if check.saturated else "kept users busy"
         )
         notes.append(
             f"load generator {kept_up}"
             f" — in-flight / (throughput x latency) = {check.in_flight_vs_little:.2f}; "
             f"in-flight per user {check.busy_ratio_low:.2f} -> {check.busy_ratio_high:.2f}; "
-            f"load-generator CPU p90 {render.fmt(check.loadgen_cpu_p90)} %; rule: {check.rule}"
+            f"rule: {check.rule}"
         )
     return Section(headline_mod.LEVELS, [(f"per level ({levels.unit})", levels.table)], notes)
+
+
+def loadgen_section(run: RunData) -> Section:
+    """The load generator's situation, each rule with what the run read (analysis/validity.py): the
+    same verdict as run.json's, the console's and summary.json's."""
+    validity = run_validity(run)
+    rows = [
+        {
+            "check": c.name,
+            "value": c.value,
+            "unit": c.unit,
+            "limit": c.limit,
+            "n": c.n,
+            "verdict": {True: "ok", False: "FAILED", None: "not judged"}[c.passed],
+        }
+        for c in validity.checks
+    ]
+    verdict = validity.line() or "latency figures not suspect: every judged rule held"
+    notes = [verdict, *(f"{c.name}: {c.rule}" for c in validity.checks)]
+    if validity.valid is False:
+        notes.insert(0, f"RUN INVALID (exit code 4): {SATURATION_RULE} ({SATURATION_REMEDY})")
+    return Section(LOADGEN, [("rules", pd.DataFrame(rows).set_index("check"))], notes)
 
 
 def sweep_section(run: RunData) -> Section | None:

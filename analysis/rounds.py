@@ -19,7 +19,7 @@ import pandas as pd
 from analysis.hosts import judged_samples
 from analysis.model import RunData, per_run
 from analysis.resources import DEFAULT_WARNING_BYTES
-from contract.schema import MIB, SAMPLE, TASK_STATUS
+from contract.schema import MIB, SAMPLE, TASK, TASK_STATUS
 
 SETTLE_S = 2.0  # seconds since the process count last rose
 STEADY = 0.02  # largest change of the target's RSS since the previous reading, as a fraction of it
@@ -104,6 +104,7 @@ def _round_row(
         "worker_mib_max": per_worker.max(),
         "worker_mib_from": basis if len(per_worker) else "no worker counted",
     }
+    row.update(_ran_at_once(inside, run, rnd))
     row.update(_success(run, rnd))
     row.update(_verdict(row, warning_bytes))
     return row
@@ -125,6 +126,37 @@ def _per_worker_mib(inside: pd.DataFrame, base: Baseline | None) -> pd.Series:
     workers = inside[SAMPLE.target_procs] - base.procs
     extra = inside[SAMPLE.target_rss_bytes] - base.rss_bytes
     return (extra / workers.where(workers > 0) / MIB).dropna()
+
+
+def _ran_at_once(inside: pd.DataFrame, run: RunData, rnd: dict) -> dict:
+    """Most tasks running at one moment in the round, measured: a round's concurrency is what was submitted,
+    and a gateway that caps its workers (Hermes Kanban's max_in_progress) runs fewer. The gateway's own
+    in-progress count where it was sampled, else the overlap of the round's tasks' start-to-finish times."""
+    sampled = inside[SAMPLE.in_progress].dropna() if SAMPLE.in_progress in inside else pd.Series(dtype=float)
+    if len(sampled):
+        return {"ran_at_once": float(sampled.max()), "ran_at_once_from": "by the gateway's in-progress count"}
+    overlap = _most_overlapping(_round_tasks(run, rnd), rnd["end_ts"])
+    if overlap is None:
+        return {"ran_at_once": np.nan, "ran_at_once_from": "not measured"}
+    return {"ran_at_once": float(overlap), "ran_at_once_from": "by the tasks' start and finish times"}
+
+
+def _round_tasks(run: RunData, rnd: dict) -> pd.DataFrame:
+    tasks = run.tasks
+    if tasks is None or tasks.empty or not tasks["round"].notna().any():
+        return pd.DataFrame()
+    return tasks[tasks["round"] == rnd.get("round")]
+
+
+def _most_overlapping(tasks: pd.DataFrame, round_end: float) -> int | None:
+    """Peak count of tasks between their start and finish (an unfinished task runs to the round's end)."""
+    if tasks.empty or TASK.started_ts not in tasks or tasks[TASK.started_ts].isna().all():
+        return None
+    started = tasks[tasks[TASK.started_ts].notna()]
+    finished = started.get(TASK.finished_ts, pd.Series(np.nan, index=started.index)).fillna(round_end)
+    events = pd.concat([pd.Series(1, index=started[TASK.started_ts]), pd.Series(-1, index=finished)])
+    # summed per instant: a task that finishes as another starts does not overlap it
+    return int(events.groupby(level=0).sum().cumsum().max())
 
 
 def _success(run: RunData, rnd: dict) -> dict:

@@ -12,16 +12,18 @@ from analysis.arrivals import arrivals, arrivals_line
 from analysis.capacity import capacity_points, run_capacity, run_churn, shared_pages_warning
 from analysis.capacity_rows import has_rows, is_churn
 from analysis.churn import kept_text
-from analysis.cost import describe_total, dollar_total, priced_usage, run_prices, usage_rows
+from analysis.cost import describe_total, dollar_total, fictional_models, priced_usage, run_prices, usage_rows
 from analysis.goodput import goodput
 from analysis.headline import headline
 from analysis.hosts import judged_samples
 from analysis.knee import SATURATION_REMEDY
 from analysis.model import RunData
 from analysis.prices import PriceTableError
-from analysis.scores import with_scores
+from analysis.scores import SCORE_INPUTS, tpot_absent, with_scores
 from analysis.stats import describe
 from analysis.tasks import task_counts
+from analysis.validity import SATURATION_RULE, run_validity
+from analysis.workload import unverified_sizes
 from contract import schema
 from contract.derived import TPOT_MS
 from contract.exit_codes import THRESHOLDS_UNJUDGED
@@ -64,7 +66,7 @@ def _count_rows(run: RunData) -> list[tuple[str, object]]:
         rows += [
             ("requests", len(req)),
             ("failed requests", int((req["ok"] == 0).sum())),
-            ("tokens in / out", f"{_total(req, REQUEST.tokens_in)} / {_total(req, REQUEST.tokens_out)}"),
+            ("tokens in / out", tokens_total(run)),
         ]
     counts = task_counts(run)
     if counts:
@@ -75,6 +77,17 @@ def _count_rows(run: RunData) -> list[tuple[str, object]]:
             )
         )
     return rows
+
+
+def tokens_total(run: RunData) -> str:
+    """The run's one tokens total, as the Cost table counts them, with its scope named: every LLM call,
+    from the calls' rows and from tasks' rows (a task board's calls happen inside the gateway). The run
+    summary counted requests.csv alone and disagreed with the console and the Cost table."""
+    usage, source = usage_rows(run)
+    if source == "none":
+        return NOT_RECORDED
+    tokens = f"{_total(usage, REQUEST.tokens_in)} / {_total(usage, REQUEST.tokens_out)}"
+    return f"{tokens} (every LLM call, from {source})"
 
 
 def _total(frame: pd.DataFrame, col: str) -> str:
@@ -109,14 +122,13 @@ def console_summary(run: RunData) -> str:
     counts = task_counts(run)
     if counts:
         lines.append(f"tasks: {counts['done']} done, {counts['not_done']} not done of {counts['submitted']}")
-    if run.requests is not None:  # usage from the calls' rows, and from tasks' rows (a task board's)
-        usage = usage_rows(run)[0]
-        lines.append(
-            f"tokens in/out: {_total(usage, REQUEST.tokens_in)} / {_total(usage, REQUEST.tokens_out)}"
-        )
+    if run.requests is not None:
+        lines.append(f"tokens in / out: {tokens_total(run)}")
+        if (unverified := unverified_sizes(run)) is not None:
+            lines.append(unverified)
     lines += _cost_lines(run)
     lines += _capacity_lines(run)
-    lines += _verdict_lines(run.meta)
+    lines += _verdict_lines(run)
     lines += [f"missing: {m}" for m in run.missing] + [f"missing: {g}" for g in record_gaps(run)]
     lines.append(f"exit code: {run.meta.get('exit_code', NOT_RECORDED)}   run directory: {run.path}")
     return "\n".join(lines)
@@ -155,8 +167,11 @@ def _cost_lines(run: RunData) -> list[str]:
     table = run_prices(run)
     if isinstance(table, PriceTableError):
         return [f"LLM cost: n/a ({table})"]
-    line = describe_total(dollar_total(priced_usage(run, table)[0]))
-    return [f"{line} (usage from {source}; prices {Path(table.origin).name})"]
+    priced = priced_usage(run, table)[0]
+    fictional = fictional_models(priced["model"], table)
+    made_up = f"; FICTIONAL entries: {', '.join(fictional)}" if fictional else ""
+    line = describe_total(dollar_total(priced))
+    return [f"{line} (usage from {source}; prices {Path(table.origin).name}{made_up})"]
 
 
 def _capacity_lines(run: RunData) -> list[str]:
@@ -197,9 +212,11 @@ def _capacity_lines(run: RunData) -> list[str]:
     return lines + r.notes[:2] + ([warning] if warning else [])
 
 
-def _verdict_lines(meta: dict) -> list[str]:
+def _verdict_lines(run: RunData) -> list[str]:
     """Workers lost, failed thresholds with the value that broke them, thresholds left without a verdict
-    (they fail the run unless --allow-unjudged), and a load generator that was the bottleneck."""
+    (they fail the run unless --allow-unjudged), a load generator that was the bottleneck, and latency
+    figures made suspect by its situation (analysis/validity.py)."""
+    meta = run.meta
     lines = [f"WORKER LOST: {text}" for text in worker_losses(meta)]
     for t in meta.get("thresholds") or []:
         if t.get("passed") is False:
@@ -212,10 +229,12 @@ def _verdict_lines(meta: dict) -> list[str]:
             else:
                 fails = f"fails the run, exit code {THRESHOLDS_UNJUDGED}"
                 lines.append(f"THRESHOLD NOT JUDGED ({why}): {t.get('expr')} ({fails})")
-    validity = meta.get("validity") or {}
-    if validity.get("valid") is False:
-        lines.append(f"RUN INVALID: {validity.get('rule')} (p90 {validity.get('loadgen_cpu_p90')} %)")
+    validity = run_validity(run)
+    if validity.valid is False:
+        lines.append(f"RUN INVALID: {SATURATION_RULE} (p90 {validity.checks[0].value} %)")
         lines.append(f"  {SATURATION_REMEDY}")
+    if (suspect := validity.line()) is not None:
+        lines.append(suspect)
     return lines
 
 
@@ -258,7 +277,7 @@ def _latency_lines(run: RunData, top: int = 4) -> list[str]:
     if req is None or req.empty:
         return ["latency: no requests recorded"]
     R = schema.REQUEST
-    ok = req.loc[req[R.ok] == 1, [R.operation, R.latency_ms, R.ttft_ms, R.tokens_out]]
+    ok = req.loc[req[R.ok] == 1, [R.operation, R.ttft_ms, *(c for c in SCORE_INPUTS if c in req)]]
     lines = [f"latency of {len(ok)} successful requests, by operation:"]
     for operation in ok["operation"].value_counts().index[:top]:
         lines.append(
@@ -269,6 +288,8 @@ def _latency_lines(run: RunData, top: int = 4) -> list[str]:
     tpot = with_scores(ok)[TPOT_MS]
     if tpot.notna().any():
         lines.append(_percentile_line("TPOT", tpot, digits=1))  # tens of ms: 20.3 is not 20.9
+    elif ok[REQUEST.ttft_ms].notna().any():
+        lines.append(f"TPOT: {tpot_absent(ok)}")
     return lines
 
 

@@ -17,16 +17,24 @@ from analysis.arrivals import LATE_MS, arrivals
 from analysis.breaking import RULE, first_break, highest_held
 from analysis.capacity import run_capacity
 from analysis.capacity_rows import has_rows
+from analysis.cost import dollar_total, fictional_models, priced_usage, run_prices, usage_rows
+from analysis.delivery import NOT_DELIVERED
+from analysis.delivery import RULE as DELIVERY_RULE
 from analysis.goodput import goodput
 from analysis.headline import headline, profile_of
-from analysis.latency import latency_table
-from analysis.levels import run_levels
+from analysis.latency import latency_table, main_operation
+from analysis.levels import load_shortfall, run_levels
 from analysis.model import RunData
+from analysis.prices import PriceTableError
 from analysis.soak import soak_trends
 from analysis.sweep import sweep
+from analysis.tasks import not_done_reasons, task_counts
+from analysis.validity import run_validity
+from analysis.workload import INPUT_SIZES, asked_and_reported, size_table, unverified_sizes
 from contract.schema import REQUEST, SUMMARY_JSON
 
 SUMMARY_VERSION = 1
+DELIVERY_FIGURES = ("seconds", "asked", "started", "achieved_per_s", "late", "dropped")  # per level
 
 
 def summary(run: RunData) -> dict[str, Any]:
@@ -48,12 +56,16 @@ def summary(run: RunData) -> dict[str, Any]:
         "sweep": _sweep(run),
         "capacity": _capacity(run),
         "soak": _soak(run),
+        "tasks": _tasks(run),
+        "cost": _cost(run),
+        "sizes": _sizes(run),
         "thresholds": [
             {k: t.get(k) for k in ("expr", "passed", "value", "samples")}
             for t in meta.get("thresholds") or []
             if isinstance(t, dict)
         ],
-        "validity": meta.get("validity"),
+        "delivery": _delivery(run),
+        "validity": run_validity(run).as_json(),
         "missing": run.missing,
     }
     return _clean(doc)
@@ -73,19 +85,60 @@ def _requests(run: RunData) -> dict | None:
 
 
 def _latency(run: RunData) -> dict | None:
-    """The busiest operation's percentiles (ms), each with its sample count."""
+    """The main operation's percentiles (ms), each with its sample count (latency.main_operation)."""
     table = latency_table(run)
     if table is None:
         return None
-    op = table["requests"].idxmax()
+    op = main_operation(run, table)
     row = table.loc[op]
-    figures = {"operation": op, "unit": "ms", "latency": {"n": row["latency_n"], "p50": row["latency_p50"]}}
-    figures["latency"]["p95"] = row["latency_p95"]
+    latency = {"n": row["latency_n"], "p50": row["latency_p50"], "p95": row["latency_p95"]}
+    figures: dict[str, Any] = {"operation": op, "unit": "ms", "latency": latency}
     if "ttft_n" in row and row.get("ttft_n"):
         figures["ttft"] = {"n": row["ttft_n"], "p50": row["ttft_p50"], "p95": row["ttft_p95"]}
     if "tpot_ms_n" in row and row.get("tpot_ms_n"):
         figures["tpot"] = {"n": row["tpot_ms_n"], "p50": row["tpot_ms_p50"], "p95": row["tpot_ms_p95"]}
     return figures
+
+
+def _cost(run: RunData) -> dict | None:
+    """LLM dollars as billed (the gateway's own cost wherever it reported one), the price table's figure
+    beside it, and the fictional entries a table figure rests on; null without usage or prices."""
+    table = run_prices(run)
+    if usage_rows(run)[1] == "none" or isinstance(table, PriceTableError):
+        return None
+    priced = priced_usage(run, table)[0]
+    total = dollar_total(priced)
+    return {
+        "unit": "USD",
+        "as_billed": total.usd,
+        "basis": total.basis,
+        "calls": total.calls,
+        "gateway_reported": {"usd": total.gateway_usd, "calls": total.gateway_calls},
+        "price_table": {"usd": total.table_usd, "calls": total.table_calls, "diff_pct": total.diff_pct},
+        "fictional_prices": fictional_models(priced["model"], table),
+    }
+
+
+def _tasks(run: RunData) -> dict | None:
+    """Tasks submitted, done and not done, and why the ended ones did not finish."""
+    counts = task_counts(run)
+    if not counts:
+        return None
+    return {**counts, "why": not_done_reasons(run)}
+
+
+def _sizes(run: RunData) -> dict | None:
+    """The input sizes asked vs the gateway's count per call, and whether any count confirmed them."""
+    table = size_table(asked_and_reported(run))
+    unverified = unverified_sizes(run)
+    if table.empty and unverified is None:
+        return None
+    found: dict[str, Any] = {"verified": unverified is None, "note": unverified, "input": None}
+    if INPUT_SIZES in table.index:
+        row = table.loc[INPUT_SIZES]
+        keys = ("n", "asked_mean", "reported_mean", "diff_pct", "call_error_p95_pct")
+        found["input"] = {k: row[k] for k in keys}
+    return found
 
 
 def _breaking_level(run: RunData) -> dict | None:
@@ -101,6 +154,26 @@ def _breaking_level(run: RunData) -> dict | None:
         "why": broke.why if broke else "did not break",
         "held_up_to": highest_held(levels),
         "levels": len(levels.table),
+        "not_delivered": [
+            {"level": level, "why": row["delivery_why"]} | {k: row[k] for k in DELIVERY_FIGURES}
+            for level, row in levels.table.iterrows()
+            if row.get("delivery") == NOT_DELIVERED
+        ],
+    }
+
+
+def _delivery(run: RunData) -> dict | None:
+    """Whether the load was delivered at its peak (analysis/delivery.py); null without load levels."""
+    levels = run_levels(run)
+    if levels is None:
+        return None
+    short = load_shortfall(run)
+    return {
+        "delivered": short is None,
+        "level": short.level if short else None,
+        "unit": levels.unit,
+        "why": short.why if short else None,
+        "rule": DELIVERY_RULE,
     }
 
 
@@ -144,7 +217,12 @@ def _arrivals(run: RunData) -> dict | None:
             "first_s": found.first_late_s,
             "above_ms": LATE_MS,
         },
-        "dropped": {"count": found.dropped, "share": found.dropped_share, "first_s": found.first_dropped_s},
+        "dropped": {
+            "count": found.dropped,
+            "share": found.dropped_share,
+            "first_s": found.first_dropped_s,
+            "unsent": found.unsent,  # of them: issued to an agent as the run stopped, never sent
+        },
         REQUEST.start_lateness_ms: {
             "n": lateness["lateness_n"],
             "p50": lateness["lateness_p50"],

@@ -43,6 +43,32 @@ def task_outcome_table(run: RunData) -> pd.DataFrame | None:
 
 
 @per_run
+def not_done_reasons(run: RunData) -> dict[str, int]:
+    """Tasks that ended not done, by why (the agent loop's end_reason: max_steps, error; else the
+    status: failed, cancelled...), most first; tasks the run's stop left unfinished are not among them."""
+    tasks = run.tasks
+    if tasks is None or tasks.empty:
+        return {}
+    ended = tasks[~tasks["status"].isin([TASK_STATUS.done, TASK_STATUS.unfinished])]
+    reason = ended["status"].astype(object)
+    if TASK.end_reason in ended:
+        reason = ended[TASK.end_reason].astype(object).where(ended[TASK.end_reason].notna(), reason)
+    return {str(k): int(v) for k, v in reason.fillna("(no status)").value_counts().items()}
+
+
+def not_done_text(run: RunData) -> str | None:
+    """ "3 of 40 (max_steps 2, error 1)": the tasks not done of those submitted, and why."""
+    counts = task_counts(run)
+    if not counts:
+        return None
+    why = ", ".join(f"{reason} {n:,}" for reason, n in not_done_reasons(run).items())
+    unfinished = counts["not_done"] - sum(not_done_reasons(run).values())
+    cut = f"{unfinished:,} unfinished at the run's stop" if unfinished else ""
+    detail = "; ".join(part for part in (why, cut) if part)
+    return f"{counts['not_done']:,} of {counts['submitted']:,}" + (f" ({detail})" if detail else "")
+
+
+@per_run
 def task_counts(run: RunData) -> dict[str, int] | None:
     """Submitted, done and failed (every non-done terminal status) counts, for summaries."""
     tasks = run.tasks

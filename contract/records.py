@@ -40,6 +40,12 @@ class RequestRecord:
     step: int | None = None
     tool_calls: int | None = None
     first_token_kind: str | None = None
+    tool_name: str | None = None
+    response_bytes: int | None = None
+    rpc_error_code: int | None = None
+    content_tokens: int | None = None
+    content_span_ms: float | None = None
+    parent_task_id: str | None = None
 
 
 @dataclass
@@ -70,6 +76,8 @@ class TaskRecord:
     tool_calls: int | None = None
     end_reason: str | None = None
     tool_ms: float | None = None
+    parent_task_id: str | None = None
+    children_wait_ms: float | None = None
 
     def adopt_server_times(self, started_ts: float | None, finished_ts: float | None) -> None:
         """Replace the client's observed start/finish by the gateway's own timestamps (where it gives

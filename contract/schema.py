@@ -29,10 +29,14 @@ AGENTS_CSV = "agents.csv"
 CAPACITY_CSV = "capacity.csv"
 PROCESSES_CSV = "processes.csv"
 USERS_CSV = "users.csv"
+MODEL_CALLS_CSV = "model_calls.csv"  # every call the model answered, read at the model (kit/model_calls.py)
 LOCUST_CSV_PREFIX = "locust"  # locust_stats.csv, locust_failures.csv, locust_exceptions.csv
 LOCUST_HTML = "locust_report.html"
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
+LOOP_LAG_CSV = (
+    "loop_lag.csv"  # the load generator's event loop: how late a fixed sleep woke (kit/loop_lag.py)
+)
 SUMMARY_JSON = "summary.json"  # the headline figures, machine-readable (analysis/summary_json.py)
 
 
@@ -56,6 +60,9 @@ class SampleColumns:
     host_swap_used_bytes: str
     host_cpu_pct: str  # whole host, 0-100
     load1: str  # 1-minute load average
+    # runnable tasks now (/proc/stat procs_running, the sampler itself left out) per logical CPU: above 1,
+    # some process waits for a core (validity's run-queue rule reads this)
+    host_run_queue_per_core: str
     queue_length: str  # from the gateway's JSON endpoint
     in_progress: str  # from the gateway's JSON endpoint
     queue_age_s: str  # how old those two figures were when read (a cached source, e.g. the Kanban sidecar)
@@ -79,7 +86,8 @@ class RequestColumns:
     operation: str  # chat.stream, chat, task.submit, task.poll, session.create, ...
     ok: str  # 1 or 0
     status_code: str  # HTTP status, empty when no response arrived
-    # http_5xx, http_4xx, http_3xx, backpressure, timeout, connection, protocol, too_large, interrupted
+    # http_5xx, http_4xx, http_3xx, backpressure, timeout, connection, protocol, too_large, interrupted,
+    # rpc_error, tool_error (MCP)
     error_kind: str
     error: str  # one-line message
     latency_ms: str  # send to last byte
@@ -105,6 +113,12 @@ class RequestColumns:
     step: str  # agent loop: the call's step in its task (1-based; the task is task_id); empty outside a loop
     tool_calls: str  # tool calls in the response (chat and Responses agents; 0: an answer)
     first_token_kind: str  # what ttft_ms was timed to: content or tool_call (streams only)
+    tool_name: str  # mcp.tools_call: the tool called (empty for other operations)
+    response_bytes: str  # MCP: bytes of the answer as received (JSON-RPC messages, SSE framing included)
+    rpc_error_code: str  # MCP: the JSON-RPC error code of an error answer (empty: none)
+    content_tokens: str  # content tokens the client received: one a content chunk (streams only)
+    content_span_ms: str  # first to last received content token (streams only): TPOT's numerator
+    parent_task_id: str  # agent loop: a sub-agent's call carries its parent's task (task_id is its own)
 
 
 REQUEST = _named(RequestColumns)
@@ -152,10 +166,12 @@ class TaskColumns:
     gateway_cost_usd: str
     worker_pid: str
     error: str
-    steps: str  # agent loop: model calls the task made (empty for other tasks)
-    tool_calls: str  # agent loop: tool calls over its steps
+    steps: str  # agent loop, or a gateway's loop that says so: model calls the task made (empty: unknown)
+    tool_calls: str  # agent loop's tool calls, or those a gateway says it ran (empty: unknown)
     end_reason: str  # agent loop: answer, max_steps or error (empty: unfinished)
     tool_ms: str  # agent loop: time spent running tools (waits between model calls)
+    parent_task_id: str  # sub-agents: the task that spawned this one (empty: a top-level task)
+    children_wait_ms: str  # sub-agents: the parent's wait for its children, spawn to the last one's end
 
 
 TASK = _named(TaskColumns)
@@ -202,6 +218,26 @@ FIRST_TOKEN_TOOL_CALL = "tool_call"
 ERROR_INTERRUPTED = "interrupted"
 # requests.csv error_kind of an answer past --max-response-bytes or --max-sse-line-bytes (read no further)
 ERROR_TOO_LARGE = "too_large"
+# requests.csv operation of each MCP request (agents/mcp.py); every one starts with MCP_PREFIX
+MCP_PREFIX = "mcp."
+
+
+@dataclass(frozen=True)
+class McpOperations:
+    initialize: str = "mcp.initialize"
+    tools_list: str = "mcp.tools_list"
+    tools_call: str = "mcp.tools_call"
+    resources_read: str = "mcp.resources_read"
+    prompts_get: str = "mcp.prompts_get"
+    ping: str = "mcp.ping"
+    close: str = "mcp.close"
+
+
+MCP_OP = McpOperations()
+# requests.csv error_kind of an MCP answer that is a JSON-RPC error (its code in rpc_error_code), and of a
+# tools/call whose result says isError (the tool failed; the call itself was answered)
+ERROR_RPC = "rpc_error"
+ERROR_TOOL = "tool_error"
 STOP_INTERRUPTED = "interrupted"  # the run was stopped from outside (a signal): no capacity value
 
 
@@ -248,7 +284,21 @@ class TaskStatuses:
     unfinished: str  # still open when the run stopped: the run's doing, not the gateway's
 
 
+@dataclass(frozen=True)
+class BadToolCalls:
+    """requests.csv `error_kind` of an agent-loop step whose tool calls an agent cannot run
+    (agents/tool_checks.py); the first of its calls' problems, in this order."""
+
+    tool_call_no_id: str  # a call without an id (its result could not name it)
+    tool_call_duplicate_id: str  # an id an earlier call of the task already had
+    tool_unknown: str  # names a tool the request did not offer
+    tool_args_not_json: str  # the arguments do not parse as a JSON object
+    tool_args_schema: str  # the arguments miss a required field or give one of the wrong type
+
+
 SAMPLE_EVENT = _named(SampleEvents)
+BAD_TOOL_CALL = _named(BadToolCalls)
+BAD_TOOL_CALL_KINDS: tuple[str, ...] = astuple(BAD_TOOL_CALL)
 AGENT_EVENT = _named(AgentEvents)
 CAPACITY_EVENT = _named(CapacityEvents)
 TASK_STATUS = _named(TaskStatuses)
@@ -269,6 +319,20 @@ USER = _named(UserColumns)
 USER_COLUMNS: tuple[str, ...] = astuple(USER)
 
 
+# One row per wake of the load generator's lag probe (kit/loop_lag.py): a greenlet that sleeps a fixed
+# interval and records how much later than asked it woke; a busy or starved event loop wakes it late, and
+# every time the kit takes (send, first token, last byte) is late by as much.
+@dataclass(frozen=True)
+class LoopLagColumns:
+    ts: str  # UTC epoch seconds of the wake
+    lag_ms: str  # woke this much after the sleep's end (0 when on time)
+
+
+LOOP_LAG = _named(LoopLagColumns)
+LOOP_LAG_INTERVAL_S = 0.1  # the probe's sleep: 10 wakes a second, ~0.8 MB of rows an hour
+LOOP_LAG_COLUMNS: tuple[str, ...] = astuple(LOOP_LAG)
+
+
 # One row per process the sampler counted, the first time it counted it (sampler/process_log.py): what
 # the target's and sidecars' figures in samples.csv are made of.
 @dataclass(frozen=True)
@@ -283,6 +347,45 @@ class ProcessColumns:
 PROCESS = _named(ProcessColumns)
 PROCESS_COLUMNS: tuple[str, ...] = astuple(PROCESS)
 
+
+# One row per model call the model itself answered, read from the kit's simulator while it serves the run
+# (the embedded one, or one a gateway uses as its model: --model-calls-url). The model's side of the truth:
+# calls a gateway's own loop makes, retries and background work that no request of the kit made.
+@dataclass(frozen=True)
+class ModelCallColumns:
+    ts: str  # UTC epoch seconds when the model answered it
+    response_id: str  # the model's response id (requests.csv request_id when the kit made the call itself)
+    api: str  # chat or responses
+    conversation: str  # the model's name for the conversation (a hash of its first user message)
+    step: str  # assistant turns before this call in its conversation
+    caller: str  # the request's `user` field
+    agent_id: str  # the kit's agent whose tag the conversation's first user message carries (else empty)
+    tokens_in: str
+    tokens_cached: str
+    tokens_out: str
+    tool_calls: str  # tool calls the model asked for in this answer
+    cost_usd: str  # at the model's own prices (the simulator's price knobs; 0 when it has none)
+
+
+MODEL_CALL = _named(ModelCallColumns)
+MODEL_CALL_COLUMNS: tuple[str, ...] = astuple(MODEL_CALL)
+
+# A session file (not a run-directory file): what `python -m kit.capture` records and `--sessions` replays
+# (docs/record-replay.md). JSON Lines: a header (format, upstream, started_ts), then one line per model call
+# (offset_s, session, step, think_ms, api, request: the body as sent, response: the keys below).
+SESSION_FORMAT = "loadkit-sessions/1"
+
+
+@dataclass(frozen=True)
+class SessionAnswerKeys:
+    status: str  # the upstream's HTTP status
+    latency_ms: str  # request forwarded to the answer's last byte, at the recorder
+    ttft_ms: str  # to the first content or tool-call token (null: not a stream, or none)
+    started_ts: str  # the header's: when the recording began (epoch seconds)
+
+
+SESSION = _named(SessionAnswerKeys)
+
 # The row files the run reads back whole (analysis) and the agents' rows travel in (agents/recorder.py);
 # then every CSV a run directory holds: capacity.csv (the capacity and churn drivers write it) and
 # processes.csv (the sampler's) too.
@@ -296,6 +399,8 @@ FILES_COLUMNS: dict[str, tuple[str, ...]] = {
 RUN_CSVS: dict[str, tuple[str, ...]] = FILES_COLUMNS | {
     CAPACITY_CSV: CAPACITY_COLUMNS,
     PROCESSES_CSV: PROCESS_COLUMNS,
+    MODEL_CALLS_CSV: MODEL_CALL_COLUMNS,
+    LOOP_LAG_CSV: LOOP_LAG_COLUMNS,
 }
 
 MIB = 1024 * 1024

@@ -8,19 +8,18 @@ run's gateway preset or spec file. Bad input: one line on stderr, exit code 2.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 from argparse import Namespace
 from pathlib import Path
 
-import pandas as pd
 from locust.env import Environment
 
 from agents import presets
 from agents.base import KitAgent
 from agents.idle_sessions import (
     CONNECTION_FRESH,
-    AcpSessions,
     RestSessionClient,
     close_and_record,
     session_http_client,
@@ -51,18 +50,22 @@ class Closer(KitAgent):
 def still_open(run_dir: Path) -> list[str]:
     """Session ids the run recorded as opened (agents.csv, and capacity.csv, which is flushed at every
     step) and agents.csv does not show closed, in creation order. A create in flight at a SIGKILL
-    reached no file: the gateway's own list by run id is the only way to find that one."""
+    reached no file: the gateway's own list by run id is the only way to find that one. Plain csv, not
+    pandas: the run itself asks this at its end, inside the load generator."""
     agents, steps = _rows(run_dir / schema.AGENTS_CSV), _rows(run_dir / schema.CAPACITY_CSV)
-    closed = set(agents.loc[agents["event"] == AGENT_EVENT.closed, "session_id"])
-    opened = [*agents.loc[agents["event"].isin(OPEN_EVENTS), "session_id"], *steps["session_id"]]
+    closed = {row["session_id"] for row in agents if row.get("event") == AGENT_EVENT.closed}
+    opened = [row["session_id"] for row in agents if row.get("event") in OPEN_EVENTS]
+    opened += [row["session_id"] for row in steps]
     return [sid for sid in dict.fromkeys(opened) if sid not in closed]
 
 
-def _rows(path: Path) -> pd.DataFrame:
-    if not path.exists() or path.stat().st_size == 0:
-        return pd.DataFrame({"event": [], "session_id": []})
-    rows = pd.read_csv(path, dtype={"session_id": str})
-    return rows[rows["session_id"].notna()] if "session_id" in rows else rows.iloc[0:0]
+def _rows(path: Path) -> list[dict[str, str]]:
+    """The file's rows that name a session (none when it is absent or empty)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as file:
+            return [row for row in csv.DictReader(file) if row.get("session_id")]
+    except FileNotFoundError:
+        return []
 
 
 def read_meta(run_dir: Path) -> dict:
@@ -77,13 +80,9 @@ def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, Rest
     gateway, url = args.gateway or target.get("gateway") or "simulator", args.host or target.get("url")
     try:
         chosen = presets.preset(gateway)
-        protocol = presets.session_protocol(chosen)
+        protocol = presets.closable_sessions(chosen)
     except presets.GatewayError as exc:
         raise CleanupError(str(exc)) from None
-    if isinstance(protocol, AcpSessions):
-        raise CleanupError(
-            "ACP sessions live in agent processes the run launched and stopped: nothing to close"
-        )
     if not url:
         raise CleanupError("the run recorded no gateway URL: pass --host URL")
     url, host_auth = split_userinfo(url.rstrip("/"))

@@ -27,7 +27,9 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 from agents.calibration import calibration_of
 from agents.recorder import Recorder
 from contract import exit_codes, schema
+from kit.cleanup import still_open
 from kit.delivery import AnsweredRows, shortfall
+from kit.end_checks import end_checks
 from kit.live import WRITING_REPORT, LiveRun
 from kit.load import Load
 from kit.record import RunRecord
@@ -75,6 +77,7 @@ def finish(run: EndingRun, default_reason: str) -> gevent.Greenlet:
     calibration = calibration_of(run.environment)  # a master running no agents learnt none
     if "workload" in meta and (calibration.samples or calibration.implausible):
         meta["workload"]["calibration"] = calibration.describe()
+    note_sessions_left(record)
     settle_shortfall(run)
     failure = record.disk.failure
     settle(run, default_reason)
@@ -85,14 +88,25 @@ def finish(run: EndingRun, default_reason: str) -> gevent.Greenlet:
     return start_report(record.run_dir)
 
 
+def note_sessions_left(record: RunRecord) -> None:
+    """run.json `sessions_left_open`: the sessions the run's rows show opened and never closed (a close
+    that failed, a stop at once cut short, --no-cleanup): each id, for the console and kit.cleanup."""
+    if left := still_open(record.run_dir):
+        record.meta["sessions_left_open"] = left
+
+
 def settle_shortfall(run: EndingRun) -> None:
-    """A run whose load did not happen (workers lost, nothing answered) does not end "complete": when
-    its stop has no code of its own, it ends with LOAD_NOT_DELIVERED and says why."""
+    """A run whose load did not happen (workers lost, nothing answered, its peak level not delivered)
+    does not end "complete": when its stop has no code of its own, it ends with LOAD_NOT_DELIVERED and
+    says why. The load generator's validity is read off the same rows (kit/end_checks.py)."""
     if run.load is None:
         return
     fleet = run.watchers.fleet
     losses = fleet.losses if fleet else []
     why = shortfall(losses, run.answered, workers_left=not (fleet and fleet.none_left))
+    checks = end_checks(run.record.run_dir, run.record.meta)
+    run.record.meta["validity"] = checks.validity
+    why = why or checks.shortfall
     if why is not None:
         run.stopping.overrule(why, exit_codes.LOAD_NOT_DELIVERED)
 
@@ -108,7 +122,8 @@ def settle(run: EndingRun, default_reason: str) -> None:
 
 def exit_code(run: EndingRun) -> int:
     """A stop's own code (target died, load not delivered...), then failed thresholds (99), thresholds
-    not judged (7, unless --allow-unjudged), request errors, a saturated load generator, else 0."""
+    not judged (7, unless --allow-unjudged), request errors (unless they are what the profile's verdict
+    measures: a sweep's rates past the gateway's), a saturated load generator, else 0."""
     stop = run.stopping.request
     if stop and stop.exit_code is not None:
         return stop.exit_code
@@ -118,7 +133,8 @@ def exit_code(run: EndingRun) -> int:
     if load and load.judge.unjudged() and not load.settings.profile.allow_unjudged:
         return exit_codes.THRESHOLDS_UNJUDGED
     runner = run.environment.runner
-    if runner and (runner.errors or runner.exceptions):
+    errors_judged = load is not None and load.profile.errors_are_its_measure  # by its verdict, in the report
+    if runner and ((runner.errors and not errors_judged) or runner.exceptions):
         return options_of(run.environment).exit_code_on_error
     if run.record.meta.get("validity", {}).get("valid") is False:
         return exit_codes.INVALID_RUN
@@ -197,14 +213,20 @@ def _complaints(child: subprocess.CompletedProcess) -> list[str]:
     return lines
 
 
-def print_outcome(outcome: ReportOutcome, run_dir: Path) -> None:
-    """The console summary after Locust's own tables; a report that failed says so in one line."""
+def print_outcome(outcome: ReportOutcome, run_dir: Path, code: int, left_open: list[str]) -> None:
+    """The console summary after Locust's own tables; a report that failed says so in one line, with the
+    exit code the run settled (REPORT_FAILED only when nothing else had a code of its own); the sessions
+    left open on the gateway, each by its id, with the command that closes them."""
     for complaint in outcome.complaints:
         sys.stderr.write(f"loadkit: {complaint.removeprefix('loadkit: ').removeprefix('error: ')}\n")
     if not outcome.written:
-        code = exit_codes.REPORT_FAILED
         sys.stderr.write(
             f"loadkit: no report (exit code {code}); rebuild it with: python -m analysis {run_dir}\n"
         )
     if outcome.summary:
         print(outcome.summary, flush=True)
+    if left_open:
+        sys.stderr.write(
+            f"loadkit: {len(left_open)} session(s) left open on the gateway: {', '.join(left_open)}; "
+            f"close them with: python -m kit.cleanup {run_dir}\n"
+        )

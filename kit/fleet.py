@@ -18,7 +18,17 @@ import psutil
 from locust.env import Environment
 from locust.runners import STATE_RUNNING, MasterRunner
 
-from agents.pacing import OpenModelPacing, Pacing, RoundsPacing, Ticket, pacing_for, pacing_of, set_pacing
+from agents.pacing import (
+    ArrivalCounts,
+    OpenModelPacing,
+    Pacing,
+    RoundGrants,
+    RoundsPacing,
+    Ticket,
+    pacing_for,
+    pacing_of,
+    set_pacing,
+)
 from scenarios.arrivals import Pacer
 from scenarios.open_model import pacer_from_doc
 from scenarios.profile import Profile
@@ -54,12 +64,11 @@ def follow_master(environment: Environment) -> None:
     def report(client_id, data) -> None:
         data[CPU_KEY] = own.cpu_percent(None)
         pacing = pacing_of(environment)
-        if isinstance(pacing, OpenModelPacing):
-            dropped = pacing.dropped(time.time())
+        if pacing is not None and (arrivals := pacing.arrivals(time.time())) is not None:
             data[ARRIVALS_KEY] = {
-                "issued": pacing.issued,
-                "dropped": dropped,
-                "first": pacing.first_dropped_ts,
+                "issued": arrivals.issued,
+                "dropped": arrivals.dropped,
+                "first": arrivals.first_dropped_ts,
             }
 
     runner.register_message(SHARE_MESSAGE, on_share)
@@ -100,9 +109,11 @@ def _stop_agents(environment: Environment, data: dict) -> None:
     environment.stop_timeout = 0  # no agent is left: Locust's own stop that follows need not wait
 
 
-class WorkerRounds:
+class WorkerRounds(Pacing):
     """On a worker: the tasks of a round the master granted it; each task taken and finished is sent to
     the master at once, which counts them and closes the round."""
+
+    spaces_work = True
 
     def __init__(self, send: Callable[[dict], None]) -> None:
         self._send = send
@@ -123,43 +134,42 @@ class WorkerRounds:
     def finished(self, ticket: Ticket, now: float) -> None:
         self._send({"round": ticket.round, "event": ROUND_TASK_FINISHED})
 
-    def dropped(self, now: float) -> int:
-        return 0
+    def round_grants(self) -> WorkerRounds:
+        return self
 
 
-def expect_round_grants(environment: Environment, fresh: bool = False) -> WorkerRounds:
+def expect_round_grants(environment: Environment, fresh: bool = False) -> RoundGrants:
     """On a worker of a rounds run: its agents take only the tasks the master grants (none until then,
     also on a worker that joins mid-run); `fresh` drops what an earlier run granted."""
     pacing = pacing_of(environment)
-    if fresh or not isinstance(pacing, WorkerRounds):
-        runner = environment.runner
-        assert runner is not None
-        pacing = WorkerRounds(lambda data: runner.send_message(ROUND_TASK_MESSAGE, data))
-        set_pacing(environment, pacing)
-    return pacing
+    if not fresh and pacing is not None and (grants := pacing.round_grants()) is not None:
+        return grants
+    runner = environment.runner
+    assert runner is not None
+    rounds = WorkerRounds(lambda data: runner.send_message(ROUND_TASK_MESSAGE, data))
+    set_pacing(environment, rounds)
+    return rounds
 
 
 # ---- the master's side ---------------------------------------------------------------------------------
-class FleetArrivals:
-    """On the master: the open model's arrivals as the workers last reported them, summed."""
+class FleetArrivals(Pacing):
+    """On the master: the open model's arrivals as the workers last reported them, summed. Its agents
+    run on the workers: it hands out no tickets (the closed model's answer)."""
 
     def __init__(self) -> None:
         self._by_worker: dict[str, dict] = {}
 
-    def take(self, client_id, data: dict) -> None:
+    def note_report(self, client_id, data: dict) -> None:
         if isinstance(data.get(ARRIVALS_KEY), dict):
             self._by_worker[str(client_id)] = data[ARRIVALS_KEY]
-
-    @property
-    def issued(self) -> int:
-        return sum(int(w["issued"]) for w in self._by_worker.values())
 
     def dropped(self, now: float) -> int:
         return sum(int(w["dropped"]) for w in self._by_worker.values())
 
-    @property
-    def first_dropped_ts(self) -> float | None:
-        return min((w["first"] for w in self._by_worker.values() if w.get("first") is not None), default=None)
+    def arrivals(self, now: float) -> ArrivalCounts:
+        reports = self._by_worker.values()
+        first = min((w["first"] for w in reports if w.get("first") is not None), default=None)
+        return ArrivalCounts(sum(int(w["issued"]) for w in reports), self.dropped(now), first)
 
 
 class FleetRounds(RoundsPacing):
@@ -201,6 +211,7 @@ class Fleet:
     def __init__(self, environment: Environment, runner: MasterRunner) -> None:
         self.environment, self.runner = environment, runner
         self.arrivals: FleetArrivals | None = None  # the current run's, under an open model
+        self.rounds: FleetRounds | None = None  # the current run's round clock, under rounds
         self.on_cpu: Callable[[str, float], None] = lambda worker, cpu: None
         runner.register_message(ROUND_TASK_MESSAGE, self._on_task)
         environment.events.worker_report.add_listener(self._on_report)
@@ -211,21 +222,23 @@ class Fleet:
         schedule: Pacer | RoundsPlan | SweepPlan | None,
         start_ts: float,
         on_cpu: Callable[[str, float], None],
-    ) -> Pacing | FleetArrivals | None:
+    ) -> Pacing:
         """A run's load starts: what paces it across the workers, and who hears their CPU. Arrivals: each
         worker paces its share from start_ts and reports what it issued; rounds: the round clock lives
         here, every worker starting with no round tasks."""
-        self.on_cpu, self.arrivals = on_cpu, None
+        self.on_cpu, self.arrivals, self.rounds = on_cpu, None, None
         workers = self._workers()
-        if isinstance(schedule, Pacer):
+        pacing = pacing_for(schedule)
+        if pacing.shares_arrivals:
             for n, worker in enumerate(workers):
                 share = profile.share_doc(n, len(workers), start_ts)
                 self.runner.send_message(SHARE_MESSAGE, share, client_id=worker.id)
             self.arrivals = FleetArrivals()
             return self.arrivals
-        pacing = FleetRounds(schedule) if isinstance(schedule, RoundsPlan) else pacing_for(schedule)
+        if (plan := pacing.rounds_plan()) is not None:
+            pacing = self.rounds = FleetRounds(plan)
         set_pacing(self.environment, pacing)
-        for worker in workers if isinstance(pacing, FleetRounds) else []:
+        for worker in workers if self.rounds is not None else []:
             self.runner.send_message(ROUND_GRANT_MESSAGE, {"round": 0, "tasks": 0}, client_id=worker.id)
         return pacing
 
@@ -233,13 +246,15 @@ class Fleet:
         clients = self.runner.clients
         return clients.ready + clients.spawning + clients.running
 
-    def grant_round(self, pacing: FleetRounds) -> None:
-        """Each tick: once a round's agents are spawned, grant each worker as many of its tasks as it runs
-        agents (Locust's own spread of the users)."""
+    def grant_round(self) -> None:
+        """Each tick of a rounds run: once a round's agents are spawned, grant each worker as many of its
+        tasks as it runs agents (Locust's own spread of the users)."""
+        if self.rounds is None:
+            return
         workers = self._workers()
         agents = {w.id: w.user_count for w in workers} if self.runner.state == STATE_RUNNING else None
-        for worker, tasks in pacing.due_grants(agents).items():
-            self.runner.send_message(ROUND_GRANT_MESSAGE, pacing.grant_doc(tasks), client_id=worker)
+        for worker, tasks in self.rounds.due_grants(agents).items():
+            self.runner.send_message(ROUND_GRANT_MESSAGE, self.rounds.grant_doc(tasks), client_id=worker)
 
     def drain(self, timeout_s: float, report_s: float) -> None:
         """At a run's end: stop the workers' agents gracefully and wait until they report none left, then
@@ -255,13 +270,12 @@ class Fleet:
         gevent.sleep(report_s)
 
     def _on_task(self, msg, **_kwargs) -> None:
-        pacing = pacing_of(self.environment)
-        if isinstance(pacing, FleetRounds):
-            pacing.on_task(msg.data, time.time())
+        if self.rounds is not None:
+            self.rounds.on_task(msg.data, time.time())
 
     def _on_report(self, client_id, data: dict) -> None:
         if self.arrivals is not None:
-            self.arrivals.take(client_id, data)
+            self.arrivals.note_report(client_id, data)
         if isinstance(data.get(CPU_KEY), (int, float)):
             self.on_cpu(str(client_id), float(data[CPU_KEY]))
 

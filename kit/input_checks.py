@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from agents.target_origin import HostCredentials, split_userinfo
+from agents.target_origin import HostCredentials, OffTargetError, header_problem, path_on, split_userinfo
 from contract.errors import InputError
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -58,6 +58,17 @@ def run_dir(path: Path, reuse: bool) -> Path:
     return path
 
 
+def under_root(path: Path, root: Path) -> Path:
+    """A run directory the kit named (runs/<run-id>) stays under the runs root: runs/X as a symbolic link
+    to another place would write the run there (the user names such a place with --run-dir)."""
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise InputError(
+            f"{path}: leads to {path.resolve()}, outside {root}/ (a symbolic link); name that place with "
+            "--run-dir, or choose another --run-id"
+        )
+    return path
+
+
 def _can_create_under(path: Path) -> None:
     """Make (and remove) a directory in the nearest existing parent: the run's own mkdir will work."""
     parent = next(p for p in path.absolute().parents if p.exists())
@@ -77,6 +88,22 @@ def host(url: str | None) -> tuple[str | None, HostCredentials | None]:
     if url is None:
         return None, None
     return split_userinfo(http_url("--host", url).rstrip("/"))
+
+
+def on_target(flag: str, url: str | None, host: str | None) -> None:
+    """A URL the agents will call beside --host (--mcp-url, a workload's [tools] mcp) is a path, or an
+    http(s) URL on --host's origin (with the embedded simulator, whose port is picked at start: a path)."""
+    if not url or url.startswith("/"):
+        return
+    http_url(flag, url)
+    if host is None:
+        raise InputError(
+            f"{flag} {url}: without --host the kit starts its simulator; give a path (e.g. /mcp)"
+        )
+    try:
+        path_on(url, host)
+    except OffTargetError as exc:
+        raise InputError(f"{flag}: not sent: {exc}") from None
 
 
 def http_url(flag: str, url: str) -> str:
@@ -103,6 +130,16 @@ def command(flag: str, text: str | None) -> str | None:
     return text
 
 
+def headers(api_key_env: str | None, session_header: str | None) -> None:
+    """The headers every agent sends, checked before any: the API key's value (named by its variable,
+    never shown) and the --session-header name (its value is the session key, made of the run id)."""
+    key = os.environ.get(api_key_env) if api_key_env else None
+    if key and (problem := header_problem("Authorization", key)):
+        raise InputError(f"${api_key_env}: {problem}")
+    if session_header and session_header != "user" and (problem := header_problem(session_header)):
+        raise InputError(f"--session-header: {problem}")
+
+
 def health_path(path: str) -> str:
     """'' stays '' (no health check); anything else starts with exactly one '/'."""
     path = path.strip()
@@ -118,3 +155,15 @@ def host_answers(url: str, path: str) -> None:
             f"--host {url}: nothing answers ({type(exc).__name__}); check the address, "
             "or add --no-host-check for a gateway that answers late"
         ) from None
+
+
+def model_calls_url(url: str | None, host: str | None) -> str | None:
+    """--model-calls-url: an http(s) URL on this machine or on --host's host (no request leaves them)."""
+    if url is None:
+        return None
+    url = http_url("--model-calls-url", url)
+    where = urlsplit(url).hostname
+    allowed = {"127.0.0.1", "localhost", "::1", urlsplit(host).hostname if host else None}
+    if where not in allowed:
+        raise InputError(f"--model-calls-url {url}: neither on this machine nor on --host's host")
+    return url

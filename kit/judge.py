@@ -1,7 +1,7 @@
 """Thresholds judged live: every written row feeds the evaluator, which is asked once a second; an
 abort that is due stops the run. Soak trends (memory slope, leak and drift verdicts) are judged once, at
-the end, on the run directory as the report reads it. Also the load generator's own health (a saturated
-generator makes the run's numbers untrustworthy).
+the end, on the run directory as the report reads it. Also the workers' own CPU, as they report it, for
+the load generator's validity (analysis/validity.py).
 
 Judging rules live in scenarios/evaluator.py; this module only feeds and asks.
 """
@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import statistics
 from collections.abc import Callable
 from pathlib import Path
 
 from contract import schema
 from contract.csv_tail import CsvTail
 from contract.errors import InputError
-from contract.schema import REQUEST, SAMPLE
+from contract.schema import REQUEST
 from contract.trend_rule import TrendData, clock
 from kit.settings import KitSettings
 from scenarios import registry
@@ -25,11 +24,6 @@ from scenarios.evaluator import ThresholdEvaluator, ThresholdResult
 from scenarios.metrics import TREND_METRICS
 from scenarios.slo import Slo
 from scenarios.thresholds import Threshold
-
-SATURATED_CPU_PCT = 90.0
-SATURATION_RULE = f"load generator CPU p90 >= {SATURATED_CPU_PCT:.0f} % of one core (any of its processes)"
-MIN_LOCAL_READINGS = 5
-MIN_WORKER_READINGS = 3
 
 
 class LiveJudge:
@@ -48,9 +42,7 @@ class LiveJudge:
         self.run_dir = samples_csv.parent
         self.trends = {th.metric.name for th in thresholds} & TREND_METRICS
         self.dropped = dropped
-        self.loadgen_cpu: list[float] = []
         self.worker_cpu: dict[str, list[float]] = {}
-        self.helpers_cpu: list[float] = []  # children the load generator ran: reported, never judged
         self.results: list[ThresholdResult] = []
         self.samples_note: str | None = None  # why sample-based thresholds cannot be judged
 
@@ -78,12 +70,6 @@ class LiveJudge:
         """Take in new sampler rows and the dropped-arrival count (and, when `final`, the soak trends),
         then evaluate every threshold."""
         for row in self.samples.new_rows():
-            cpu = _float(row.get(SAMPLE.loadgen_cpu_pct))
-            if cpu is not None:
-                self.loadgen_cpu.append(cpu)
-            helpers = _float(row.get(SAMPLE.loadgen_children_cpu_pct))
-            if helpers is not None:
-                self.helpers_cpu.append(helpers)
             if self.evaluator is not None:
                 self.evaluator.observe_sample(row)
         if self.evaluator is None:
@@ -120,33 +106,16 @@ class LiveJudge:
         on_samples = m.source == "sample" or (m.source == "trend" and m.column in schema.SAMPLE_COLUMNS)
         return self.samples_note is not None and on_samples
 
-    def validity(self) -> dict:
-        """Was the load generator itself the bottleneck? Judged on the CPU of every load-generator
-        process (the sampler's readings of this one, and each worker's reports): the worst one decides.
-        The helper processes it ran (their CPU is reported as a mean) are not the Locust process's work."""
-        judged = saturation_p90s(self.loadgen_cpu, self.worker_cpu)
-        if not judged:
-            return {"valid": None, "rule": SATURATION_RULE, "note": "too few load-generator readings"}
-        worst = max(judged, key=lambda name: judged[name])
-        verdict = {
-            "valid": judged[worst] < SATURATED_CPU_PCT,
-            "rule": SATURATION_RULE,
-            "loadgen_cpu_p90": round(judged[worst], 1),
-            "helpers_cpu_mean": round(statistics.fmean(self.helpers_cpu), 1) if self.helpers_cpu else None,
-            "samples": len(self.loadgen_cpu),
+    def workers_cpu_p90(self) -> dict[str, float]:
+        """Each worker's CPU p90 from its reports, for the validity rule (analysis/validity.py); a worker
+        with fewer than three reports (one every ~3 s) is not judged."""
+        from analysis.validity import MIN_WORKER_READINGS, cpu_p90  # pandas at the end only (as trends)
+
+        return {
+            f"worker {w}": cpu_p90(cpu)
+            for w, cpu in self.worker_cpu.items()
+            if len(cpu) >= MIN_WORKER_READINGS
         }
-        if self.worker_cpu:
-            verdict |= {"worst": worst, "processes": {k: round(v, 1) for k, v in judged.items()}}
-        return verdict
-
-
-def saturation_p90s(local: list[float], workers: dict[str, list[float]]) -> dict[str, float]:
-    """CPU p90 per load-generator process that has enough readings (the sampler reads this process
-    every interval; workers report every ~3 s)."""
-    sources = {("master" if workers else "load generator"): (local, MIN_LOCAL_READINGS)}
-    sources |= {f"worker {w}": (cpu, MIN_WORKER_READINGS) for w, cpu in workers.items()}
-    enough = {name: cpu for name, (cpu, least) in sources.items() if len(cpu) >= least}
-    return {name: statistics.quantiles(cpu, n=10)[-1] for name, cpu in enough.items()}
 
 
 def trend_values(run_dir: Path) -> dict[str, tuple[float | None, int]]:
@@ -186,10 +155,3 @@ def refuse_short_trends(settings: KitSettings) -> None:
         f"{what} needs {data.rule_text()}; this {settings.profile_name} profile runs {clock(run_s)}: "
         f"give --duration {clock(data.shortest_run_s)} or more, or a smaller --trend-min-duration"
     )
-
-
-def _float(text) -> float | None:
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        return None

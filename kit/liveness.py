@@ -19,6 +19,7 @@ from kit.settings import KitSettings
 from lifecycle.target import Target
 
 CHECK_EVERY_S = 1.0
+NEVER_ANSWERED = "target never answered"  # how a death reason starts when no HTTP answer ever came
 
 
 @dataclass
@@ -30,6 +31,7 @@ class Liveness:
     health_url: str | None
     timeout_s: float
     any_answer: bool = False  # no health path: any HTTP answer from the bare URL counts as alive
+    answered: bool = False  # it gave an HTTP answer once (at the start's check, or to a probe)
     failing_since: float | None = None
     _procs: dict[int, psutil.Process] = field(default_factory=dict)
     _client: httpx.Client | None = None
@@ -50,6 +52,8 @@ class Liveness:
             self.failing_since = now
         if now - self.failing_since >= self.timeout_s:
             stalled = f"{self.timeout_s:g} s ({failure}){self._frozen()}"
+            if not self.answered:
+                return f"{NEVER_ANSWERED} at {self.health_url} in {stalled}"
             return f"target not healthy at {self.health_url} for {stalled}"
         return None
 
@@ -74,6 +78,7 @@ class Liveness:
             response = self.client().get(self.health_url)
         except httpx.HTTPError as exc:
             return type(exc).__name__
+        self.answered = True
         return None if response.status_code < 300 or self.any_answer else f"HTTP {response.status_code}"
 
     def client(self) -> httpx.Client:
@@ -121,4 +126,6 @@ def liveness_of(settings: KitSettings, target: Target) -> Liveness:
     health_path = settings.target.health_path
     url = with_userinfo(target.url, settings.target.host_auth)  # a gateway behind Basic auth
     health = f"{url}{health_path}" if target.url else None
-    return Liveness(pids, health, settings.target.liveness_timeout, any_answer=not health_path)
+    answered = target.started_by_kit or settings.target.host_check  # both waited for an answer first
+    timeout = settings.target.liveness_timeout
+    return Liveness(pids, health, timeout, any_answer=not health_path, answered=answered)

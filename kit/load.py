@@ -13,11 +13,12 @@ import dataclasses
 from locust.env import Environment
 
 from agents import presets
-from agents.pacing import OpenModelPacing, Pacing, RoundsPacing, SweepPacing, pacing_for, set_pacing
+from agents.pacing import Pacing, pacing_for, set_pacing
 from agents.recorder import Recorder
+from agents.settings import AgentSettings
 from contract import schema
 from contract.schema import USER
-from kit.fleet import Fleet, FleetArrivals
+from kit.fleet import Fleet
 from kit.judge import LiveJudge
 from kit.settings import KitSettings
 from scenarios import registry
@@ -46,7 +47,7 @@ class Load:
         self.judge = LiveJudge(
             list(settings.thresholds), now, settings.run_dir / schema.SAMPLES_CSV, self.dropped, settings.slos
         )
-        self.pacing: Pacing | FleetArrivals | None
+        self.pacing: Pacing
         if fleet is not None:
             self.pacing = fleet.start_run(profile, schedule, self.start_ts, self.judge.observe_worker_cpu)
         else:
@@ -55,12 +56,11 @@ class Load:
 
     def listen(self, recorder: Recorder) -> None:
         """Rows feed the judge (and a sweep's closed passes, which measure its rates)."""
-        if isinstance(self.pacing, SweepPacing):
-            recorder.listeners.append(self.pacing.on_row)
+        recorder.listeners.extend(self.pacing.row_listeners())
         recorder.listeners.append(self.judge.on_row)
 
     def dropped(self, now: float) -> int:
-        return self.pacing.dropped(now) if self.pacing is not None else 0
+        return self.pacing.dropped(now)
 
     def tick(self, elapsed_s: float) -> Tick | None:
         return self.profile.tick(max(0.0, elapsed_s - self.lead_s))
@@ -68,7 +68,7 @@ class Load:
     def for_locust(self, tick: Tick) -> tuple:
         """What KitShape.tick() returns: rounds run only the agents that work tasks; a profile's own driver
         (capacity, churn) runs alone."""
-        if isinstance(self.pacing, RoundsPacing):
+        if self.pacing.task_agents_only:
             task_agents = [c for c in self.environment.user_classes if getattr(c, "task_agent", False)]
             return (*tick.as_locust(), task_agents or None)
         if self.driver_class is not None:
@@ -86,8 +86,8 @@ class Load:
             USER.target_users: tick.users,
             "phase": tick.phase,
         }
-        if isinstance(self.pacing, OpenModelPacing | FleetArrivals):
-            row |= {USER.arrivals_issued: self.pacing.issued, USER.arrivals_dropped: self.pacing.dropped(now)}
+        if (arrivals := self.pacing.arrivals(now)) is not None:
+            row |= {USER.arrivals_issued: arrivals.issued, USER.arrivals_dropped: arrivals.dropped}
         return row
 
     def meta(self, phases: list[dict]) -> dict:
@@ -95,7 +95,7 @@ class Load:
         profile = self.profile
         meta = {
             "profile": {"name": profile.name, "params": params_of(profile), "phases": phases},
-            "workload": self.settings.agent.workload.describe(),
+            "workload": self.settings.agent.workload.describe() | replayed(self.settings.agent),
             "slos": [slo.as_json() for slo in self.settings.slos],
         }
         if (arrivals := profile.arrivals_asked(self.start_ts)) is not None:
@@ -110,27 +110,23 @@ class Load:
         return dataclasses.asdict(point)
 
     def outcome(self, meta: dict, now: float) -> None:
-        """Into run.json at the end: the thresholds' final verdicts and the run's validity, the rounds'
+        """Into run.json at the end: the thresholds' final verdicts, the workers' CPU, the rounds'
         boundaries, the arrivals issued and dropped (a sweep's rate curve as its passes measured it), the
         sweep's passes."""
         judge = self.judge
         judge.judge(now, final=True)
         meta["thresholds"] = judge.as_json()
         meta["allow_unjudged"] = self.settings.profile.allow_unjudged
-        meta["validity"] = judge.validity()
-        pacing = self.pacing
-        if isinstance(pacing, RoundsPacing):
-            pacing.plan.stop(now)
-            meta["profile"]["rounds"] = pacing.plan.boundaries()
-        if isinstance(pacing, OpenModelPacing | FleetArrivals):
+        if workers := judge.workers_cpu_p90():
+            meta["workers_cpu_p90"] = workers  # read by the validity rule at the end (kit/end_checks.py)
+        if (arrivals := self.pacing.arrivals(now)) is not None:
             asked = self.profile.arrivals_asked(self.start_ts) or {}
             meta["open_model"] = asked | {
-                "issued_arrivals": pacing.issued,
-                "dropped_arrivals": pacing.dropped(now),
-                "first_dropped_ts": pacing.first_dropped_ts,
+                "issued_arrivals": arrivals.issued,
+                "dropped_arrivals": arrivals.dropped,
+                "first_dropped_ts": arrivals.first_dropped_ts,
             }
-        if isinstance(pacing, SweepPacing):
-            meta["sweep"] = pacing.plan.boundaries()
+        self.pacing.record_end(meta, now)
 
 
 def user_count(environment: Environment) -> int:
@@ -145,3 +141,11 @@ def await_ramped_down(environment: Environment) -> None:
     runner = environment.runner
     if runner is not None and not sum(runner.user_classes_count.values()):
         runner.user_greenlets.join(timeout=environment.stop_timeout or 0)  # none set: no grace, as Locust
+
+
+def replayed(agent: AgentSettings) -> dict:
+    """run.json's record of a replay (--sessions): the file, its sessions and calls, speed and copies."""
+    if agent.sessions is None:
+        return {}
+    copies = "identical" if agent.identical_copies else "tagged"
+    return {"sessions": agent.sessions.describe() | {"speed": agent.sessions_speed, "copies": copies}}

@@ -146,6 +146,12 @@ def add_arguments(parser) -> None:
     add(sampler, "--inflight-field", default=None, help="dotted path of the in-progress count in that JSON")
     add(
         sampler,
+        "--model-calls-url",
+        default=None,
+        help="the kit's simulator serving as the gateway's model: every call it answers -> model_calls.csv",
+    )
+    add(
+        sampler,
         "--sampler-url",
         action="append",
         default=None,
@@ -327,6 +333,30 @@ def add_arguments(parser) -> None:
     add(protocols, "--spec-file", default=None, help="REST gateway spec (TOML); also --gateway spec:FILE")
     add(
         protocols,
+        "--mcp-url",
+        default=DEFAULTS.mcp_url,
+        help="MCP: the Streamable HTTP endpoint, a path on --host or a URL on its origin",
+    )
+    add(
+        protocols,
+        "--mcp-command",
+        default=None,
+        help="MCP over stdio: the server command each simulated agent launches (instead of --mcp-url)",
+    )
+    add(
+        protocols,
+        "--mcp-tool-mix",
+        default=None,
+        help="MCP: tools to call and their weights, NAME=WEIGHT,... (default: every listed tool alike)",
+    )
+    add(
+        protocols,
+        "--mcp-arguments",
+        default=None,
+        help="MCP: JSON file of tool name -> argument objects (default: made from each input schema)",
+    )
+    add(
+        protocols,
         "--hermes-command",
         default=DEFAULTS.hermes_command,
         help="Hermes Kanban: the Hermes CLI to run (`hermes kanban ...`), e.g. a venv's bin/hermes",
@@ -413,3 +443,22 @@ def add_workload_arguments(parser) -> None:
         help="pause between an agent's requests: 0, 2s or 1s..3s (default: each agent's own, 0.5-1.5 s chat)",
     )
     add(workload, "--seed", default=None, help="seed of every draw (prompts, sizes, think times); default 0")
+    add(
+        workload,
+        "--sessions",
+        default=None,
+        help="a session file (python -m kit.capture) replayed by ReplayAgent: each task one recorded session",
+    )
+    add(
+        workload,
+        "--sessions-speed",
+        default=DEFAULTS.sessions_speed,
+        help="replay the sessions' recorded think times this many times faster (default 1)",
+    )
+    add(
+        workload,
+        "--identical-copies",
+        action="store_true",
+        default=DEFAULTS.identical_copies,
+        help="replay every copy of a session as recorded (default: a per-copy tag in its first user message)",
+    )

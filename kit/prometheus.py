@@ -29,9 +29,11 @@ def _gauge_help(gauge: Gauge) -> str:
     return f"{gauge.label} ({unit})" if unit else gauge.label
 
 
-# Every family the kit exports: name (without the prefix) -> (type, help with the unit). A run's own
-# series (all but run_active and run_exit_code) are dropped once it has ended: Prometheus then marks them
-# stale, so a dashboard shows them ending where the run did.
+# Every family the kit exports: name (without the prefix) -> (type, help with the unit). Once a run has
+# ended (its last row written) its gauges are dropped: Prometheus then marks them stale, so a dashboard
+# shows them ending where the run did. Its counters stay, at their final values (ENDED_COUNTERS): the
+# rows the stop-timeout let land come after the last scrape of a running run, and a counter that
+# vanished there would end short of requests.csv.
 FAMILIES: dict[str, tuple[str, str]] = {
     "run_active": ("gauge", "1 while the run's load is going, 0 before its start and once it has ended"),
     "run_exit_code": ("gauge", "the ended run's exit code (README: exit codes); absent while it runs"),
@@ -59,15 +61,20 @@ FAMILIES: dict[str, tuple[str, str]] = {
 }
 
 
+ENDED_COUNTERS = ("requests_total", "errors_total")
+
+
 def exposition(snapshot: dict) -> str:
     """`loadkit_run_active`; while the run has not ended, every value of snapshot["latest"] and each
-    threshold's state and judged value; once it has, its exit code instead."""
+    threshold's state and judged value; once it has, its exit code and final counters instead."""
     run = snapshot["run"]
     labels = _labels(run_id=run["id"])
     lines = _family("run_active", [(labels, 1.0 if run["active"] else 0.0)])
     if run["ended"]:
         if run["exit_code"] is not None:
             lines += _family("run_exit_code", [(labels, float(run["exit_code"]))])
+        for name in ENDED_COUNTERS:
+            lines += _family(name, [(labels, snapshot["latest"][name])])
         return "\n".join(lines) + "\n"
     for name, value in sorted(snapshot["latest"].items()):
         lines += _family(name, [(labels, value)])

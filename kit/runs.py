@@ -19,6 +19,7 @@ from locust.env import Environment
 from locust.runners import MasterRunner, WorkerRunner
 
 from agents.base import warm_up_http
+from agents.pacing import pacing_for
 from agents.recorder import Recorder
 from agents.run_link import RunLink, set_run_link
 from agents.settings import set_agent_settings
@@ -31,12 +32,14 @@ from kit.judge import refuse_short_trends
 from kit.remote_sampler import start_remote_samplers
 from kit.runtime import KitRun, run_of
 from kit.session import Session
-from kit.settings import KitSettings, options_of, read_settings, refresh
+from kit.settings import RUNS_ROOT, KitSettings, options_of, read_settings, refresh
 from kit.startup import (
+    check_sampler_options,
     choose_agents,
     fail,
     initial_meta,
     refuse_distributed,
+    refuse_ignored_options,
     register_secrets,
     resolve_target,
     start_side_sampler,
@@ -44,7 +47,6 @@ from kit.startup import (
 )
 from lifecycle.target import stop_target
 from scenarios import registry
-from scenarios.rounds import RoundsPlan
 
 log = logging.getLogger("loadkit")
 
@@ -74,8 +76,12 @@ def setup(environment: Environment) -> KitRun | None:
         settle_heap()
         return None
     try:
+        refuse_ignored_options(settings)
         refuse_short_trends(settings)
+        check_sampler_options(settings)
         input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
+        if settings.named.run_dir is None:
+            input_checks.under_root(settings.run_dir, RUNS_ROOT)
         master = fleet.Fleet(environment, runner) if isinstance(runner, MasterRunner) else None
         session = Session(resolve_target(settings), settings.named, master)
     except KitError as exc:
@@ -138,7 +144,8 @@ def begin_run(environment: Environment, settings: KitSettings, session: Session)
         )
         sampler = start_side_sampler(settings, target)
     except KitError:
-        disk.release()  # refused: the run leaves no reserve behind
+        disk.release()  # refused: the run leaves no reserve behind, nor a directory it made
+        session.discard(run_id)
         raise
     run = KitRun(environment, settings, session, meta, disk, (sampler, remote))
     stopping = run.stopping
@@ -199,5 +206,5 @@ def on_worker_test_start(environment: Environment) -> None:
             fail(exc)
         set_agent_settings(environment, settings.agent)
         profile = registry.build_profile(settings.profile_name, settings.profile)
-        if isinstance(profile.paced_by(time.time()), RoundsPlan):
+        if pacing_for(profile.paced_by(time.time())).rounds_plan() is not None:
             fleet.expect_round_grants(environment)

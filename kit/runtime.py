@@ -26,11 +26,11 @@ from contract.errors import KitError, one_line
 from kit import finish, signals
 from kit.delivery import AnsweredRows
 from kit.disk import DiskGuard
-from kit.fleet import FleetRounds
 from kit.judge import refuse_short_trends
 from kit.live import FINISHED, RUNNING, LiveRun
 from kit.liveness import liveness_of
 from kit.load import Load, await_ramped_down, user_count
+from kit.model_calls import model_calls_for
 from kit.record import RunRecord
 from kit.remote_sampler import RemoteSamplers
 from kit.session import Session
@@ -66,6 +66,7 @@ class KitRun:
         self.recorder = Recorder(environment, settings.run_dir, on_write_error=self.record.failed)
         liveness = liveness_of(settings, session.target)
         self.watchers = Watchers(environment, self.stopping, self.record, session.target, liveness, *samplers)
+        self.watchers.model_calls = model_calls_for(settings, session.target.url, meta)
         self.live = LiveRun(settings.run_id, settings.run_dir, meta)
         self.answered = AnsweredRows()
         self.recorder.listeners += [self.live.on_row, self.answered.on_row]
@@ -101,8 +102,8 @@ class KitRun:
         self.record.note_phase(tick.phase, now)
         self.record.write_users(load.users_row(tick, now))
         self.live.on_users(now, user_count(self.environment), tick.users)
-        if isinstance(load.pacing, FleetRounds) and self.session.fleet is not None:
-            self.session.fleet.grant_round(load.pacing)
+        if self.session.fleet is not None:
+            self.session.fleet.grant_round()
         return load.for_locust(tick)
 
     def _start_load(self) -> Load | None:
@@ -217,7 +218,8 @@ class KitRun:
     def on_quit(self, exit_code: int) -> None:
         """The console summary of the last run, after Locust's own tables and its report."""
         if self.ending is not None and self.ending.successful():  # else its traceback is in the log
-            finish.print_outcome(self.ending.value.get(), self.record.run_dir)
+            left_open = self.record.meta.get("sessions_left_open", [])
+            finish.print_outcome(self.ending.value.get(), self.record.run_dir, exit_code, left_open)
 
 
 def run_of(environment: Environment) -> KitRun | None:

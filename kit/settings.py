@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -25,8 +26,9 @@ from contract.cli import positive_duration
 from contract.errors import InputError
 from contract.units import parse_size, positive_number, whole_number
 from kit import input_checks
-from scenarios import registry
+from scenarios import ceilings, registry
 from scenarios.options import ProfileOptions, read_options
+from scenarios.session_file import load_sessions
 from scenarios.slo import Slo, check_goodput_thresholds
 from scenarios.thresholds import Threshold
 from scenarios.workload import WorkloadSettings, read_workload
@@ -35,11 +37,11 @@ RUNS_ROOT = Path("runs")
 # Agent options that must be finite and > 0 (the web form bypasses argparse's `type=` checks): times
 # take what every duration option takes ("30s", "15m", or plain seconds), counts a whole number.
 _DURATIONS = ("request_timeout", "poll_interval", "task_timeout")
-_POSITIVE = ("max_tokens",)
+_POSITIVE = ("max_tokens", "sessions_speed")
 # Agent options a preset may default: its attribute (or its `defaults` entry) fills an unset option.
 _PRESET_ATTRIBUTES = ("session_header", "api_key_env")
 _SIZES = ("max_response_bytes", "max_sse_line_bytes")  # sizes as users type them: 64MiB, 1MiB, bytes
-_COMMANDS = ("acp_command", "hermes_command")  # command lines given as one string
+_COMMANDS = ("acp_command", "hermes_command", "mcp_command")  # command lines given as one string
 _SEQUENCES = ("target_pid", "target_match", "target_cgroup", "sidecar_pid", "sidecar_match", "sampler_url")
 
 
@@ -61,6 +63,7 @@ class TargetSettings:
     queue_url: str | None
     queue_field: str | None
     inflight_field: str | None
+    model_calls_url: str | None  # a kit simulator serving as the gateway's model: its calls are read
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,8 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
     prices = _given(options, "prices")
     if prices:
         load_prices(prices)  # a bad table fails now, not at the report
+    key_env = _given(options, "api_key_env") or preset.api_key_env
+    input_checks.headers(key_env, _given(options, "session_header") or preset.session_header)
     target = _target(options, preset)
     settings = KitSettings(
         preset=preset,
@@ -115,7 +120,17 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
         **_form_part(options, preset, run_id, run_dir, target.host_auth),
     )
     refuse_unfit_driver(settings)
+    check_mcp_urls(settings)
     return settings
+
+
+def check_mcp_urls(settings: KitSettings) -> None:
+    """Every MCP URL the agents will call stays on --host's origin (agents/target_origin.py)."""
+    host = settings.target.host
+    input_checks.on_target("--mcp-url", settings.agent.mcp_url, host)
+    loop = settings.agent.workload.tool_loop
+    if loop is not None:
+        input_checks.on_target("workload [tools] mcp", loop.tools.mcp_url, host)
 
 
 def refuse_unfit_driver(settings: KitSettings) -> None:
@@ -150,7 +165,8 @@ def _form_part(
         offsets = tuple(entry.offset_s for entry in workload.trace.entries)
         profile = dataclasses.replace(profile, trace_offsets_s=offsets, trace_speed=workload.trace.speed)
     name = profile_name(options, traced=workload.trace is not None)
-    registry.build_profile(name, profile)
+    built = registry.build_profile(name, profile)
+    _check_text_memory(workload, built.peak_users())
     agent = agent_settings(
         options, preset, profile, run_id=run_id, run_dir=run_dir, workload=workload, host_auth=host_auth
     )
@@ -208,6 +224,8 @@ def agent_settings(
     for name in _SIZES:
         values[name] = _size(name, values.get(name, getattr(DEFAULTS, name)))
     values["langgraph_input"] = _json_object("langgraph_input", values.get("langgraph_input"))
+    if values.get("sessions") is not None:
+        values["sessions"] = load_sessions(str(values["sessions"]))
     _check_session_policy(values.get("session_policy", DEFAULTS.session_policy))
     for name in _COMMANDS:
         input_checks.command("--" + name.replace("_", "-"), values.get(name))
@@ -217,9 +235,26 @@ def agent_settings(
 
 
 def _check_max_tokens(options: Any, workload: WorkloadSettings | None) -> None:
-    """--output-tokens sets max_tokens per request: with --max-tokens too, one of them would be ignored."""
-    if workload is not None and workload.output is not None and _given(options, "max_tokens") is not None:
+    """--output-tokens sets max_tokens per request: with --max-tokens too, one of them would be ignored;
+    --max-tokens within the output ceiling."""
+    given = _given(options, "max_tokens")
+    if workload is not None and workload.output is not None and given is not None:
         raise InputError("--max-tokens and --output-tokens both set max_tokens: give one (--output-tokens N)")
+    if given is not None:
+        ceilings.check_tokens(int(given), "--max-tokens", "an output", ceilings.MAX_OUTPUT_TOKENS)
+
+
+def _check_text_memory(workload: WorkloadSettings, agents: int) -> None:
+    """The prompt text of the profile's peak agents fits in this machine's memory (scenarios/ceilings.py)."""
+    largest = workload.largest_prompt_tokens()
+    if largest:
+        where = "--trace input_length" if workload.trace is not None else "--input-tokens (or [input])"
+        ceilings.check_memory(largest, agents, _machine_bytes(), where)
+
+
+def _machine_bytes() -> int:
+    """This machine's physical memory."""
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
 def _check_session_policy(policy: str) -> None:
@@ -248,6 +283,7 @@ def _target(options: Any, preset: presets.GatewayPreset) -> TargetSettings:
         queue_url=_given(options, "queue_url"),
         queue_field=_given(options, "queue_field"),
         inflight_field=_given(options, "inflight_field"),
+        model_calls_url=input_checks.model_calls_url(_given(options, "model_calls_url"), host),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Protocol
 
 import gevent
 from locust.env import Environment
+from locust.runners import MasterRunner
 
 from contract import exit_codes
 from kit import fleet
@@ -71,6 +72,7 @@ def interrupt(
         return
     if first:
         run.stopping.ask(f"interrupted by {name}", exit_codes.INTERRUPTED[signal.Signals(sig)])
+        end_wait_for_workers(run)
         log.warning("loadkit: %s: stopping; in-flight work has --stop-timeout; again to stop at once", name)
         return
     record["forced"] = True
@@ -82,6 +84,16 @@ def interrupt(
     if runner is not None:
         runner.user_greenlets.kill(block=False)
         fleet.stop_workers(runner, now=True)
+
+
+def end_wait_for_workers(run: SignalledRun) -> None:
+    """A headless master still waiting for its --expect-workers (before the load's first tick) sleeps in
+    Locust's own loop, deaf to the stop asked: it reads the option anew every second, so none expected
+    ends the wait. Locust then starts the shape, whose first tick sees the stop and ends the run with its
+    record (no load: none is started)."""
+    options = run.environment.parsed_options
+    if run.load is None and isinstance(run.environment.runner, MasterRunner) and options is not None:
+        options.expect_workers = 0
 
 
 def idle(run: SignalledRun | None) -> bool:

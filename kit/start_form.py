@@ -4,7 +4,11 @@ unseen from one start to the next.
 Locust keeps what a start's form set in its parsed options, and its form keeps the last start's values
 (the kit's options sit in a folded section). So every start is built from the command line's settings
 plus what its form sends, and the preview builds the same settings from the form as it stands, naming the
-values the last start left in it. Reads options and builds settings; starts nothing.
+values the last start left in it.
+
+A list option (--threshold, --slo) has one text in the form, its values joined by LIST_SEPARATOR: shown,
+sent and read back alike, run after run (left to Locust, its page shows a list joined by "," and its
+/swarm splits it there, unlike the kit). Reads options and builds settings; starts nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from contract.errors import KitError, one_line
 from contract.units import show, show_field
 from kit.settings import KitSettings
 from scenarios import registry
+from scenarios.options import LIST_SEPARATOR
 from scenarios.profile import params_of
 
 RUN_TIME = "run_time"  # Locust's own -t, in the form's folded "Advanced options": carried unseen too
@@ -40,7 +45,7 @@ class StartForm:
         """`fields`: the form's extra options as Locust lists them (dest -> choices...). A choice with
         no value set shows its first choice."""
         baseline = {dest: copy.copy(getattr(options, dest, None)) for dest in [*fields, RUN_TIME]}
-        initial = {dest: _text(value) for dest, value in baseline.items()}
+        initial = {dest: form_text(value) for dest, value in baseline.items()}
         for dest, info in fields.items():
             if baseline[dest] is None and info.get("choices"):
                 initial[dest] = str(info["choices"][0])
@@ -48,10 +53,13 @@ class StartForm:
 
     def begin(self, options: argparse.Namespace, form: Mapping[str, str]) -> None:
         """A start: the options back to the command line's, then Locust applies this form. A field the
-        form does not send (a partial POST /swarm) keeps the command line's value, not the last start's."""
+        form does not send (a partial POST /swarm) keeps the command line's value, not the last start's.
+        A list option the form sends starts empty: Locust then keeps the field's text as it is (it
+        would split a list's on ","), the text the preview reads."""
         for dest, value in self.baseline.items():
-            setattr(options, dest, copy.copy(value))
-        self.last = {dest: form.get(dest, _text(value)) for dest, value in self.baseline.items()}
+            sent_as_text = dest in form and isinstance(value, list)
+            setattr(options, dest, None if sent_as_text else copy.copy(value))
+        self.last = {dest: form.get(dest, form_text(value)) for dest, value in self.baseline.items()}
 
     def options_of(self, options: argparse.Namespace, form: Mapping[str, str]) -> argparse.Namespace:
         """The options a start with this form would run with (Locust's conversion of form values)."""
@@ -66,8 +74,7 @@ class StartForm:
                 if text:
                     found.run_time = parse_timespan(text)
             elif key in self.baseline:
-                current = self.baseline[key]
-                setattr(found, key, [text] if isinstance(current, list) else text)
+                setattr(found, key, text)
         return found
 
     def carried(self, form: Mapping[str, str]) -> list[dict[str, str]]:
@@ -106,10 +113,20 @@ def _threshold_text(th) -> str:
     return th.expr + flags
 
 
-def _text(value: Any) -> str:
-    """An option's value as the form shows it."""
+def form_text(value: Any) -> str:
+    """An option's value as the form shows it and sends it back."""
     if value is None:
         return ""
     if isinstance(value, list):
-        return ";".join(map(str, value))
+        return f"{LIST_SEPARATOR} ".join(map(str, value))
     return str(value)
+
+
+def lists_as_text(fields: Mapping[str, dict]) -> dict[str, dict]:
+    """Locust's form fields (its template's extra_options) with each list option's value as its text."""
+    return {
+        dest: info | {"default_value": form_text(info["default_value"])}
+        if isinstance(info.get("default_value"), list)
+        else info
+        for dest, info in fields.items()
+    }

@@ -5,6 +5,7 @@ and its exit code, before any load or process is left behind.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -29,7 +30,7 @@ from kit.settings import KitSettings, options_of
 from kit.tags import keep_tagged_classes
 from lifecycle.target import Target, free_port, simulator_command, start_target, target_command
 from sampler.launch import start_sampler
-from sampler.options import SamplerOptions, UsageError
+from sampler.options import SamplerOptions, UsageError, validate
 from scenarios import registry
 
 log = logging.getLogger("loadkit")
@@ -53,23 +54,34 @@ def register_secrets(settings: KitSettings) -> None:
 
 
 def choose_agents(environment: Environment, settings: KitSettings) -> None:
-    """Run the preset's agent classes, unless the command line named classes itself (Locust's positional
-    user classes win), minus those --tags/--exclude-tags leave without a task."""
-    classes = gateways.agent_classes(settings.preset)
+    """Run the preset's agent classes (ReplayAgent with --sessions), unless the command line named classes
+    itself (Locust's positional user classes win), minus those --tags/--exclude-tags leave without a task."""
+    replaying = settings.agent.sessions is not None
+    classes = (
+        [gateways.resolve_class(gateways.REPLAY)] if replaying else gateways.agent_classes(settings.preset)
+    )
     options = options_of(environment)
     if not options.user_classes:
         environment.user_classes[:] = classes
+    if not replaying and any(getattr(c, "needs_sessions", False) for c in environment.user_classes):
+        raise InputError("ReplayAgent replays a session file: add --sessions FILE (kit.capture records one)")
     tags, exclude = getattr(options, "tags", None), getattr(options, "exclude_tags", None)
     environment.user_classes[:] = keep_tagged_classes(environment.user_classes, tags, exclude)
 
 
+def refuse_ignored_options(settings: KitSettings) -> None:
+    """An option the profile does not read is refused before anything starts (InputError, exit 2): a
+    `--duration` given to breakpoint was silently ignored, the run not the one asked for."""
+    if ignored := registry.ignored_options(settings.profile_name, settings.profile):
+        raise InputError(
+            f"{', '.join(ignored)} not read by --load-profile {settings.profile_name}: drop "
+            f"{'it' if len(ignored) == 1 else 'them'} (docs/profiles.md lists what each profile reads)"
+        )
+
+
 def warn_before_load(settings: KitSettings) -> None:
     """What the user should know before load starts, said once every input check has passed (bad input
-    is one line and nothing else): options the profile does not read, an unset key variable."""
-    if ignored := registry.ignored_options(settings.profile_name, settings.profile):
-        sys.stderr.write(
-            f"loadkit: warning: {', '.join(ignored)} not read by --load-profile {settings.profile_name}\n"
-        )
+    is one line and nothing else): an unset key variable."""
     if warning := gateways.key_warning(settings.agent.api_key_env, os.environ):
         sys.stderr.write(f"loadkit: warning: {warning}\n")
 
@@ -89,13 +101,13 @@ def refuse_distributed(settings: KitSettings) -> None:
 
 def resolve_target(settings: KitSettings) -> Target:
     """--host alone: a running gateway; --target-cmd: start one; neither: the preset's embedded
-    simulator. Agents that launch their own stdio agent processes need no URL."""
+    simulator. Agents that launch their own processes and speak over their stdio need no URL."""
     target, preset = settings.target, settings.preset
-    if preset.stdio_agents:
-        if not settings.agent.acp_command:
-            raise InputError(
-                f'--gateway {preset.name} needs --acp-command "COMMAND" (the agent each simulated agent runs)'
-            )
+    stdio = gateways.stdio_command(preset, settings.agent)
+    if preset.stdio_agents and not stdio:
+        flag = "--" + preset.stdio_command.replace("_", "-")
+        raise InputError(f'--gateway {preset.name} needs {flag} "COMMAND" (the process each agent runs)')
+    if stdio:
         return Target(url="")
     if target.host and not target.target_cmd:
         if target.host_check:
@@ -108,16 +120,24 @@ def resolve_target(settings: KitSettings) -> Target:
             target_command(target.target_cmd, port), url, target.health_path, target.start_timeout
         )
     if preset.embedded_simulator:  # our own module: found from any working directory
-        command = simulator_command(port, target.sim_args)
+        command = simulator_command(port, simulator_args(settings))
         return start_target(command, url, target.health_path, target.start_timeout, kit_module_env())
     raise InputError(f"--gateway {preset.name} needs --host URL or --target-cmd")
+
+
+def simulator_args(settings: KitSettings) -> str:
+    """The user's --sim-args, and the MCP endpoint loaded before the simulator says it is ready when the run
+    calls it (loaded on first use otherwise: seconds a timed run would spend waiting on its first session)."""
+    loop = settings.agent.workload.tool_loop
+    calls_mcp = settings.preset.calls_mcp or (loop is not None and loop.tools.mcp_url is not None)
+    return f"{settings.target.sim_args} --mcp-preload" if calls_mcp else settings.target.sim_args
 
 
 def sampler_options(settings: KitSettings, target: Target) -> SamplerOptions | None:
     """What the side sampler watches: the local target, else the gateway's queue alone, else (with a
     remote sampler service) only the load generator; None when there is nothing to watch. With
     --sampler-url the service watches the target: local target rows would mix two hosts' readings."""
-    agent, stdio = settings.agent, settings.preset.stdio_agents
+    agent, stdio = settings.agent, bool(gateways.stdio_command(settings.preset, settings.agent))
     pids, matches, cgroups = local_target(settings, target)
     queue_url, queue_field, inflight_field, age_field = queue_probe(settings, target)
     if not (pids or matches or cgroups or (queue_url and queue_field) or agent.sampler_url):
@@ -137,7 +157,7 @@ def sampler_options(settings: KitSettings, target: Target) -> SamplerOptions | N
         queue_age_field=age_field if queue_url else None,
         sidecar_pids=list(agent.sidecar_pid),
         sidecar_matches=list(agent.sidecar_match),
-        wait_for_target=not pids and stdio,
+        transient_target=not pids and stdio,
     )
 
 
@@ -153,8 +173,9 @@ def local_target(settings: KitSettings, target: Target) -> tuple[list[int], list
         return [], [], []
     pids = ([target.pid] if target.pid else []) + list(agent.target_pid)
     matches = list(agent.target_match)
-    if settings.preset.stdio_agents and not matches and agent.acp_command:
-        matches = [acp_pattern(agent.acp_command)]  # the agents' own child processes
+    command = gateways.stdio_command(settings.preset, agent)
+    if command and not matches:
+        matches = [stdio_pattern(command)]  # the agents' own child processes
     return pids, matches, list(agent.target_cgroup)
 
 
@@ -171,11 +192,37 @@ def queue_probe(settings: KitSettings, target: Target) -> tuple[str | None, ...]
     return f"{url}{probe.path}", probe.queue_field, probe.in_progress_field, probe.age_field
 
 
-def acp_pattern(command: str) -> str:
-    """A regex for the ACP agent processes: their arguments (an interpreter path may be rewritten by
-    shims), or the program's name when it has none."""
+def stdio_pattern(command: str) -> str:
+    """A regex for the agents' stdio processes (ACP agents, MCP servers): their arguments (an
+    interpreter path may be rewritten by shims), or the program's name when it has none."""
     words = shlex.split(command)
     return re.escape(" ".join(words[1:])) if len(words) > 1 else re.escape(Path(words[0]).name)
+
+
+def check_sampler_options(settings: KitSettings) -> None:
+    """The side sampler's options as the user gave them (interval, patterns, pids, the queue probe),
+    checked before a target starts or the run directory is made: refused later by the sampler itself,
+    they left both behind. The target is not started yet: one the kit starts stands in as this pid."""
+    given = settings.target
+    token_env = settings.agent.sampler_token_env
+    if settings.agent.sampler_url and not os.environ.get(token_env):
+        raise InputError(f"--sampler-url needs the sampler service's token in ${token_env}")
+    if bool(given.queue_url) != bool(given.queue_field):  # else dropped by sampler_options, unread
+        raise UsageError(
+            "sampler: --queue-url and --queue-field go together (the URL and the field it reads)"
+        )
+    if given.inflight_field and not given.queue_url:
+        raise UsageError("sampler: --inflight-field needs --queue-url (and --queue-field)")
+    kit_starts_target = bool(given.target_cmd) or not given.host
+    opts = sampler_options(
+        settings, Target(settings.target.host or "", os.getpid() if kit_starts_target else None)
+    )
+    if opts is None:
+        return
+    try:
+        validate(dataclasses.replace(opts, loadgen_pid=os.getpid()))
+    except UsageError as exc:
+        raise UsageError(f"sampler: {exc}") from None
 
 
 def start_side_sampler(settings: KitSettings, target: Target) -> subprocess.Popen | None:

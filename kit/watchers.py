@@ -22,10 +22,11 @@ from contract.csv_tail import last_sample_event
 from contract.records import WorkerLoss
 from contract.units import show
 from kit.delivery import FleetWatch, loss_ends_run
-from kit.fleet import FleetRounds
 from kit.live import LiveRun
-from kit.liveness import CHECK_EVERY_S, Liveness, sampler_stop
+from kit.liveness import CHECK_EVERY_S, NEVER_ANSWERED, Liveness, sampler_stop
 from kit.load import Load
+from kit.loop_lag import LoopLag
+from kit.model_calls import ModelCalls
 from kit.record import RunRecord
 from kit.remote_sampler import RemoteSamplers
 from kit.stopping import Stopping
@@ -55,11 +56,16 @@ class Watchers:
         self.remote = remote  # --sampler-url services
         self.load: Load | None = None  # the load's watchers start with it
         self.fleet: FleetWatch | None = None  # on a master: the workers it loses
+        self.model_calls: ModelCalls | None = None  # the model's own log of the calls it answered
+        self.loop_lag: LoopLag | None = None  # this process's event-loop lag probe
 
     def start(self) -> None:
-        """The target's and the samplers' watchers, from the run's start."""
+        """The target's and the samplers' watchers and the event loop's lag probe, from the run's start."""
+        self.loop_lag = LoopLag(self.record.run_dir, self.record.guarded)
         gevent.spawn(self._watch_target)
         gevent.spawn(self._watch_liveness)
+        if self.model_calls is not None:
+            self.model_calls.start()
         if self.remote is not None:
             gevent.spawn(self.remote.run, lambda: self.stopping.closing, self._remote_target_exited)
 
@@ -73,11 +79,16 @@ class Watchers:
             gevent.spawn(self._watch_fleet, self.fleet)
 
     def close(self, now: float) -> None:
-        """At the run's end: the samplers stopped, the workers lost since the last look recorded."""
+        """At the run's end: the samplers and the lag probe stopped, the workers lost since the last look
+        recorded."""
+        if self.loop_lag is not None:
+            self.loop_lag.close()
         if self.sampler is not None:
             stop_sampler(self.sampler)
         if self.remote is not None:
             self.remote.close()
+        if self.model_calls is not None:
+            self.model_calls.close()
         if self.fleet is not None:
             self._note_losses(self.fleet.poll(now))
 
@@ -102,9 +113,16 @@ class Watchers:
                 gevent.sleep(CHECK_EVERY_S)
                 reason = self.liveness.dead(time.monotonic())
                 if reason and not self.stopping.closing:
-                    self.stopping.ask(f"target died mid-run: {reason}", exit_codes.TARGET_DIED, now=True)
+                    self._target_lost(reason)
         finally:
             self.liveness.close()
+
+    def _target_lost(self, reason: str) -> None:
+        """Dead mid-run (3), or never there at all: then the load was not delivered (7)."""
+        if reason.startswith(NEVER_ANSWERED):
+            self.stopping.ask(f"load not delivered: {reason}", exit_codes.LOAD_NOT_DELIVERED, now=True)
+        else:
+            self.stopping.ask(f"target died mid-run: {reason}", exit_codes.TARGET_DIED, now=True)
 
     def _remote_target_exited(self, host: str) -> None:
         reason = f"target exited mid-run (seen by the sampler service on {host})"
@@ -159,8 +177,7 @@ class Watchers:
     def _note_losses(self, losses: list[WorkerLoss]) -> None:
         """Workers lost mid-run, into run.json and the log. A round cannot finish without the tasks a lost
         worker held, and with no worker left nothing runs: both end the run at once."""
-        pacing = self.load.pacing if self.load is not None else None
-        rounds = pacing.plan if isinstance(pacing, FleetRounds) else None
+        rounds = self.load.pacing.rounds_plan() if self.load is not None else None
         for loss in losses:
             code = exit_codes.LOAD_NOT_DELIVERED
             log.warning("loadkit: %s: the run ends with exit code %d", loss.text(), code)

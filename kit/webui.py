@@ -186,15 +186,15 @@ def _edit(form, edit: Callable[[int, float], str | None], host: str) -> dict:
 
 
 def _cockpit_page(page: str) -> str:
-    """Locust's index page with the cockpit's script, and the kit's shape first in the picker (the
-    picker preselects the first; "Default" would bypass the kit's profiles)."""
+    """Locust's index page with the cockpit's script, the kit's shape first in the picker (the picker
+    preselects the first; "Default" would bypass the kit's profiles), and list options as their text."""
     head, sep, rest = page.partition(_TEMPLATE_ARGS)
     if sep:
         args, end = json.JSONDecoder().raw_decode(rest)
         shapes = args.get("available_shape_classes") or []
         if SHAPE in shapes:
             args["available_shape_classes"] = [SHAPE] + [s for s in shapes if s != SHAPE]
-        args["extra_options"] = _grouped(args.get("extra_options") or {})
+        args["extra_options"] = _grouped(start_form.lists_as_text(args.get("extra_options") or {}))
         page = head + sep + str(htmlsafe_json_dumps(args)) + rest[end:]
     return page.replace("</body>", _COCKPIT_TAGS + "</body>", 1)
 

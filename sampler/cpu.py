@@ -79,3 +79,13 @@ def host_cpu_percent(busy0: float, busy1: float, all0: float, all1: float) -> fl
     if total <= 0:
         return 0.0
     return min(100.0, max(0.0, (busy1 - busy0) / total * 100.0))
+
+
+def run_queue_per_core(proc_stat: str, cpus: int) -> float | None:
+    """Runnable tasks now per logical CPU, from /proc/stat's `procs_running` less the reader itself (it is
+    running while it reads); None when the line is absent. A load average lags by a minute: this does not."""
+    for line in proc_stat.splitlines():
+        name, _, value = line.partition(" ")
+        if name == "procs_running" and value.strip().isdigit():
+            return max(0, int(value) - 1) / max(1, cpus)
+    return None

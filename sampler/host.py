@@ -1,4 +1,5 @@
-"""Host back-end: available memory, swap used, whole-host CPU %, 1-minute load, as a HostReading.
+"""Host back-end: available memory, swap used, whole-host CPU %, 1-minute load and the run queue per
+core now, as a HostReading.
 
 Keeps only the previous CPU counters (a percentage needs two readings); the arithmetic lives in cpu.py.
 """
@@ -9,7 +10,7 @@ import os
 
 import psutil
 
-from sampler.cpu import host_cpu_percent
+from sampler.cpu import host_cpu_percent, run_queue_per_core
 from sampler.readings import HostReading
 
 
@@ -29,4 +30,14 @@ class HostProbe:
             swap_used_bytes=psutil.swap_memory().used,
             cpu_pct=pct,
             load1=os.getloadavg()[0],
+            run_queue_per_core=run_queue_per_core(_proc_stat(), os.cpu_count() or 1),
         )
+
+
+def _proc_stat() -> str:
+    """/proc/stat's text; empty where there is none (not Linux)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            return f.read()
+    except OSError:
+        return ""

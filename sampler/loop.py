@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -25,7 +26,7 @@ from sampler.options import SamplerOptions
 from sampler.process_log import ProcessLog
 from sampler.procfs import ProcStatReader
 from sampler.queue_probe import QueueProbe
-from sampler.readings import LoadgenReading, TargetReading
+from sampler.readings import HostReading, LoadgenReading, TargetReading
 from sampler.rows import Tick, to_row
 from sampler.selection import CgroupSelector, PatternSelector, TreeSelector
 from sampler.targets import Selector, Target
@@ -66,8 +67,9 @@ class RowSink(Protocol):
 
 
 class Sampler:
-    """Readings of the named target (or, without one, of the queue and the load generator only: host
-    figures of a machine that may not be the target's are then left empty)."""
+    """Readings of the named target (or, without one, of the queue and the load generator only: the host's
+    memory figures, of a machine that may not be the target's, are then left empty; its CPU and run queue
+    are the load generator's situation, which the validity rules read)."""
 
     def __init__(
         self, opts: SamplerOptions, clock: Callable[[], float] = time.time, sink: RowSink | None = None
@@ -80,8 +82,12 @@ class Sampler:
         selectors = _target_selectors(opts, loadgen)
         self.target = None
         if selectors:
-            self.target = Target(selectors, opts.tree_refresh_s, sidecar_pids, clock, opts.wait_for_target)
-        self.host = HostProbe() if selectors else None
+            waits = opts.wait_for_target or opts.transient_target
+            self.target = Target(
+                selectors, opts.tree_refresh_s, sidecar_pids, clock, waits, opts.transient_target
+            )
+        self.host = HostProbe() if selectors or opts.loadgen_pid else None
+        self.host_memory = bool(selectors)  # the target's host: its memory is the target's to report
         self.host_label = opts.host_label or socket.gethostname()
         self.queue = _queue_probe(opts)
         self.loadgen = ProcessWatch(opts.loadgen_pid, clock) if opts.loadgen_pid else None
@@ -106,6 +112,12 @@ class Sampler:
         with self.lock:
             return MemoryProbe(self.target, self.sidecars).read(with_pss)
 
+    def _read_host(self) -> HostReading | None:
+        if self.host is None:
+            return None
+        reading = self.host.read()
+        return reading if self.host_memory else replace(reading, available_bytes=None, swap_used_bytes=None)
+
     def _tick(self) -> Tick:
         ts = self._clock()
         target, cpu = self._read_target(ts)
@@ -124,7 +136,7 @@ class Sampler:
             target_alive=alive,
             target=target,
             target_cpu_pct=cpu,
-            host=self.host.read() if self.host else None,
+            host=self._read_host(),
             cgroup=cgroupfs.combine([cgroupfs.read_memory(Path(c)) for c in self.opts.cgroups]),
             queue=queue,
             sidecar_rss_bytes=self.sidecars.read().rss_bytes if self.sidecars else None,

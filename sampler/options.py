@@ -38,7 +38,8 @@ class SamplerOptions:
     sidecar_matches: list[str] = field(default_factory=list)
     loadgen_pid: int | None = None
     duration: float | None = None
-    wait_for_target: bool = False  # processes that appear later (agents launched by the load generator)
+    wait_for_target: bool = False  # processes that appear later (a gateway started after the sampler)
+    transient_target: bool = False  # processes the load generator's agents start and end (stdio servers)
     host_label: str | None = None  # the `host` cell; None: this machine's hostname
 
     @property
@@ -52,8 +53,9 @@ class SamplerOptions:
         for flag, values in _REPEATED.items():
             for value in getattr(self, values):
                 argv += [flag, str(value)]
-        if self.wait_for_target:
-            argv.append("--wait-for-target")
+        for flag, name in _FLAGS.items():
+            if getattr(self, name):
+                argv.append(flag)
         for flag, name in _SINGLE.items():
             value = getattr(self, name)
             if value is not None:
@@ -61,6 +63,7 @@ class SamplerOptions:
         return argv
 
 
+_FLAGS = {"--wait-for-target": "wait_for_target", "--transient-target": "transient_target"}
 _REPEATED = {
     "--pid": "pids",
     "--match": "matches",
@@ -115,6 +118,11 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
         "--wait-for-target",
         action="store_true",
         help="start even if no process matches yet (--match/--cgroup targets that appear later)",
+    )
+    p.add_argument(
+        "--transient-target",
+        action="store_true",
+        help="the matched processes come and go (stdio servers of the agents): none left is not an exit",
     )
     p.add_argument("--host-label", help="the `host` cell of every row (default: this machine's hostname)")
 

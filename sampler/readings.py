@@ -56,10 +56,11 @@ class CgroupReading:
 class HostReading:
     """The whole machine. `cpu_pct` is None on the first reading (a percentage needs two)."""
 
-    available_bytes: int
-    swap_used_bytes: int
+    available_bytes: int | None
+    swap_used_bytes: int | None
     cpu_pct: float | None
     load1: float
+    run_queue_per_core: float | None = None  # runnable tasks per logical CPU, None where unreadable
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ class Tick:
 
 
 _NO_TARGET = TargetReading(None, None, None, None, 0.0)  # type: ignore[arg-type]  # all cells empty
-_NO_HOST = HostReading(None, None, None, None)  # type: ignore[arg-type]
+_NO_HOST = HostReading(None, None, None, None, None)  # type: ignore[arg-type]
 
 
 def _cell(value: object, digits: int = 0) -> str:
@@ -66,6 +66,7 @@ def to_row(t: Tick) -> dict[str, str]:
         SAMPLE.host_swap_used_bytes: _cell(host.swap_used_bytes),
         SAMPLE.host_cpu_pct: _cell(host.cpu_pct, 1),
         SAMPLE.load1: _cell(host.load1, 2),
+        SAMPLE.host_run_queue_per_core: _cell(host.run_queue_per_core, 2),
         "queue_length": _cell(q.queue_length),
         "in_progress": _cell(q.in_progress),
         SAMPLE.queue_age_s: _cell(q.age_s, 3),

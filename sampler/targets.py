@@ -29,7 +29,9 @@ class Selector(Protocol):
 
 class Target:
     """The union of selectors, minus `exclude()` (sidecars). Process set refreshed every
-    `tree_refresh_s` (walking /proc costs ~2-4 ms); readings use cached descriptors (~0.2 ms/50 procs)."""
+    `tree_refresh_s` (walking /proc costs ~2-4 ms); readings use cached descriptors (~0.2 ms/50 procs).
+    A `transient` target (the agents' own stdio servers, each ended with its session) never counts as
+    exited: a moment with none of them running is a gap between sessions, and the agents record each end."""
 
     def __init__(
         self,
@@ -38,8 +40,10 @@ class Target:
         exclude: Callable[[], set[int]] = set,
         clock: Callable[[], float] = time.time,
         allow_empty: bool = False,
+        transient: bool = False,
     ) -> None:
         self.selectors = list(selectors)
+        self.transient = transient
         self.tree_refresh_s = tree_refresh_s
         self._exclude = exclude
         self._clock = clock
@@ -74,7 +78,7 @@ class Target:
             self.refresh()
         stats = self._read_stats()
         live = {s.pid for s in stats if not s.zombie}
-        if any(sel.gone(live) for sel in self.selectors):
+        if not self.transient and any(sel.gone(live) for sel in self.selectors):
             self.refresh()  # a restarted worker is not a dead target: look again before saying so
             stats = self._read_stats()
             live = {s.pid for s in stats if not s.zombie}

@@ -13,6 +13,7 @@ from typing import Any
 from contract.compare import COMPARE
 from contract.derived import derived_value, number
 from contract.exit_codes import OK, THRESHOLD_FAILED
+from contract.schema import TASK_STATUS
 from scenarios.metrics import TASK_GOODPUT
 from scenarios.quantiles import Distribution
 from scenarios.slo import Goodput, Slo
@@ -87,8 +88,11 @@ class ThresholdEvaluator:
         self.goodput.observe_request(row)
 
     def observe_task(self, row: Mapping[str, Any]) -> None:
-        """One tasks.csv row (TASK_COLUMNS), written when the task is terminal; not done counts as failed."""
-        self._observe("task", row, lambda r: r.get("status") != "done")
+        """One tasks.csv row (TASK_COLUMNS), written when the task is terminal; not done (failed, ended at
+        max_steps, in error) counts as failed; one the run's own stop left unfinished is neither, as a
+        request it cut short is not a failure."""
+        if row.get("status") != TASK_STATUS.unfinished:
+            self._observe("task", row, lambda r: r.get("status") != TASK_STATUS.done)
         self.goodput.observe_task(row)
 
     def observe_sample(self, row: Mapping[str, Any]) -> None:

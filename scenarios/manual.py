@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from scenarios.errors import ProfileConfigError
 from scenarios.options import ProfileOptions
 from scenarios.shape import Phase, Tick
 from scenarios.traits import EDIT_APPLIES, ProfileTraits
@@ -66,6 +67,10 @@ class ManualProfile(ProfileTraits):
 
 
 def build(opts: ProfileOptions) -> ManualProfile:
+    if opts.run_time_s is not None and opts.run_time_s <= 0:  # else taken as no -t: a run without end
+        raise ProfileConfigError(
+            "-t/--run-time 0s: a run must last longer than 0s (leave -t out to run until stopped)"
+        )
     d = ManualParams()
     return ManualProfile(
         ManualParams(

@@ -20,6 +20,7 @@ from scenarios.churn import ChurnParams
 from scenarios.errors import ProfileConfigError
 
 MAX_USERS = 10_000  # per load-generator process
+LIST_SEPARATOR = ";"  # between the values of a list option (--threshold, --slo) in one web UI field
 # (flag, help). All are strings defaulting to None so the web UI shows a text field and passes text.
 _TEXT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--peak-users", "users at the plateau (smoke/average/stress/soak) or breakpoint's cap"),
@@ -158,9 +159,9 @@ def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
         arrivals_given=get("arrivals") is not None or get("burstiness") is not None,
         sweep_rates=_convert(get, "sweep_rates", _positive_int),
         thresholds_file=get("thresholds") or None,
-        threshold_exprs=_threshold_list(get("threshold")),
+        threshold_exprs=_threshold_list(get("threshold"), "--threshold"),
         allow_unjudged=get("allow_unjudged") in (True, "true", "on", "1"),
-        slo_exprs=_threshold_list(get("slo")),
+        slo_exprs=_threshold_list(get("slo"), "--slo"),
         num_users=_convert(get, "num_users", _positive_int, "-u/--users"),
         spawn_rate=_convert(get, "spawn_rate", positive_number, "-r/--spawn-rate"),
         run_time_s=_convert(get, "run_time", parse_duration, "-t/--run-time"),
@@ -203,10 +204,14 @@ def _whole_seed(text: str) -> int:
     return whole_number(text)
 
 
-def _threshold_list(raw: Any) -> tuple[str, ...]:
-    """--threshold and --slo are lists on the command line and one ';'-separated string from the web UI."""
+def _threshold_list(raw: Any, flag: str) -> tuple[str, ...]:
+    """--threshold and --slo are lists on the command line and one LIST_SEPARATOR-separated string from
+    the web UI (whose empty field means none); an empty one on the command line (`--slo ''`) is refused,
+    not ignored."""
+    if not isinstance(raw, str) and any(not str(item).strip() for item in raw or []):
+        raise ProfileConfigError(f"{flag} '': empty; give an expression, e.g. {flag} \"ttft_ms <= 500\"")
     items = [raw] if isinstance(raw, str) else list(raw or [])
-    return tuple(part.strip() for item in items for part in item.split(";") if part.strip())
+    return tuple(part.strip() for item in items for part in item.split(LIST_SEPARATOR) if part.strip())
 
 
 def _whole(text: str, least: int = 0) -> int:

@@ -52,6 +52,7 @@ class Profile(Protocol):
 
     # What the run asks beyond the shape (defaults and meanings: scenarios/traits.py ProfileTraits).
     one_process: bool
+    errors_are_its_measure: bool
     spawns_pool_first: bool
     judges_trends: bool
     records_stop_point: bool

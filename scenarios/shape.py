@@ -37,6 +37,9 @@ class Phase:
     end_s: float | None
 
 
+BASELINE = "baseline"  # the idle lead-in phase (--baseline): not part of the loaded time
+
+
 @dataclass(frozen=True)
 class Stage:
     """Go from the previous stage's target to `target` in `duration_s` (k6 stage semantics).
@@ -58,6 +61,11 @@ class StagedProfile(ProfileTraits):
     def __init__(self, name: str, params: Any, stages: Sequence[Stage]) -> None:
         if not stages:
             raise ProfileConfigError(f"profile {name}: no stages")
+        if not any(s.duration_s > 0 for s in stages if s.phase != BASELINE):
+            raise ProfileConfigError(
+                f"--load-profile {name}: its stages last 0s in all (--stages, or --ramp and --hold): "
+                "a run that ends as it starts measures nothing; give a stage a duration"
+            )
         self.name = name
         self.params = params
         self.stages = tuple(stages)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scenarios.options import ProfileOptions
-from scenarios.shape import Stage, StagedProfile, parse_stages
+from scenarios.shape import BASELINE, Stage, StagedProfile, parse_stages
 
 
 @dataclass(frozen=True)
@@ -28,4 +28,4 @@ def build_from_stages(
 
 def with_baseline(stages: list[Stage], baseline_s: float) -> list[Stage]:
     """Prepend an idle phase (0 users) so the target's resting resources are recorded first."""
-    return [Stage(baseline_s, 0, "baseline"), *stages] if baseline_s > 0 else stages
+    return [Stage(baseline_s, 0, BASELINE), *stages] if baseline_s > 0 else stages

@@ -153,6 +153,7 @@ class SweepProfile(ProfileTraits):
 
     name = "sweep"
     one_process = True  # its rates are measured as it goes: refused on a master or a worker
+    errors_are_its_measure = True  # it drives rates past the gateway's: errors > 5 % at a rate = broke
 
     def __init__(self, params: SweepParams) -> None:
         self.params = params
@@ -196,11 +197,15 @@ def build(opts: ProfileOptions) -> SweepProfile:
         raise ProfileConfigError(
             "--stages does not apply to --load-profile sweep (use --sweep-rates, --hold)"
         )
+    if opts.hold_s is not None and opts.hold_s <= 0:
+        raise ProfileConfigError(
+            "--load-profile sweep --hold 0s: each pass must last longer than 0s (default 30s)"
+        )
     d = SweepParams()
     return SweepProfile(
         SweepParams(
             rates=d.rates if opts.sweep_rates is None else opts.sweep_rates,
-            hold_s=opts.hold_s or d.hold_s,
+            hold_s=d.hold_s if opts.hold_s is None else opts.hold_s,
             max_agents=opts.max_agents or d.max_agents,
             baseline_s=opts.baseline_s or 0.0,
             arrivals=opts.arrival_process.kind,

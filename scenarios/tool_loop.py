@@ -1,6 +1,7 @@
 """The agent loop's part of a workload: the tools every request offers (N synthetic schemas of a size, or
 the workload's own JSON schemas), tool_choice, how long each tool run takes and how big its result is,
-and the most steps a task may take; from the workload file's [tools] and [loop] sections.
+and the most steps a task may take; from the workload file's [tools] and [loop] sections (and its
+sub-agents, [subagents]: scenarios/subagents.py).
 
 Pure: reads the schema file it is pointed at and converts; it sends and draws nothing. A bad value is a
 WorkloadError naming the file, the section's line and the key.
@@ -10,21 +11,37 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from contract.textfile import read_text
-from scenarios import distributions
+from scenarios import ceilings, distributions
 from scenarios.distributions import Distribution
 from scenarios.errors import WorkloadError
+from scenarios.subagents import SubagentsSection, check_at_step, parse_subagents
 from scenarios.synthetic_text import CHARS_PER_WORD, TextPool
 from scenarios.workload_file import DISTRIBUTION_KEYS, Value
 from scenarios.workload_values import distribution_of, seconds_of, tokens_of, whole_of
 
-TOOLS_KEYS = ("count", "schema_tokens", "file", "choice", "parallel", "concurrent", "latency", "result")
-LOOP_KEYS = ("max_steps",)
+TOOLS_KEYS = (
+    "count",
+    "schema_tokens",
+    "file",
+    "choice",
+    "parallel",
+    "concurrent",
+    "latency",
+    "result",
+    "mcp",
+)
+MCP_EXCLUDES = ("count", "schema_tokens", "file", "latency", "result")  # the MCP server gives these
+LOOP_KEYS = ("max_steps", "on_bad_tool_call")
+# What a step whose tool calls cannot be run does (agents/tool_checks.py): end the task `error`, or send
+# each bad call's error back to the model as its tool result, as real agents do, and go on.
+ON_BAD_TOOL_CALL = ("fail", "reply")
 CHOICES = ("auto", "required", "none")
 DEFAULT_COUNT = 4
 DEFAULT_SCHEMA_TOKENS = 150
@@ -50,12 +67,19 @@ class ToolsSection:
     latency: Distribution  # seconds per tool run
     result_tokens: Distribution  # tokens of each run's result
     where: str
+    mcp_url: str | None = None  # the tools are an MCP server's: its tools/list, each call a tools/call
+    mcp_command: str | None = None  # likewise, a server over stdio: the command each agent starts
+
+    @property
+    def from_mcp(self) -> bool:
+        return bool(self.mcp_url or self.mcp_command)
 
 
 @dataclass(frozen=True)
 class LoopSection:
     max_steps: int
     where: str
+    on_bad_tool_call: str = ON_BAD_TOOL_CALL[0]
 
 
 @dataclass(frozen=True)
@@ -65,6 +89,18 @@ class ToolLoop:
 
     tools: ToolsSection
     max_steps: int = DEFAULT_MAX_STEPS
+    on_bad_tool_call: str = ON_BAD_TOOL_CALL[0]
+    subagents: SubagentsSection | None = None  # a step's children, run at once in place of its tools
+
+    @property
+    def child_max_steps(self) -> int:
+        """The most steps a sub-agent takes: its own max_steps, else the parent's."""
+        own = self.subagents.max_steps if self.subagents is not None else None
+        return own or self.max_steps
+
+    @property
+    def replies_to_bad_calls(self) -> bool:
+        return self.on_bad_tool_call == "reply"
 
     @property
     def schema_chars(self) -> int:
@@ -83,12 +119,17 @@ class ToolLoop:
             "tool_latency": tools.latency.describe("s"),
             "tool_result_tokens": tools.result_tokens.describe(),
             "max_steps": self.max_steps,
+            "on_bad_tool_call": self.on_bad_tool_call,
+            "subagents": self.subagents.describe() if self.subagents else None,
+            **({"mcp": tools.mcp_url or tools.mcp_command} if tools.from_mcp else {}),
         }
 
 
 def parse_tools(table: dict[str, Any], where: str, folder: Path) -> ToolsSection:
     """The [tools] section (registered in scenarios/workload.py)."""
     _known_keys(table, where, TOOLS_KEYS, "tools")
+    if "mcp" in table:
+        return _mcp_tools(table, where)
     schemas = _schemas(table, where, folder)
     names = [s["function"]["name"] for s in schemas]
     choice = table.get("choice", "auto")
@@ -101,8 +142,53 @@ def parse_tools(table: dict[str, Any], where: str, folder: Path) -> ToolsSection
         parallel=_flag(table, where, "parallel"),
         concurrent=_flag(table, where, "concurrent"),
         latency=_spread(table, where, "latency", seconds_of, 0.0),
-        result_tokens=_spread(table, where, "result", tokens_of, DEFAULT_RESULT_TOKENS),
+        result_tokens=_result_tokens(table, where),
         where=where,
+    )
+
+
+def _result_tokens(table: dict[str, Any], where: str) -> Distribution:
+    """A tool result's size: its mean and max within the context ceiling (the result joins the context)."""
+    found = _spread(table, where, "result", tokens_of, DEFAULT_RESULT_TOKENS)
+    for value in (found.mean, found.high):
+        if value is not None:
+            ceilings.check_tokens(value, f"{where} result", "a tool result")
+    return found
+
+
+def _mcp_tools(table: dict[str, Any], where: str) -> ToolsSection:
+    """[tools] mcp = URL, path or command: the schemas are the server's tools/list, a run's latency and
+    result its own. An http(s) URL, or a path on --host (one word from "/"), is Streamable HTTP; anything
+    else is a stdio server's command line (an argument-less absolute one reads as a path)."""
+    value = table["mcp"]
+    if not isinstance(value, str) or not value.strip():
+        expected = "the MCP endpoint's URL or path (mcp = \"/mcp\") or a stdio server's command"
+        raise WorkloadError(f"{where} mcp: expected {expected}")
+    endpoint = value.strip()
+    is_url = endpoint.startswith(("http://", "https://")) or (
+        endpoint.startswith("/") and len(endpoint.split()) == 1
+    )
+    if not is_url:
+        try:
+            shlex.split(endpoint)
+        except ValueError as exc:
+            raise WorkloadError(f"{where} mcp {endpoint!r}: {exc}") from None
+    given = [key for key in MCP_EXCLUDES if key in table]
+    if given:
+        raise WorkloadError(f"{where} {given[0]}: the MCP server gives its tools, their time and results")
+    choice = table.get("choice", "auto")
+    if not isinstance(choice, str):
+        raise WorkloadError(f"{where} choice {choice!r}: use {', '.join(CHOICES)} or a tool's name")
+    return ToolsSection(
+        schemas=(),
+        choice=choice,
+        parallel=_flag(table, where, "parallel"),
+        concurrent=_flag(table, where, "concurrent"),
+        latency=distributions.fixed(0.0),
+        result_tokens=distributions.fixed(0.0),
+        where=where,
+        mcp_url=endpoint if is_url else None,
+        mcp_command=None if is_url else endpoint,
     )
 
 
@@ -112,20 +198,31 @@ def parse_loop(table: dict[str, Any], where: str, folder: Path) -> LoopSection:
     steps = whole_of(_value(table, where, "max_steps"), DEFAULT_MAX_STEPS)
     if steps < 1:
         raise WorkloadError(f"{where} max_steps {steps}: a task takes at least 1 step")
-    return LoopSection(steps, where)
+    ceilings.check_steps(steps, f"{where} max_steps")
+    on_bad = table.get("on_bad_tool_call", ON_BAD_TOOL_CALL[0])
+    if on_bad not in ON_BAD_TOOL_CALL:
+        raise WorkloadError(
+            f"{where} on_bad_tool_call {on_bad!r}: use {' or '.join(map(repr, ON_BAD_TOOL_CALL))}"
+        )
+    return LoopSection(steps, where, on_bad)
 
 
-SECTIONS = {"tools": parse_tools, "loop": parse_loop}
+SECTIONS = {"tools": parse_tools, "loop": parse_loop, "subagents": parse_subagents}
 
 
 def tool_loop_of(sections: Mapping[str, Any]) -> ToolLoop | None:
-    """The loop the parsed sections ask for; None without [tools]; [loop] alone is refused."""
-    tools, loop = sections.get("tools"), sections.get("loop")
+    """The loop the parsed sections ask for; None without [tools]; [loop] or [subagents] alone is refused."""
+    tools, loop, subagents = sections.get("tools"), sections.get("loop"), sections.get("subagents")
     if tools is None:
-        if loop is not None:
-            raise WorkloadError(f"{loop.where}: needs a [tools] section (the loop runs the tools it offers)")
+        alone = loop or subagents
+        if alone is not None:
+            raise WorkloadError(f"{alone.where}: needs a [tools] section (the loop runs the tools it offers)")
         return None
-    return ToolLoop(tools, loop.max_steps if loop is not None else DEFAULT_MAX_STEPS)
+    found = ToolLoop(tools) if loop is None else ToolLoop(tools, loop.max_steps, loop.on_bad_tool_call)
+    if subagents is None:
+        return found
+    check_at_step(subagents, found.max_steps)
+    return ToolLoop(found.tools, found.max_steps, found.on_bad_tool_call, subagents)
 
 
 def synthetic_schemas(count: int, schema_tokens: int) -> tuple[dict, ...]:
@@ -154,6 +251,8 @@ def _schemas(table: dict[str, Any], where: str, folder: Path) -> tuple[dict, ...
     size = whole_of(_value(table, where, "schema_tokens"), DEFAULT_SCHEMA_TOKENS)
     if count < 1:
         raise WorkloadError(f"{where} count {count}: offer at least 1 tool")
+    ceilings.check_tools(count, f"{where} count")
+    ceilings.check_tokens(count * size, f"{where} count × schema_tokens", "a request's tool schemas")
     return synthetic_schemas(count, size)
 
 
@@ -167,6 +266,7 @@ def load_schemas(path: str) -> tuple[dict, ...]:
         raise WorkloadError(f"{path}: not JSON ({exc})") from None
     if not isinstance(doc, list) or not doc:
         raise WorkloadError(f"{path}: expected a JSON list of tools")
+    ceilings.check_tools(len(doc), f"{path}: tools")
     schemas = tuple(_schema(path, i, item) for i, item in enumerate(doc))
     names = [s["function"]["name"] for s in schemas]
     duplicate = next((n for n in names if names.count(n) > 1), None)

@@ -9,7 +9,9 @@ clock here: the run starts the pacer once the pool has spawned (kit/runtime.py's
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 from scenarios.arrival_process import share_of, trace_timing
@@ -75,11 +77,17 @@ class TraceReplayProfile(ProfileTraits):
 
     def rate_points(self) -> list[list[float]]:
         """The trace's arrivals per second, second by second, as corners (run.json open_model
-        rate_points: the load levels in arrivals/s)."""
+        rate_points: the load levels in arrivals/s); a run of seconds at one rate is one pair of corners,
+        so the list grows with the trace's lines, not its span."""
+        per_second = Counter(math.floor(due) for due in self.due_s)
+        edges = sorted({0, math.ceil(self.end_s) + 1, *per_second, *(s + 1 for s in per_second)})
         points: list[list[float]] = []
-        for second in range(math.ceil(self.end_s) + 1):
-            rate = float(_in_window(self.due_s, second))
-            points += [[float(second), rate], [float(second + 1), rate]]
+        for start, end in itertools.pairwise(edges):
+            rate = float(per_second.get(start, 0))
+            if points and points[-1][1] == rate:
+                points[-1][0] = float(end)
+            else:
+                points += [[float(start), rate], [float(end), rate]]
         return points
 
     def arrivals_asked(self, start_ts: float) -> dict:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from scenarios import ceilings
 from scenarios.datasets import messages_of
 from scenarios.errors import WorkloadError
 from scenarios.jsonl import json_lines, whole
@@ -55,11 +56,23 @@ def load_trace(path: str, speed: float = 1.0, block_tokens: int = BLOCK_TOKENS) 
         raise WorkloadError(f"trace speed {speed!r}: must be a finite number > 0")
     if block_tokens < 1:
         raise WorkloadError(f"trace block_tokens {block_tokens!r}: must be >= 1")
+    ceilings.check_tokens(block_tokens, "trace block_tokens", "a prompt block")
     entries: list[TraceEntry] = []
     for number, value in json_lines(path, "trace"):
         previous = entries[-1].offset_s if entries else 0.0
         entries.append(_entry(value, f"{path}:{number}", previous))
+        _check_entry(entries[-1], f"{path}:{number}", speed, block_tokens)
     return Trace(path, tuple(entries), speed, block_tokens)
+
+
+def _check_entry(entry: TraceEntry, where: str, speed: float, block_tokens: int) -> None:
+    """A line's sizes within the context ceiling and its due time within the longest run (checked as
+    read: a 1e15 ms timestamp is refused at its line, before anything is laid out over its span)."""
+    for field, tokens in (("input_length", entry.input_tokens), ("output_length", entry.output_tokens)):
+        if tokens is not None:
+            ceilings.check_tokens(tokens, f"{where}: {field}", "a prompt" if field[0] == "i" else "an output")
+    ceilings.check_tokens(len(entry.hash_ids) * block_tokens, f"{where}: hash_ids × block_tokens", "a prompt")
+    ceilings.check_span(entry.offset_s / speed, where)
 
 
 def _entry(value: object, where: str, previous_s: float) -> TraceEntry:

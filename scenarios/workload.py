@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from contract.units import positive_number
+from scenarios import ceilings
 from scenarios.datasets import ORDERS, Dataset, load_dataset
 from scenarios.distributions import Distribution
 from scenarios.errors import WorkloadError
@@ -23,7 +25,8 @@ from scenarios.workload_file import EXTENSIONS, Value, WorkloadFile, read_worklo
 from scenarios.workload_values import distribution_of, seconds_of, tokens_of, whole_of
 
 DEFAULT_SEED = 0
-EXTENSIONS.update(LOOP_SECTIONS)  # the agent loop's [tools] and [loop] (scenarios/tool_loop.py)
+TAIL_QUANTILE = 0.9999  # a drawn size's largest expected: the pool holds twice it (longer slices wrap)
+EXTENSIONS.update(LOOP_SECTIONS)  # the agent loop's [tools], [loop] and [subagents] (scenarios/tool_loop.py)
 _DESTS = {"distribution": "distribution", "mean": "", "stdev": "stdev", "min": "min", "max": "max"}
 
 
@@ -40,13 +43,23 @@ class WorkloadSettings:
     think: Distribution | None = None  # seconds between an agent's requests; None: the agent's own
     seed: int = DEFAULT_SEED
     file: str | None = None
-    sections: Mapping[str, Any] = field(default_factory=dict)  # extension sections ([tools], [loop])
+    sections: Mapping[str, Any] = field(default_factory=dict)  # extension sections ([tools], [loop]...)
     tool_loop: ToolLoop | None = None  # the chat-shaped agents loop with these tools (None: one call)
 
     @property
     def sized(self) -> bool:
         """Requests are synthetic text of a drawn size (from --input-tokens or the trace's lengths)."""
         return self.input is not None or (self.trace is not None)
+
+    def largest_prompt_tokens(self) -> float:
+        """The largest synthetic prompt expected (0: none), at most the context ceiling: what the text
+        pool and each agent's prompt in flight are sized by."""
+        upper = 0.0
+        if self.input is not None:
+            upper = self.input.high or self.input.quantile(TAIL_QUANTILE)
+        if self.trace is not None:
+            upper = max((e.input_tokens or 0) for e in self.trace.entries)
+        return min(upper, ceilings.MAX_CONTEXT_TOKENS)
 
     def describe(self) -> dict:
         """What run.json records: every choice and the seed."""
@@ -86,6 +99,7 @@ def read_workload(ns: Any) -> WorkloadSettings:
         sections=found.sections,
         tool_loop=tool_loop_of(found.sections),
     )
+    _check_sizes(settings, fields)
     _check_combination(settings, fields)
     return settings
 
@@ -133,12 +147,13 @@ def _think(fields: dict) -> Distribution | None:
 
 
 def _positive(field_: Value | None, default: float) -> float:
+    """A finite number > 0 (a speed-up), `default` when not given."""
     if field_ is None:
         return default
-    value = tokens_of(field_)
-    if value <= 0:
-        raise WorkloadError(f"{field_.where} {field_.value!r}: must be > 0")
-    return value
+    try:
+        return positive_number(field_.value) if not isinstance(field_.value, bool) else positive_number("")
+    except ValueError as exc:
+        raise WorkloadError(f"{field_.where} {field_.value!r}: {exc}") from None
 
 
 def _trace(fields: dict) -> Trace | None:
@@ -165,8 +180,37 @@ def _dataset(fields: dict) -> Dataset | None:
     return load_dataset(str(path.value), str(order.value) if order else "random")
 
 
+def _check_sizes(settings: WorkloadSettings, fields: dict) -> None:
+    """A prompt of at least one token; a prompt, a prefix and an output within the ceilings
+    (scenarios/ceilings.py): the mean, min and max as given, so no draw is larger."""
+    if settings.input is not None and settings.input.mean < 1:
+        where = _where(fields, "input", "mean")
+        raise WorkloadError(f"{where} {settings.input.mean:g}: a prompt is at least 1 token")
+    sizes = (("input", settings.input, "a prompt"), ("output", settings.output, "an output"))
+    for section, size, what in sizes:
+        given = (("mean", size.mean), ("min", size.low), ("max", size.high)) if size else ()
+        for key, value in given:
+            if value is not None:
+                ceilings.check_tokens(value, _where(fields, section, key), what)
+    ceilings.check_tokens(settings.prefix_tokens, _where(fields, "prefix", "tokens"), "a prompt's prefix")
+
+
+def _where(fields: dict, section: str, key: str) -> str:
+    """Where the key was written; else where its section was (a uniform's mean comes from min and max)."""
+    given = fields.get((section, key))
+    if given is not None:
+        return given.where
+    return next((v.place for (s, _k), v in fields.items() if s == section), f"[{section}] {key}")
+
+
 def _check_combination(settings: WorkloadSettings, fields: dict) -> None:
-    """One source of prompts at a time, and a prefix that fits inside the prompt."""
+    """One source of prompts at a time, a prefix that fits inside the prompt, no sub-agents in a trace."""
+    subagents = settings.tool_loop.subagents if settings.tool_loop else None
+    if settings.trace is not None and subagents is not None:
+        raise WorkloadError(
+            f"{subagents.where}: a trace's lines are its requests, and sub-agents would send others; "
+            "drop [subagents] or the trace"
+        )
     sources = [s for s in ("trace", "dataset") if getattr(settings, s) is not None]
     if len(sources) > 1:
         raise WorkloadError(f"{fields[('dataset', 'file')].where}: a dataset and a trace both give prompts")
@@ -177,7 +221,8 @@ def _check_combination(settings: WorkloadSettings, fields: dict) -> None:
         )
     if settings.prefix_tokens and settings.input is None:
         raise WorkloadError(f"{fields[('prefix', 'tokens')].where}: needs an input size (--input-tokens)")
-    if settings.input is not None and settings.prefix_tokens >= settings.input.mean:
+    prefix = settings.prefix_tokens
+    if settings.input is not None and prefix and prefix >= settings.input.mean:
         raise WorkloadError(
             f"{fields[('prefix', 'tokens')].where} {settings.prefix_tokens}: the prefix is part of the "
             f"input; it must be below the input mean {settings.input.mean:g}"

@@ -1,7 +1,8 @@
 """The gateway process: wires the mock LLM, agent sessions and task board into one aiohttp server.
 
 Owns start-up (shared memory before any fork, the ready line) and shutdown (every worker stopped, exit 0).
-Must not hold protocol logic: that lives in llm.py, sessions.py and board.py.
+Must not hold protocol logic: that lives in llm.py, sessions.py, board.py and mcp_server.py with its HTTP
+endpoint mcp_http.py (mcp_endpoint.py loads both on first use).
 """
 
 from __future__ import annotations
@@ -22,9 +23,14 @@ from simgateway.faults import FaultGate
 from simgateway.hostile import hostile_middleware
 from simgateway.knobs import Knobs
 from simgateway.llm import DEFAULT_MODEL, MockLLM
+from simgateway.mcp_endpoint import LazyMcp
 from simgateway.sessions import Sessions
 
 READY_PREFIX = "simgateway listening on "
+
+# A request body the model takes: a 10 M-token context (the kit's ceiling, scenarios/ceilings.py) is about
+# 40 MB of JSON; aiohttp's default, 1 MiB, refused a 1 M-token prompt (413).
+MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
 def build_app(knobs: Knobs, shared: mmap.mmap | None) -> tuple[web.Application, Board, Sessions]:
@@ -46,7 +52,7 @@ def build_app(knobs: Knobs, shared: mmap.mmap | None) -> tuple[web.Application, 
         return web.json_response({"object": "list", "data": [model]})
 
     middlewares = [hostile_middleware(knobs.hostile, knobs.hostile_bytes)] if knobs.hostile else []
-    app = web.Application(middlewares=middlewares)
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY_BYTES)
     app.router.add_get("/health", health)
     app.router.add_get("/v1/models", models)
     app.router.add_post("/v1/chat/completions", llm.chat_completions)
@@ -55,6 +61,7 @@ def build_app(knobs: Knobs, shared: mmap.mmap | None) -> tuple[web.Application, 
     app.router.add_get("/v1/sim/calls", llm.call_counts)
     sessions.add_routes(app)
     board.add_routes(app)
+    LazyMcp(knobs).add_routes(app)
     return app, board, sessions
 
 

@@ -1,12 +1,15 @@
 """The mock LLM's own count of the model calls it answered: per call, per conversation and in total, served
 at GET /v1/sim/calls as the truth a test compares a gateway's agent loop with.
 
-Bounded memory (the last calls and conversations only). Must not change what the model answers.
+Bounded memory (the last calls and conversations only). Must not change what the model answers. Each
+call carries a sequence number and its time, so a reader polling `?after=SEQ` (the kit's model_calls.csv)
+takes every call once and knows from a gap in the numbers how many fell out of the log before it looked.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
@@ -32,9 +35,17 @@ class CallLog:
     tool_calls: int = 0
 
     def add(
-        self, api: str, response_id: str, conv: Conversation, calls: list[WireCall], tokens: Tokens
+        self,
+        api: str,
+        response_id: str,
+        conv: Conversation,
+        calls: list[WireCall],
+        tokens: Tokens,
+        caller: str | None = None,
+        cost_usd: float = 0.0,
     ) -> None:
-        """Count one answered model call (chat or responses) with the tool calls it made."""
+        """Count one answered model call (chat or responses) with the tool calls it made; `caller` is the
+        request's `user` field, `cost_usd` the call's price at the simulator's own price knobs."""
         key = conversation_key(conv.first_user)
         self.calls += 1
         self.tool_calls += len(calls)
@@ -51,9 +62,15 @@ class CallLog:
             self.conversations.popitem(last=False)
         self.recent.append(
             {
+                "seq": self.calls,
+                "ts": time.time(),
+                "caller": caller,
+                "cached_tokens": tokens.cached,
+                "cost": cost_usd,  # at the simulator's price knobs
                 "id": response_id,
                 "api": api,
                 "conversation": key,
+                "first_user": entry["first_user"],
                 "step": conv.step,
                 "prompt_tokens": tokens.prompt,
                 "completion_tokens": tokens.completion,
@@ -67,4 +84,11 @@ class CallLog:
             "totals": {"calls": self.calls, "tool_calls": self.tool_calls},
             "conversations": list(self.conversations.values()),
             "calls": list(self.recent),
+        }
+
+    def since(self, after: int) -> dict:
+        """What a reader polling the log needs: the totals and the recent calls numbered above `after`."""
+        return {
+            "totals": {"calls": self.calls, "tool_calls": self.tool_calls},
+            "calls": [c for c in self.recent if c["seq"] > after],
         }

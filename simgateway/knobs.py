@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NoReturn
 
 from simgateway.script import Script, ScriptError, load_script
@@ -16,6 +16,18 @@ from simgateway.script import Script, ScriptError, load_script
 USAGE_DIALECTS = ("openai", "deepseek", "anthropic", "responses")
 AGENT_MODES = ("inprocess", "process")
 HOSTILE_MODES = ("drip", "garbage", "huge-body", "huge-line")  # simgateway/hostile.py
+BAD_TOOL_CALL_MODES = ("not-json", "schema", "no-id", "duplicate-id", "unknown-name")  # tool_wire.py
+MCP_INITIALIZE_MODES = ("honest", "hang", "wrong-version", "invalid")  # simgateway/mcp_server.py
+DEFAULT_MCP_TOOLS = "search,fetch,lookup"
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """One tool of the MCP endpoint: its name, how long a call takes, how large its result is."""
+
+    name: str
+    latency_ms: float
+    result_bytes: int
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,7 @@ class Knobs:
     tool_names: tuple[str, ...] = ()  # empty: every tool the request offers, in turn
     tool_arg_fragment_chars: int = 4
     script: Script | None = None
+    bad_tool_calls: str | None = None  # every tool call malformed this way (tool_wire.py); None: well formed
     # faults
     error_rate: float = 0.0
     garbage_rate: float = 0.0
@@ -70,6 +83,19 @@ class Knobs:
     task_fail_rate: float = 0.0
     leak_mib_per_task: float = 0.0
     detach_workers: bool = False
+    # MCP endpoint (simgateway/mcp_server.py)
+    mcp_tool_ms: float = 0.0
+    mcp_result_bytes: int = 256
+    mcp_tools: tuple[McpTool, ...] = field(default_factory=lambda: mcp_tools(DEFAULT_MCP_TOOLS, 0.0, 256))
+    mcp_session_mib: float = 0.0
+    mcp_error_rate: float = 0.0
+    mcp_is_error_rate: float = 0.0
+    mcp_progress: int = 0
+    mcp_client_requests: int = 0
+    mcp_json_response: bool = False
+    mcp_initialize: str = "honest"
+    mcp_idle_timeout_s: float | None = None  # the SDK ends a session idle this long (None: never)
+    mcp_preload: bool = False  # load the SDK before the ready line (else on the first MCP request)
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -120,10 +146,11 @@ def _script(path: str) -> Script:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The CLI; option names are `--` plus the Knobs field with dashes (and `_s` spelt out where noted)."""
-    p = _OneLineParser(prog="python -m simgateway", description="Simulated agent gateway + mock LLM.")
-    p.add_argument("--port", type=_PORT, required=True, help="TCP port; 0 picks a free one")
+def build_parser(prog: str = "python -m simgateway", listens: bool = True) -> argparse.ArgumentParser:
+    """The CLI; option names are `--` plus the Knobs field with dashes (and `_s` spelt out where noted).
+    A server that does not listen (the stdio MCP server) needs no --port."""
+    p = _OneLineParser(prog=prog, description="Simulated agent gateway + mock LLM.")
+    p.add_argument("--port", type=_PORT, required=listens, default=0, help="TCP port; 0 picks a free one")
     p.add_argument("--bind", default="127.0.0.1")
     p.add_argument("--seed", type=int, default=0)
     llm = p.add_argument_group("mock LLM")
@@ -147,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--tool-names", type=_names, default=())
     tools.add_argument("--tool-arg-fragment-chars", type=_POSITIVE_INT, default=4)
     tools.add_argument("--script", type=_script, default=None)
+    tools.add_argument("--bad-tool-calls", choices=BAD_TOOL_CALL_MODES, default=None)
     faults = p.add_argument_group("faults")
     faults.add_argument("--error-rate", type=_RATE, default=0.0)
     faults.add_argument("--garbage-rate", type=_RATE, default=0.0)
@@ -173,9 +201,59 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--task-fail-rate", type=_RATE, default=0.0)
     board.add_argument("--leak-mib-per-task", type=_NONNEG, default=0.0)
     board.add_argument("--detach-workers", action="store_true")
+    mcp = p.add_argument_group("MCP endpoint (/mcp)")
+    mcp.add_argument("--mcp-tools", default=DEFAULT_MCP_TOOLS, help="NAME[:MS[:BYTES]],... (tools served)")
+    mcp.add_argument("--mcp-tool-ms", type=_NONNEG, default=0.0, help="a tool's latency unless its own")
+    mcp.add_argument("--mcp-result-bytes", type=_COUNT, default=256, help="a result's size unless its own")
+    mcp.add_argument("--mcp-session-mib", type=_NONNEG, default=0.0)
+    mcp.add_argument("--mcp-error-rate", type=_RATE, default=0.0)
+    mcp.add_argument("--mcp-is-error-rate", type=_RATE, default=0.0)
+    mcp.add_argument("--mcp-progress", type=_COUNT, default=0)
+    mcp.add_argument("--mcp-client-requests", type=_COUNT, default=0)
+    mcp.add_argument("--mcp-json-response", action="store_true")
+    mcp.add_argument("--mcp-initialize", choices=MCP_INITIALIZE_MODES, default="honest")
+    mcp.add_argument(
+        "--mcp-idle-timeout", dest="mcp_idle_timeout_s", type=_checked(float, 0.0, None, True), default=None
+    )
+    mcp.add_argument(
+        "--mcp-preload",
+        action="store_true",
+        help="load the MCP SDK before the ready line (else on the first MCP request: about 1 s)",
+    )
     return p
+
+
+def mcp_tools(spec: str, latency_ms: float, result_bytes: int) -> tuple[McpTool, ...]:
+    """`NAME[:MS[:BYTES]],...` with the defaults for what a tool does not say; ValueError naming the
+    bad part."""
+    tools = []
+    for part in (p.strip() for p in spec.split(",")):
+        name, *rest = part.split(":")
+        if not name or len(rest) > 2:
+            raise ValueError(f"--mcp-tools: {part!r} is not NAME[:MS[:BYTES]]")
+        try:
+            ms = _NONNEG(rest[0]) if rest else latency_ms
+            size = _COUNT(rest[1]) if len(rest) > 1 else result_bytes
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"--mcp-tools {part!r}: {exc}") from None
+        tools.append(McpTool(name, ms, size))
+    if len({t.name for t in tools}) != len(tools):
+        raise ValueError(f"--mcp-tools: a tool is named twice in {spec!r}")
+    return tuple(tools)
 
 
 def parse_knobs(argv: list[str] | None = None) -> Knobs:
     """Parse argv into Knobs; exits 2 with one line on a bad value."""
-    return Knobs(**vars(build_parser().parse_args(argv)))
+    parser = build_parser()
+    return knobs_of(vars(parser.parse_args(argv)), parser)
+
+
+def knobs_of(values: dict, parser: argparse.ArgumentParser) -> Knobs:
+    """Knobs from a parser's values (a bad --mcp-tools ends the process with the parser's one line)."""
+    try:
+        values["mcp_tools"] = mcp_tools(
+            values["mcp_tools"], values["mcp_tool_ms"], values["mcp_result_bytes"]
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
+    return Knobs(**values)

@@ -88,8 +88,14 @@ class MockLLM:
     async def stream_timings(self, _: web.Request) -> web.Response:
         return web.json_response({"streams": list(self.stream_log)})
 
-    async def call_counts(self, _: web.Request) -> web.Response:
-        return web.json_response(self.calls.as_json())
+    async def call_counts(self, request: web.Request) -> web.Response:
+        """The whole log, or with `?after=SEQ` only the calls numbered above SEQ (a reader's poll)."""
+        after = request.query.get("after")
+        if after is None:
+            return web.json_response(self.calls.as_json())
+        if not after.isdigit():
+            return bad_request(f"after={after!r}: expected a call's sequence number")
+        return web.json_response(self.calls.since(int(after)))
 
     def model_for(self, body: dict) -> str:
         return self.knobs.model or body.get("model") or DEFAULT_MODEL
@@ -142,19 +148,20 @@ class MockLLM:
             self.gate.in_flight -= 1
 
     def answer(
-        self, api: str, response_id: str, conv: Conversation, max_tokens: int | None
+        self, api: str, response_id: str, conv: Conversation, max_tokens: int | None, caller: object = None
     ) -> tuple[list[WireCall], Tokens]:
         """This step's tool calls (none: a text answer) and its token counts, logged as one model call."""
-        calls = tool_wire.wire_calls(plan_calls(self.knobs, conv))
+        calls = tool_wire.wire_calls(plan_calls(self.knobs, conv), self.knobs.bad_tool_calls)
         ticks = tool_wire.tick_count(calls, self.knobs.tool_arg_fragment_chars) if calls else None
         tokens = self.tokens_for(conv.texts, max_tokens, ticks)
-        self.calls.add(api, response_id, conv, calls, tokens)
+        who = caller if isinstance(caller, str) else None
+        self.calls.add(api, response_id, conv, calls, tokens, who, cost_usd(self.knobs, tokens))
         return calls, tokens
 
     async def _chat(self, request: web.Request, body: dict, conv: Conversation, stream: bool, t0: float):
         rid = f"chatcmpl-sim{next(_ids)}"
         calls, tokens = self.answer(
-            "chat", rid, conv, body.get("max_completion_tokens", body.get("max_tokens"))
+            "chat", rid, conv, body.get("max_completion_tokens", body.get("max_tokens")), body.get("user")
         )
         if stream:
             return await self._chat_stream(request, body, rid, calls, tokens, t0)
@@ -257,7 +264,7 @@ class MockLLM:
 
     async def _respond(self, request: web.Request, body: dict, conv: Conversation, stream: bool, t0: float):
         rid = f"resp_sim{next(_ids)}"
-        calls, tokens = self.answer("responses", rid, conv, body.get("max_output_tokens"))
+        calls, tokens = self.answer("responses", rid, conv, body.get("max_output_tokens"), body.get("user"))
         if stream:
             return await self._responses_stream(request, body, calls, tokens, t0, rid)
         await sleep_until(done_at(t0, self.knobs, tokens))

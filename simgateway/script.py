@@ -81,7 +81,30 @@ def _rule(path: str, n: int, raw: dict) -> Rule:
     times = raw.get("times", 1)
     if not isinstance(times, int) or isinstance(times, bool) or times < 1:
         raise ScriptError(f"{where}: 'times' must be an integer >= 1")
-    return Rule(offers, _pattern(where, raw.get("says")), call, arguments, times)
+    says = _pattern(where, raw.get("says"))
+    _check_placeholders(where, arguments, says)
+    return Rule(offers, says, call, arguments, times)
+
+
+def _check_placeholders(where: str, arguments: object, says: re.Pattern[str] | None) -> None:
+    """Every `{name}` in the arguments names a group of `says` (else it would be sent as it is)."""
+    groups = set(says.groupindex) if says is not None else set()
+    for text in _strings(arguments):
+        missing = next((name for name in _PLACEHOLDER.findall(text) if name not in groups), None)
+        if missing is not None:
+            known = ", ".join(sorted(groups)) or "none: give 'says' a (?P<name>...) group"
+            raise ScriptError(f"{where}: 'arguments' {{{missing}}}: no such group in 'says' ({known})")
+
+
+def _strings(value: object) -> list[str]:
+    """The strings of a TOML value, tables and arrays included."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def _pattern(where: str, says: object) -> re.Pattern[str] | None:

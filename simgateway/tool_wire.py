@@ -7,7 +7,9 @@ fragment), so llm.py times ticks like text tokens. Must not decide which calls t
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
 from dataclasses import dataclass
 
 from simgateway.scripted import PlannedCall
@@ -26,12 +28,40 @@ class WireCall:
     arguments: str
 
 
-def wire_calls(planned: tuple[PlannedCall, ...]) -> list[WireCall]:
+DUPLICATE_ID = "call_sim_dup"
+UNKNOWN_TOOL = "no_such_tool"
+
+
+def wire_calls(planned: tuple[PlannedCall, ...], bad: str | None = None) -> list[WireCall]:
+    """The planned calls with their ids; `bad` (--bad-tool-calls) makes every one malformed that way."""
     calls = []
     for index, p in enumerate(planned):
         n = next(_ids)
-        calls.append(WireCall(index, f"call_sim{n}", f"fc_sim{n}", p.name, p.arguments))
+        call = WireCall(index, f"call_sim{n}", f"fc_sim{n}", p.name, p.arguments)
+        calls.append(malformed(call, bad) if bad else call)
     return calls
+
+
+def malformed(call: WireCall, bad: str) -> WireCall:
+    """A call as a broken model writes it: arguments cut short (`not-json`), every argument of the wrong
+    type (`schema`), no id, the id of the gateway's other calls (`duplicate-id`), a tool never offered."""
+    if bad == "not-json":
+        return dataclasses.replace(call, arguments=call.arguments[:-1] or "{")
+    if bad == "schema":
+        return dataclasses.replace(call, arguments=_wrong_types(call.arguments))
+    if bad == "no-id":
+        return dataclasses.replace(call, call_id="")
+    if bad == "duplicate-id":
+        return dataclasses.replace(call, call_id=DUPLICATE_ID)
+    return dataclasses.replace(call, name=UNKNOWN_TOOL)
+
+
+def _wrong_types(arguments: str) -> str:
+    """Each argument replaced by a value of another JSON type (a list for a text...)."""
+    values = json.loads(arguments)
+    if not isinstance(values, dict) or not values:
+        return json.dumps("not an object")
+    return json.dumps({k: "text" if isinstance(v, list) else [v] for k, v in values.items()})
 
 
 def fragments(arguments: str, size: int) -> list[str]:

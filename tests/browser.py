@@ -41,6 +41,13 @@ def answers(url: str) -> bool:
         return False
 
 
+def template_args(url: str) -> dict:
+    """What Locust's page is built from (its `window.templateArgs`): the start form's fields and values."""
+    page = httpx.get(url, timeout=10).text
+    args, _ = json.JSONDecoder().raw_decode(page.split("window.templateArgs = ", 1)[1])
+    return args
+
+
 def web_ui_command(run_dir: Path, port: int, *extra: str) -> list[str]:
     """`locust -f locustfile.py` with its web UI on 127.0.0.1:port."""
     cmd = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfile.py"), "--web-host", "127.0.0.1"]

@@ -61,6 +61,19 @@ def soak_samples(
     )
 
 
+def stepped_leak_samples(
+    duration_s: float, leak_mib_per_h: float, step_mib: float, seed: int
+) -> pd.DataFrame:
+    """soak_samples of a leaker that allocates `step_mib` at a time, when its work comes (gamma-spaced,
+    shape 4, at the mean rate the leak asks): RSS holds between steps, as a sampler reads it."""
+    frame = soak_samples(duration_s, 1.0, noise_mib=0.0, seed=seed)
+    rng = np.random.default_rng(seed)
+    mean_gap_s = 3600.0 * step_mib / leak_mib_per_h
+    steps = np.cumsum(rng.gamma(4.0, mean_gap_s / 4.0, int(3 * duration_s / mean_gap_s) + 10))
+    held = np.searchsorted(steps, frame["elapsed_s"].to_numpy(), side="right") * step_mib
+    return frame.assign(target_rss_bytes=((300 + held) * MIB).round())
+
+
 def stream_requests(
     n: int, duration_s: float, users: int = 10, error_rate: float = 0.01, seed: int = 0, t0: float = T0
 ) -> pd.DataFrame:

@@ -1,6 +1,7 @@
 """The architecture as a test: a module may import only rooms of its own layer or below, the rooms'
-import graph has no cycle (docs/architecture.md draws the layers), and no module outside contract/
-spells a run directory's column or event name: it takes it from contract/schema.py.
+import graph has no cycle (docs/architecture.md draws the layers), no module outside contract/
+spells a run directory's column or event name: it takes it from contract/schema.py, and the run (kit/)
+asks the kit's objects what it needs, never their type.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from tests.paths import REPO
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"contract"}),
     frozenset({"scenarios", "analysis"}),
-    frozenset({"agents", "sampler", "simgateway", "lifecycle"}),
+    frozenset({"agents", "sampler", "simgateway", "lifecycle", "capture"}),
     frozenset({"kit", "locustfile"}),
 )
 ROOMS = frozenset().union(*LAYERS)
@@ -181,3 +182,62 @@ def test_the_name_check_sees_a_column_and_an_event_spelled_and_not_a_docstring()
     source = 'def f(row):\n    "target_rss_bytes"\n    return row["target_rss_bytes"], "target_exited"\n'
     assert spelled_names(source) == [(3, "target_exited"), (3, "target_rss_bytes")]
     assert "target_rss_bytes" in CHECKED_NAMES and "ts" not in CHECKED_NAMES
+
+
+def kit_classes() -> set[str]:
+    """The name of every class the kit's rooms define."""
+    return {
+        node.name
+        for files in module_files().values()
+        for path in files
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef)
+    }
+
+
+def class_names(node: ast.expr) -> list[str]:
+    """The class names isinstance() is given: a class, module.Class, a tuple or a union (A | B) of them."""
+    if isinstance(node, ast.Tuple):
+        return [name for elt in node.elts for name in class_names(elt)]
+    if isinstance(node, ast.BinOp):
+        return class_names(node.left) + class_names(node.right)
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    return [node.id] if isinstance(node, ast.Name) else []
+
+
+def type_switches(source: str, classes: set[str]) -> list[tuple[int, str]]:
+    """(line, class) of every isinstance() of one of `classes`."""
+    return sorted(
+        (node.lineno, name)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "isinstance"
+        and len(node.args) == 2
+        for name in class_names(node.args[1])
+        if name in classes
+    )
+
+
+def test_the_run_asks_the_kits_objects_never_their_type():
+    """A pacing, profile, agent, plan or session protocol answers what kit/ asks of it (a method, a
+    trait): no isinstance of any class the kit defines, none allowed. Locust's classes (its runners) and
+    Python's are not the kit's to give behaviour: kit/ may ask their type."""
+    classes = kit_classes()
+    switches = {
+        str(path.relative_to(REPO)): found
+        for path in module_files()["kit"]
+        if (found := type_switches(path.read_text(encoding="utf-8"), classes))
+    }
+    assert switches == {}
+
+
+def test_the_type_check_sees_the_kits_classes_and_not_locusts():
+    source = (
+        "def f(pacing, runner):\n"
+        "    if isinstance(runner, MasterRunner) or isinstance(pacing, (dict, pacing.SweepPacing)):\n"
+        "        return isinstance(pacing, RoundsPacing | FleetArrivals)\n"
+    )
+    found = [(2, "SweepPacing"), (3, "FleetArrivals"), (3, "RoundsPacing")]
+    assert type_switches(source, kit_classes()) == found

@@ -31,3 +31,23 @@ def test_the_changelog_has_an_unreleased_section_and_the_current_version_as_its_
 
 def test_the_licence_is_mit():
     assert (REPO / "LICENSE").read_text().startswith("MIT License\n")
+
+
+README_MAX_BYTES = 20_000  # the user's door: the peers' READMEs are 6-21 KB; the rest lives in docs/
+# a repository path README names: docs/x.md, examples/..., benchmarks/x.py, a top-level file
+README_PATH = re.compile(r"(?<![\w/.-])((?:docs|examples|benchmarks|analysis|dashboards|tests)/[\w./-]*\w)")
+
+
+def test_the_readme_stays_a_door_under_its_size():
+    size = len((REPO / "README.md").read_bytes())
+    assert size <= README_MAX_BYTES, f"README.md: {size:,} bytes, over {README_MAX_BYTES:,}: move to docs/"
+
+
+def test_every_link_and_path_the_readme_names_exists():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#\s]+)[^)]*\)", text)
+    local = [link for link in links if not re.match(r"[a-z]+://", link)]
+    named = README_PATH.findall(text)
+    missing = sorted({p for p in [*local, *named] if not (REPO / p.rstrip(".")).exists()})
+    assert len(local) >= 2 and len(named) >= 10
+    assert not missing, f"README.md names paths that do not exist: {missing}"

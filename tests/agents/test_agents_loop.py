@@ -18,7 +18,7 @@ from agents.responses import ResponsesAgent
 from analysis.cost import price_rows, task_costs
 from analysis.load import load_run
 from analysis.prices import load_prices
-from contract.exit_codes import OK
+from contract.exit_codes import OK, THRESHOLD_FAILED
 from scenarios.tool_loop import synthetic_schemas
 from scenarios.workload import read_workload
 from simgateway.client import request
@@ -142,3 +142,30 @@ def test_the_responses_agent_and_the_unstreamed_chat_loop_the_same_way(simulator
     assert requests[0]["asked_tokens_in"] == "", "a fixed prompt: no input size asked"
     arguments = [json.loads(t["arguments"]) for c in logged for t in c["tool_calls"]]
     assert all(set(a) == {"query", "limit"} for a in arguments)
+
+
+def test_tasks_that_end_at_max_steps_count_in_the_headline_and_fail_a_done_tasks_threshold(
+    simulator, tmp_path
+):
+    """Every request answers (no failed request) but no task finishes: the headline counts the tasks not
+    done and why, summary.json too, and `task_failure_rate < 0.01` fails the run (99)."""
+    sim = simulator(*MODEL, "--tool-call-steps", "1000")
+    run_dir = tmp_path / "run"
+    smoke = ("--load-profile", "smoke", "--peak-users", "2", "--duration", "3s", "--think-time", "0")
+    workload = (
+        "--workload",
+        str(workload_file(tmp_path, WORKLOAD.replace("max_steps = 10", "max_steps = 2"))),
+    )
+    done = run_locust(
+        run_dir, "ChatAgent", "--host", sim.url, *smoke, *workload, "--threshold", "task_failure_rate < 0.01"
+    )
+    assert done.returncode == THRESHOLD_FAILED, done.stdout[-2000:] + done.stderr[-2000:]
+    tasks = pd.read_csv(run_dir / "tasks.csv")
+    ended = tasks[tasks["status"] != "unfinished"]
+    assert len(ended) >= 4 and (ended["end_reason"] == "max_steps").all()
+    assert f"tasks not done: {len(ended)} of {len(ended)} (max_steps {len(ended)})" in done.stdout, (
+        done.stdout
+    )
+    assert "failed requests: 0" in done.stdout
+    summary = json.loads((run_dir / "summary.json").read_text())["tasks"]
+    assert summary["not_done"] == len(ended) and summary["why"] == {"max_steps": len(ended)}, summary

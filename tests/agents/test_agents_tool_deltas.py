@@ -73,3 +73,13 @@ def test_a_content_chunk_and_a_role_chunk_are_told_apart():
     assert chat_token_kind({"choices": [{"delta": {"role": "assistant", "content": ""}}]}, a) is None
     assert chat_token_kind({"choices": [{"delta": {"content": "hi"}}]}, a) == "content"
     assert chat_token_kind({"choices": [], "usage": {}}, a) is None and not a
+
+
+def test_a_responses_call_sent_whole_in_its_item_keeps_its_arguments():
+    """OpenClaw 2026.9 sends a function call whole in `response.output_item.added` (and again at
+    `.done`), no argument fragments: the call keeps its arguments, once."""
+    item = {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "lookup", "arguments": '{"q":1}'}
+    calls = ToolCallAssembler()
+    assert calls.add_response_event("response.output_item.added", {"item": item})
+    calls.add_response_event("response.output_item.done", {"item": {**item, "status": "completed"}})
+    assert calls.calls() == [ToolCall("c1", "lookup", '{"q":1}')]

@@ -53,6 +53,13 @@ def test_every_preset_has_a_session_protocol_or_says_why_not():
     assert shared == AcpSessions(per_process=False)
 
 
+def test_cleanup_closes_the_gateways_sessions_and_refuses_acps_in_one_line():
+    assert presets.closable_sessions(presets.preset("simulator")) is presets.preset("simulator").sessions
+    with pytest.raises(presets.GatewayError, match="^ACP sessions live in agent processes") as caught:
+        presets.closable_sessions(presets.preset("acp"))
+    assert "\n" not in str(caught.value)
+
+
 def smaps_rss(pid: int) -> int:
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
         if line.startswith("Rss:"):

@@ -106,6 +106,32 @@ def test_nan_and_inf_latencies_in_a_hand_edited_requests_csv_are_skipped_and_cou
     assert "4 row(s) with a non-finite number" in (tmp_path / "report.md").read_text()
 
 
+def test_negative_latencies_from_a_clock_step_are_counted_apart_and_left_out_of_percentiles(tmp_path):
+    """Truth: 40 requests, 3 of them given a negative latency (-683,691 ms, as a clock step back gave) and
+    one of those a negative TTFT too: the percentiles are those of the 37 others, the 40 rows all
+    counted, and the report says how many were left out and why (it printed "p50 -683,691 ms")."""
+    requests = stream_requests(40, 30)
+    requests.loc[[3, 7, 11], "latency_ms"] = -683_691.0
+    requests.loc[7, "ttft_ms"] = -683_000.0
+    write_run_dir(tmp_path, META, samples=soak_samples(30), requests=requests)
+    run = load_run(tmp_path)
+    assert len(run.requests) == 40 and run.requests["latency_ms"].isna().sum() == 3
+    assert not (run.requests[["latency_ms", "ttft_ms"]] < 0).any().any()
+    note = "requests.csv: 3 row(s) with a negative duration (the clock stepped back during them)"
+    assert any(m.startswith(note) for m in run.missing), run.missing
+    kept = requests.drop(index=[3, 7, 11])["latency_ms"]
+    assert run.requests["latency_ms"].median() == pytest.approx(kept.median())
+    assert note in write_report(tmp_path).read_text()
+
+
+def test_a_profile_without_phases_reports(tmp_path):
+    """run.json `profile.phases: []` (a profile of no time, as `--stages 0s:0` was before it was refused):
+    the report is written (it failed with zip()'s ValueError, and the run ended 7 saying 6)."""
+    write_run_dir(tmp_path, {**META, "profile": {"name": "smoke", "phases": []}}, samples=soak_samples(10))
+    assert load_run(tmp_path).meta["profile"]["phases"] == []
+    assert write_report(tmp_path).exists()
+
+
 def test_the_report_command_reads_the_run_directory_once(tmp_path, monkeypatch, capsys):
     """`python -m analysis RUN_DIR` (the kit's report child at the end of every run): the report, its
     summary.json and the console summary share one load of the run directory, each file read once."""

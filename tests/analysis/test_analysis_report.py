@@ -93,6 +93,18 @@ def test_compare_aggregates_median_range_and_cv_across_runs(tmp_path):
     assert row["cv_pct"] == pytest.approx(70.71, abs=0.01)
 
 
+def test_compare_names_runs_that_share_a_run_id_by_their_directory(tmp_path):
+    """Two runs with one run id (a copied directory, a reused --run-id) and one run given twice: a column
+    each (they shared one: the comparison showed one run of three)."""
+    runs = []
+    for i, base in enumerate((100.0, 300.0)):
+        samples = pd.DataFrame({"ts": T0 + np.arange(10.0), "target_rss_bytes": base * MIB})
+        runs.append(load_run(write_run_dir(tmp_path / f"copy{i}", {"run_id": "nightly"}, samples=samples)))
+    row = compare_table([*runs, runs[0]]).loc["peak target RSS (MiB)"]
+    first, second = f"nightly ({tmp_path / 'copy0'})", f"nightly ({tmp_path / 'copy1'})"
+    assert (row[f"{first} #1"], row[second], row[f"{first} #3"], row["runs"]) == (100, 300, 100, 3)
+
+
 @pytest.mark.e2e
 def test_cli_builds_report_and_compares(full_run, tmp_path):
     other = write_run_dir(tmp_path / "r2", {**META, "run_id": "r2"}, samples=soak_samples(600, seed=1))

@@ -11,13 +11,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.arrivals import arrivals
+from analysis.arrivals import arrivals, arrivals_line
 from analysis.breaking import first_break
 from analysis.goodput import goodput
 from analysis.headline import headline
+from analysis.latency import tpot_notes
 from analysis.levels import ARRIVALS_PER_S, run_levels
 from analysis.load import load_run
 from analysis.report import write_report
+from analysis.scores import TPOT_UNRECORDED, TPOT_WITHHELD
+from analysis.summary import console_summary
 from contract import schema
 from scenarios.slo import Goodput, parse_slo
 from tests.synthetic import T0, write_run_dir
@@ -26,7 +29,7 @@ SLOS = [parse_slo("ttft_ms <= 300", "--slo #1"), parse_slo("tpot_ms p90 <= 21", 
 
 
 def streams(ts: np.ndarray, ok: np.ndarray, ttft: np.ndarray, tpot: float = 20.0, **extra) -> pd.DataFrame:
-    """chat.stream rows of 16 output tokens: latency = TTFT + 15 x TPOT."""
+    """chat.stream rows of 16 output tokens received, the first at TTFT: latency = TTFT + 15 x TPOT."""
     return pd.DataFrame(
         {
             "ts": ts,
@@ -37,6 +40,8 @@ def streams(ts: np.ndarray, ok: np.ndarray, ttft: np.ndarray, tpot: float = 20.0
             "latency_ms": np.where(ok, ttft + 15 * tpot, 3.0),
             "ttft_ms": np.where(ok, ttft, np.nan),
             "tokens_out": np.where(ok, 16, np.nan),
+            "content_tokens": np.where(ok, 16, np.nan),
+            "content_span_ms": np.where(ok, 15 * tpot, np.nan),
             **extra,
         }
     )
@@ -73,6 +78,7 @@ def test_tpot_and_goodput_of_known_rows_and_the_live_judge_agrees(tmp_path):
     tpot = rng.choice([19.0, 20.0, 22.0], n)
     rows = streams(T0 + np.arange(n) * 0.05, ok, ttft, tpot=0.0)
     rows["latency_ms"] = np.where(ok, ttft + 15 * tpot, 3.0)
+    rows["content_span_ms"] = np.where(ok, 15 * tpot, np.nan)
     path = write_run_dir(tmp_path, {"slos": [s.as_json() for s in SLOS]}, requests=rows)
     found = goodput(load_run(path))
     by_hand = ok & (ttft <= 300) & (tpot <= 21)
@@ -139,9 +145,22 @@ def test_late_and_dropped_arrivals_with_shares_and_first_times(tmp_path):
     meta["open_model"] |= {"issued_arrivals": 100, "dropped_arrivals": 25, "first_dropped_ts": T0 + 7.5}
     (path / schema.RUN_JSON).write_text(json.dumps(meta))
     found = arrivals(load_run(path))
-    assert (found.started, found.late, found.dropped, found.due) == (100, 2, 25, 125)
+    assert (found.started, found.late, found.dropped, found.due) == (98, 2, 25, 125)  # each arrival once
     assert found.first_late_s == pytest.approx(0.35, abs=0.01) and found.first_dropped_s == 7.5
     assert found.dropped_share == 0.2 and found.lateness["lateness_n"] == 100
+
+
+def test_arrivals_issued_but_never_sent_are_dropped_with_a_note(tmp_path):
+    """issued_arrivals 110 against 100 started: the 10 an agent took as the run stopped count as
+    dropped, and the console says so; started + late + dropped = due."""
+    path = stepped_open_run(tmp_path, rates=(10,), refuse_from=99)
+    meta = json.loads((path / schema.RUN_JSON).read_text())
+    meta["open_model"] |= {"issued_arrivals": 110, "dropped_arrivals": 5, "first_dropped_ts": T0 + 7.5}
+    (path / schema.RUN_JSON).write_text(json.dumps(meta))
+    found = arrivals(load_run(path))
+    assert (found.started, found.late, found.dropped, found.unsent, found.due) == (100, 0, 15, 10, 115)
+    assert found.started + found.late + found.dropped == found.due
+    assert "(10 of them issued as the run stopped, never sent)" in arrivals_line(found)
 
 
 def test_summary_json_carries_the_headline_figures_with_units_and_counts(tmp_path):
@@ -164,3 +183,22 @@ def test_summary_json_carries_the_headline_figures_with_units_and_counts(tmp_pat
     )
     assert doc["latency"]["tpot"]["n"] == doc["latency"]["latency"]["n"] and doc["latency"]["unit"] == "ms"
     assert doc["arrivals"]["started"] == 700 and doc["capacity"] is None
+
+
+def test_streams_of_tool_calls_only_have_their_tpot_withheld_with_the_reason(tmp_path):
+    rows = streams(T0 + np.arange(20) * 0.1, np.ones(20, bool), np.full(20, 200.0))
+    rows["content_tokens"], rows["content_span_ms"] = 0, np.nan  # tool-call fragments, no text
+    run = load_run(write_run_dir(tmp_path, {"profile": {"name": "smoke"}}, requests=rows))
+    figures = {f.label: f for f in headline(run).figures}
+    assert figures["p95 TPOT"].value == TPOT_WITHHELD
+    assert f"TPOT: {TPOT_WITHHELD}" in console_summary(run)
+    (note,) = tpot_notes(run)
+    assert "withheld from 20 of 20 streams that delivered at most one content token" in note
+
+
+def test_a_run_recorded_before_content_tokens_says_tpot_was_not_measured(tmp_path):
+    rows = streams(T0 + np.arange(20) * 0.1, np.ones(20, bool), np.full(20, 200.0))
+    rows = rows.drop(columns=["content_tokens", "content_span_ms"])
+    run = load_run(write_run_dir(tmp_path, {"profile": {"name": "smoke"}}, requests=rows))
+    assert {f.label: f for f in headline(run).figures}["p95 TPOT"].value == TPOT_UNRECORDED
+    assert "not measured for 20 streams that recorded no content_tokens" in tpot_notes(run)[0]

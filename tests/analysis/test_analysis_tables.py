@@ -115,6 +115,36 @@ def test_rounds_table_reads_back_per_worker_memory_and_judges_the_warning_line(t
     assert "below 1024 MiB" in table.loc[3, "why"]
 
 
+def test_rounds_table_counts_tasks_running_at_once_not_tasks_submitted(tmp_path):
+    """The synthetic gateway runs at most 6 at once (its in-progress count) though 8 and 10 are submitted."""
+    table = rounds_table(load_run(rounds_run(tmp_path)))
+    assert table["ran_at_once"].tolist() == [6, 6, 6]
+    assert set(table["ran_at_once_from"]) == {"by the gateway's in-progress count"}
+
+
+def test_rounds_without_an_in_progress_count_read_overlap_from_the_tasks_own_times(tmp_path):
+    """5 tasks submitted to a gateway that runs 2 at a time (each 10 s, back to back): 2 ran at once."""
+    run = rounds_run(tmp_path)
+    samples = pd.read_csv(run / "samples.csv").drop(columns=["in_progress"])
+    samples.to_csv(run / "samples.csv", index=False)
+    starts = [T0 + 31 + 10 * (k // 2) for k in range(5)]
+    tasks = pd.DataFrame(
+        {
+            "task_id": [f"r1-{k}" for k in range(5)],
+            "round": 1,
+            "submitted_ts": T0 + 30,
+            "started_ts": starts,
+            "finished_ts": [s + 10 for s in starts[:4]] + [np.nan],  # the last one never finished
+            "status": ["done"] * 4 + ["unfinished"],
+        }
+    )
+    tasks.to_csv(run / "tasks.csv", index=False)
+    table = rounds_table(load_run(run))
+    assert table.loc[1, "ran_at_once"] == 2
+    assert table.loc[1, "ran_at_once_from"] == "by the tasks' start and finish times"
+    assert table.loc[2, "ran_at_once_from"] == "not measured"  # no task of round 2 recorded
+
+
 def test_task_timing_and_outcomes(tmp_path):
     tasks = pd.DataFrame(
         {

@@ -69,12 +69,12 @@ def test_the_as_billed_total_is_not_called_list_price():
     total = DollarTotal(
         usd=0.16,
         calls=48,
-        list_usd=0.16,
-        list_calls=48,
-        gateway_only_usd=float("nan"),
-        gateway_only_calls=0,
         gateway_usd=float("nan"),
         gateway_calls=0,
+        table_only_usd=0.16,
+        table_only_calls=48,
+        table_usd=0.16,
+        table_calls=48,
         compared_calls=0,
         diff_pct=float("nan"),
     )

@@ -12,6 +12,8 @@ import pytest
 
 from analysis.model import RunData
 from analysis.prices import parse_prices
+from analysis.summary import console_summary
+from analysis.summary_json import summary
 from analysis.workload import asked_and_reported, disagreements, size_table, workload_section
 from contract import schema
 
@@ -104,3 +106,26 @@ def test_a_run_with_no_workload_says_it_sent_each_agents_fixed_prompt():
     section = workload_section(run(frame), PRICES)
     assert section is not None and section.notes[0].startswith("workload: each agent's fixed short prompt")
     assert list(dict(section.tables)["asked vs reported by the gateway"].index) == ["output tokens per call"]
+
+
+def test_one_call_in_twenty_off_by_over_5_percent_warns_though_the_means_agree():
+    asked = [64] * 20 + [2000] * 20  # short prompts 20 % too large, long ones 0.5 % too small
+    reported = [64 * 1.2] * 20 + [2000 * 0.995] * 20
+    sizes = size_table(asked_and_reported(run(requests(asked, reported))))
+    row = sizes.loc["input tokens per call"]
+    assert abs(row["diff_pct"]) < 1 and row["call_error_p95_pct"] == pytest.approx(20.0)
+    (warning,) = disagreements(sizes)
+    assert warning.startswith("warning: one input in twenty is off its asked size by over 20.0 %"), warning
+
+
+def test_sizes_no_usage_confirmed_are_called_unverified_in_the_report_console_and_summary(tmp_path):
+    silent = run(requests([500] * 4, [np.nan] * 4, reported_out=[np.nan] * 4))
+    section = workload_section(silent, PRICES)
+    assert any(
+        n.startswith("warning: sizes unverified: the gateway reported no input tokens") for n in section.notes
+    )
+    assert "sizes unverified: the gateway reported no input tokens for the 4 calls" in console_summary(silent)
+    sizes = summary(silent)["sizes"]
+    assert sizes["verified"] is False and sizes["note"].startswith("sizes unverified")
+    counted = summary(run(requests([500] * 4, [505] * 4)))["sizes"]
+    assert counted["verified"] is True and counted["input"]["call_error_p95_pct"] == pytest.approx(1.0)

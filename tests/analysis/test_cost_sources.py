@@ -13,9 +13,11 @@ import pandas as pd
 import pytest
 
 from analysis.cost import cost_section, describe_total, dollar_total, price_rows, usage_rows
+from analysis.headline import headline
 from analysis.model import RunData
 from analysis.prices import load_prices
 from analysis.summary import console_summary
+from analysis.summary_json import summary
 from contract import schema
 
 SIM = load_prices()  # sim-model: input 1, output 2 ($/M, fictional); "alias" is not in it
@@ -44,21 +46,38 @@ def test_no_list_price_counts_the_gateways_cost_and_says_so():
     assert "$0.003500" in console_summary(run_of(ALIAS))
 
 
-def test_both_figures_give_the_list_price_total_and_the_difference():
-    listed = 1000 * 1e-6 + 100 * 2e-6  # sim-model at list price
-    total = total_of(
-        [{"tokens_in": 1000, "tokens_out": 100, "model": "sim-model", "gateway_cost_usd": listed * 1.1}]
+def test_as_billed_is_the_gateways_own_cost_with_the_price_tables_figure_beside_it():
+    listed = 1000 * 1e-6 + 100 * 2e-6  # sim-model at the table's rates
+    rows = [{"tokens_in": 1000, "tokens_out": 100, "model": "sim-model", "gateway_cost_usd": listed * 1.1}]
+    total = total_of(rows)
+    assert total.basis == "gateway" and total.usd == pytest.approx(listed * 1.1)
+    assert total.table_usd == pytest.approx(listed)
+    assert total.diff_pct == pytest.approx(-100 / 11)  # the table is 9.1 % under the gateway's bill
+    line = describe_total(total)
+    assert line.startswith("LLM cost: $0.001320 over 1 calls, every call as the gateway reported it"), line
+    assert "the price table's rates give $0.001200" in line and "-9.1 %" in line, line
+    figures = {f.label: f for f in headline(run_of(rows)).figures}
+    billed = figures["LLM cost as billed"]
+    assert billed.value == pytest.approx(listed * 1.1) and billed.note == "the gateway's own cost"
+    beside = figures["LLM cost at the price table's rates"]
+    assert beside.value == pytest.approx(listed) and "FICTIONAL" in beside.text()
+    assert "FICTIONAL price table entry: sim-model" in figures["LLM cost at list price"].text()
+    doc = summary(run_of(rows))["cost"]
+    assert (doc["as_billed"], doc["basis"], doc["fictional_prices"]) == (
+        listed * 1.1,
+        "gateway",
+        ["sim-model"],
     )
-    assert total.basis == "list price" and total.usd == pytest.approx(listed)
-    assert total.diff_pct == pytest.approx(-100 / 11)  # list price is 9.1 % under the gateway's figure
-    assert "differs by -9.1 %" in describe_total(total)
+    assert doc["price_table"]["usd"] == pytest.approx(listed)
+    console = console_summary(run_of(rows))
+    assert "LLM cost: $0.001320" in console and "FICTIONAL entries: sim-model" in console, console
 
 
 def test_mixed_calls_are_summed_and_split_by_source():
     rows = [*ALIAS, {"tokens_in": 1000, "tokens_out": 100, "model": "sim-model"}]
     total = total_of(rows)
-    assert total.basis == "list price and gateway" and total.usd == pytest.approx(0.0035 + 0.0012)
-    assert (total.list_calls, total.gateway_only_calls) == (1, 2)
+    assert total.basis == "gateway and price table" and total.usd == pytest.approx(0.0035 + 0.0012)
+    assert (total.gateway_calls, total.table_only_calls) == (2, 1)
 
 
 def test_neither_figure_is_na_never_zero():

@@ -168,7 +168,8 @@ def test_rounds_headline_names_each_round_and_the_first_that_failed(tmp_path):
     head = headline(run)
     failed = table[~table["passed"].astype(bool)]
     assert head.verdict.startswith(
-        f"Round {failed.index[0]} ({failed.iloc[0]['concurrency']:g} concurrent) failed"
+        f"Round {failed.index[0]} (10 tasks submitted, at most 6 ran at once by the gateway's in-progress "
+        "count) failed"
     )
     assert len(head.figures) >= len(table)
     for (i, row), figure in zip(table.iterrows(), head.figures, strict=False):

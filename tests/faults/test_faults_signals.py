@@ -6,6 +6,9 @@ stop reason naming the signal, whole rows equal to what the gateway saw, and no 
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
+import time
 
 import pandas as pd
 import pytest
@@ -20,6 +23,7 @@ from tests.fault_runs import (
     task_run,
 )
 from tests.locust_runs import chat_smoke_args, csv_rows, wait_for
+from tests.paths import REPO
 
 pytestmark = [pytest.mark.faults, pytest.mark.e2e]
 STOP_TIMEOUT_S = 30  # locust.conf's stop-timeout, which these runs inherit
@@ -152,3 +156,53 @@ def test_capacity_interrupted_mid_ramp_closes_every_session_it_created(simulator
     assert f"interrupted by {name}" in report and "no projection" in report
     assert "Projection to other budgets" not in report
     assert_nothing_left(meta)
+
+
+def test_two_quick_ctrl_c_mid_ramp_leave_no_session_open(simulator, tmp_path):
+    """Two SIGINTs 50 ms apart to the group mid-ramp (a double Ctrl-C): the second kills the driver,
+    mid-create as likely as not; the create in flight lands first, so every session the simulator made
+    for the run is closed (its own count), and nothing is named as left open."""
+    gateway = simulator("--agent-mib", "2", "--first-agent-mib", "0", "--agent-startup-ms", "150")
+    kit = KitProcess.start(
+        tmp_path / "run",
+        *("--load-profile", "capacity", "--host", gateway.url, "--target-pid", str(gateway.pid)),
+        *("--run-id", "cap-twice", "--memory-budget", "8GiB"),
+        group=True,
+    )
+    try:
+        kit.wait_rows(schema.CAPACITY_CSV, 6)
+        kit.signal_group(signal.SIGINT)
+        time.sleep(0.05)  # the gap under test, not a wait for a condition
+        kit.signal_group(signal.SIGINT)
+        code = kit.wait()
+    finally:
+        kit.kill()
+    assert code == exit_codes.INTERRUPTED[signal.SIGINT], kit.stderr[-2000:]
+    meta = kit.meta()
+    assert meta["interrupt"]["forced"] is True
+    sessions = gateway_sessions(gateway.url, "cap-twice")
+    assert len(sessions) >= 5 and {s["status"] for s in sessions} == {"closed"}, sessions
+    assert "sessions_left_open" not in meta and "left open on the gateway" not in kit.stderr
+
+
+def test_a_session_left_open_is_named_with_the_command_that_closes_it(simulator, tmp_path):
+    """--no-cleanup keeps the sessions: the console names each one and the kit.cleanup command, and that
+    command closes them on the simulator."""
+    gateway = simulator("--agent-mib", "1", "--first-agent-mib", "0")
+    kit = KitProcess.start(
+        tmp_path / "run",
+        *("--load-profile", "capacity", "--host", gateway.url, "--target-pid", str(gateway.pid)),
+        *("--run-id", "cap-kept", "--memory-budget", "8GiB", "--max-agents", "3", "--no-cleanup"),
+    )
+    try:
+        code = kit.wait()
+    finally:
+        kit.kill()
+    assert code == exit_codes.OK, kit.stderr[-2000:]
+    ids = [s["id"] for s in gateway_sessions(gateway.url, "cap-kept")]
+    assert len(ids) == 3 and kit.meta()["sessions_left_open"] == ids
+    command = f"python -m kit.cleanup {kit.run_dir}"
+    named = f"3 session(s) left open on the gateway: {', '.join(ids)}; close them with: {command}"
+    assert named in kit.stderr
+    subprocess.run([sys.executable, "-m", "kit.cleanup", str(kit.run_dir)], cwd=REPO, check=True, timeout=60)
+    assert {s["status"] for s in gateway_sessions(gateway.url, "cap-kept")} == {"closed"}

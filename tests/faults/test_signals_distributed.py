@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -16,7 +17,7 @@ import pytest
 from contract import exit_codes, schema
 from lifecycle.target import free_port
 from tests.fault_runs import KitProcess, alive, assert_nothing_left, assert_whole_rows, gateway_tasks
-from tests.locust_runs import LOCUST, wait_for
+from tests.locust_runs import LOCUST, csv_rows, wait_for
 from tests.paths import REPO
 
 pytestmark = [pytest.mark.faults, pytest.mark.e2e]
@@ -89,5 +90,69 @@ def test_a_second_signal_to_the_master_stops_the_workers_agents_at_once(simulato
     seen = gateway_tasks(gateway.url, "fleet-twice")
     assert sorted(tasks["task_id"]) == sorted(t["id"] for t in seen)  # cut short on the worker, reported
     assert set(tasks["status"]) == {"unfinished"}
+    assert_whole_rows(master.run_dir)
+    assert_nothing_left(meta)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_a_master_waiting_for_workers_that_never_come_ends_on_a_signal(simulator, tmp_path, sig):
+    """--expect-workers 2 and none connects: Locust's wait loop would ignore the stop asked (only SIGKILL
+    ended it, run.json without an ending). The signal ends the wait: the signal's code within the
+    stop-timeout, run.json ended, the report written."""
+    gateway = simulator()
+    name = signal.Signals(sig).name
+    master = KitProcess.start(
+        tmp_path / "run",
+        *("ChatAgent", "--master", "--master-bind-port", str(free_port()), "--expect-workers", "2"),
+        *("--load-profile", "manual", "-u", "2", "-r", "10", "-t", "60s", "--stop-timeout", "20"),
+        *("--host", gateway.url, "--target-pid", str(gateway.pid)),
+    )
+    try:
+        wait_for(lambda: "Waiting for workers to be ready" in master.stderr, 60, "the master waiting")
+        signalled = time.monotonic()
+        master.signal(sig)
+        code = master.wait(60)
+        took = time.monotonic() - signalled
+    finally:
+        master.kill()
+    assert code == exit_codes.INTERRUPTED[sig], master.stderr[-2000:]
+    assert took < 20, took  # the stop-timeout; the report included
+    meta = master.meta()
+    assert meta["stop_reason"] == f"interrupted by {name}" and meta["exit_code"] == code
+    assert meta["ended_early"] is True and meta["report"]["written"] is True
+    assert f"interrupted by {name}" in (master.run_dir / schema.REPORT_MD).read_text()
+    assert_nothing_left(meta)
+
+
+def test_a_signal_to_the_master_while_its_worker_spawns_ends_the_run_with_its_record(simulator, tmp_path):
+    """SIGTERM while the worker is still spawning 40 agents at 2/s: the signal's code within the
+    stop-timeout, run.json ended, the report written, the worker gone."""
+    gateway = simulator("--ttft-ms", "200", "--itl-ms", "20")
+    port = str(free_port())
+    master = KitProcess.start(
+        tmp_path / "run",
+        *("ChatAgent", "--master", "--master-bind-port", port, "--expect-workers", "1"),
+        *("--load-profile", "manual", "-u", "40", "-r", "2", "-t", "60s", "--stop-timeout", "20"),
+        *("--host", gateway.url, "--target-pid", str(gateway.pid)),
+    )
+    with open(tmp_path / "worker.log", "w") as log:
+        worker = subprocess.Popen(
+            [*LOCUST[:-1], "--worker", "--master-port", port], cwd=REPO, stdout=log, stderr=subprocess.STDOUT
+        )
+    try:
+        # about 3 s into a 20 s spawn (the master's users.csv counts the users it dispatched, not spawned)
+        wait_for(lambda: csv_rows(master.run_dir / schema.USERS_CSV) >= 3, 90, "the worker spawning")
+        signalled = time.monotonic()
+        master.signal(signal.SIGTERM)
+        code = master.wait(60)
+        took = time.monotonic() - signalled
+        worker.wait(WORKER_EXIT_S)
+    finally:
+        master.kill()
+        if worker.poll() is None:
+            worker.kill()
+    assert code == exit_codes.INTERRUPTED[signal.SIGTERM] and took < 20, (code, took)
+    meta = master.meta()
+    assert meta["stop_reason"] == "interrupted by SIGTERM" and meta["report"]["written"] is True
     assert_whole_rows(master.run_dir)
     assert_nothing_left(meta)

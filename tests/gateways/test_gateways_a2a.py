@@ -1,8 +1,8 @@
 """A2A against a real a2a-sdk server (JSON-RPC, protocol 1.0 with 0.3 compatibility) on loopback: tasks
 reach completion by the server's task state in both protocol versions, streamed and polled, and cleanup
-cancels only the agent's own unfinished tasks.
+cancels only the agent's own unfinished tasks; the tools the agent reports running count in its task rows.
 
-Truth: the test server's --work-s (time from submit to the artifact and completion).
+Truth: the test server's --work-s (time from submit to the artifact and completion) and --tool-calls.
 """
 
 from __future__ import annotations
@@ -35,16 +35,25 @@ WORK_S = 0.3
 OPTIONS = {"poll_interval": 0.05, "task_timeout": 10.0, "request_timeout": 10.0}
 
 
-def serve(work_s: float):
+TOOL_CALLS = 3
+
+
+def serve(work_s: float, *knobs: str):
     port = free_port()
     return running_server(
-        [sys.executable, str(SERVER), "--port", str(port), "--work-s", str(work_s)], "/health", port
+        [sys.executable, str(SERVER), "--port", str(port), "--work-s", str(work_s), *knobs], "/health", port
     )
 
 
 @pytest.fixture(scope="module")
 def a2a_url():
     with serve(WORK_S) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def a2a_tools_url():
+    with serve(0.05, "--tool-calls", str(TOOL_CALLS)) as url:
         yield url
 
 
@@ -77,7 +86,20 @@ def test_streamed_task_ttft_is_the_work_time_within_150ms(a2a_url, tmp_path, ver
     assert len(streams) == 2 and all(r["ok"] == "1" for r in streams), streams
     for row in streams:
         assert abs(float(row["ttft_ms"]) - WORK_S * 1000) < 150, row
-        assert row["task_id"]
+        assert row["task_id"] and row["first_token_kind"] == "content"
+    assert [t["tool_calls"] for t in tasks] == ["", ""], "an agent that reports no tools: unknown, not 0"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("version", ["1.0", "0.3"])
+def test_the_tool_runs_the_agent_reports_count_in_its_task_rows(a2a_tools_url, tmp_path, version, stream):
+    """The agent reports 3 tool runs per task as ADK does (a `function_call` data part, then its
+    `function_response`, in working status messages): streamed (its status updates) or polled (the
+    finished task's history), each task row and stream row counts 3."""
+    _, tasks = run(a2a_tools_url, tmp_path, a2a_version=version, a2a_stream=stream)
+    assert [(t["status"], t["tool_calls"]) for t in tasks] == [("done", str(TOOL_CALLS))] * 2, tasks
+    streams = [r for r in rows(tmp_path, schema.REQUESTS_CSV) if r["operation"] == "a2a.stream"]
+    assert [r["tool_calls"] for r in streams] == ([str(TOOL_CALLS)] * 2 if stream else [])
 
 
 def test_cleanup_cancels_only_the_agents_own_unfinished_task(tmp_path):

@@ -98,5 +98,5 @@ def test_acp_agent_that_dies_gives_a_failed_row_not_a_crash(tmp_path):
     with agent_user(AcpAgent, "", tmp_path, **options) as user:
         assert user.session_id is None
     init = [r for r in rows(tmp_path, schema.REQUESTS_CSV) if r["operation"] == "acp.initialize"]
-    assert init and init[0]["ok"] == "0" and "closed its output" in init[0]["error"]
+    assert init and init[0]["ok"] == "0" and "closed its" in init[0]["error"]
     assert rows(tmp_path, schema.AGENTS_CSV)[0]["event"] == "failed"

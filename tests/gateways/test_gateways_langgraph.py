@@ -1,10 +1,11 @@
 """LangGraph against a real dev server (langgraph-cli[inmem]) with an LLM-free graph on loopback: runs
 reach success on an assistant found by search (the graph is not called `agent`), run times are the
 server's own, the sampler's queue probe reads the server's queue through the preset, and cleanup
-deletes only the agent's own thread.
+deletes only the agent's own thread; a joined run of a tool loop counts its graph's model answers and
+tool results.
 
 Truth: the graph's work_s input (run time), the server's created_at/updated_at of each run, and the
-number of runs submitted beyond the worker slots.
+number of runs submitted beyond the worker slots, the tool graph's `tool_calls` input.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 
 import httpx
 import pytest
@@ -33,6 +37,7 @@ pytestmark = [
     ),
 ]
 APP = TEST_GATEWAYS / "langgraph_app"
+TOOLS_APP = TEST_GATEWAYS / "langgraph_tools_app"  # apart: the echo tests find their graph by search
 SLOTS = 1
 WORK_S = 0.3
 GRAPH = "echo"  # tests/gateways/langgraph_app/langgraph.json
@@ -40,9 +45,21 @@ GRAPH = "echo"  # tests/gateways/langgraph_app/langgraph.json
 
 @pytest.fixture(scope="module")
 def langgraph_url(tmp_path_factory):
-    """A dev server on a copy of the test graph (the server writes its state beside langgraph.json)."""
-    app = tmp_path_factory.mktemp("lg") / "app"
-    shutil.copytree(APP, app)
+    with dev_server(APP, tmp_path_factory.mktemp("lg")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def langgraph_tools_url(tmp_path_factory):
+    with dev_server(TOOLS_APP, tmp_path_factory.mktemp("lg-tools")) as url:
+        yield url
+
+
+@contextmanager
+def dev_server(source: Path, folder: Path) -> Iterator[str]:
+    """A dev server on a copy of a test app (the server writes its state beside langgraph.json)."""
+    app = folder / "app"
+    shutil.copytree(source, app)
     port = free_port()
     command = [
         shutil.which("langgraph") or "langgraph", "dev", "--port", str(port), "--no-browser", "--no-reload",
@@ -67,6 +84,28 @@ def test_runs_reach_success_and_take_the_graphs_work_time(langgraph_url, tmp_pat
         assert WORK_S * 1000 - 20 <= float(task["total_ms"]) < WORK_S * 1000 + 3000, task  # dispatch ~1 s
     assert httpx.get(f"{langgraph_url}/threads/{thread}").status_code == 404  # our thread deleted
     assert httpx.get(f"{langgraph_url}/threads/{foreign['thread_id']}").status_code == 200  # theirs kept
+
+
+@pytest.mark.parametrize("tool_calls", [0, 3])
+def test_a_joined_tool_loop_counts_its_model_answers_and_tool_results(
+    langgraph_tools_url, tmp_path, tool_calls
+):
+    """The tool graph's model asks for `lookup` `tool_calls` times, one call a step, then answers; the
+    prebuilt ToolNode runs each. Joined, each task row reads tool_calls = N and steps = N + 1 (the
+    model's answers this turn, the earlier turns of the thread not counted); polled, unknown."""
+    messages = [{"role": "user", "content": "look it up"}]
+    inputs = {"messages": messages, "tool_calls": tool_calls}
+    options = {"assistant_id": "tools", "langgraph_input": inputs, "poll_interval": 0.05}
+    for join in (True, False):
+        options["langgraph_join"] = join
+        with agent_user(LangGraphAgent, langgraph_tools_url, tmp_path / str(join), **options) as user:
+            for _ in range(2):
+                user.run_and_wait()
+    joined = rows(tmp_path / "True", schema.TASKS_CSV)
+    counts = [str(tool_calls + 1), str(tool_calls)]
+    assert [[t["status"], t["steps"], t["tool_calls"]] for t in joined] == [["done", *counts]] * 2, joined
+    polled = rows(tmp_path / "False", schema.TASKS_CSV)
+    assert [[t["status"], t["steps"], t["tool_calls"]] for t in polled] == [["done", "", ""]] * 2, polled
 
 
 @pytest.mark.timing

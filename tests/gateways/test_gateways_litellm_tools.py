@@ -21,6 +21,9 @@ from agents.openai_chat import ChatAgent
 from agents.presets import preset
 from agents.sse import iter_sse
 from agents.tool_deltas import ToolCall, ToolCallAssembler, chat_token_kind
+from analysis.headline import headline
+from analysis.load import load_run
+from analysis.summary import console_summary
 from scenarios.workload import read_workload
 from simgateway import launch
 from simgateway.client import request
@@ -135,3 +138,12 @@ def test_the_chat_agents_loop_through_litellm_takes_the_scripted_steps(stack, tm
             (int(r["tokens_in"]) * PRICE_IN + int(r["tokens_out"]) * PRICE_OUT) / 1e6 for r in steps
         )
         assert sum(costs) == pytest.approx(expected, rel=1e-6)
+    billed = sum(float(r["gateway_cost_usd"]) for r in requests)
+    run = load_run(tmp_path / "run")
+    figures = {f.label: f for f in headline(run).figures}
+    assert figures["LLM cost as billed"].value == pytest.approx(billed, rel=1e-9)  # LiteLLM's own, not $1/$2
+    assert "FICTIONAL" in figures["LLM cost at list price"].text()  # the table's sim-model is made up
+    (line,) = [x for x in console_summary(run).splitlines() if x.startswith("LLM cost")]
+    assert line.startswith(f"LLM cost: ${billed:,.6f} over 8 calls, every call as the gateway reported it"), (
+        line
+    )

@@ -117,6 +117,9 @@ CASES: list[Case] = [
     Case("goodput without slo", ("--threshold", "goodput >= 0.9")),
     Case("arrival-rate with sweep", ("--load-profile", "sweep", "--arrival-rate", "5")),
     Case("sweep with stages", ("--load-profile", "sweep", "--stages", "10s:1")),
+    Case("breakpoint with duration", ("--load-profile", "breakpoint", "--duration", "5m")),
+    Case("smoke with run time", ("--load-profile", "smoke", "-t", "60s")),
+    Case("manual with arrivals", ("--load-profile", "manual", "-u", "2", "--arrivals", "poisson")),
     # --- capacity and churn ----------------------------------------------------------------------------
     *numbers("--memory-budget", ("banana", "0", "-1GiB", "1ZiB", "1 GiB of RAM")),
     *numbers("--capacity-at-n", ("abc", "0", "-1")),
@@ -247,6 +250,92 @@ CASES: list[Case] = [
         files={"t.jsonl": b'{"timestamp": 0, "input_length": 5}\n'},
     ),
     Case("trace profile without a trace", ("--load-profile", "trace")),
+    # --- ceilings (scenarios/ceilings.py): sizes that fit no model or no memory, profiles that never end --
+    *numbers("--input-tokens", ("1000000000", "0")),
+    *numbers("--output-tokens", ("1000000000000",)),
+    *numbers("--max-tokens", ("1000000000000",)),
+    Case("input mean 1e9", ("--workload", "w.toml"), files={"w.toml": b"[input]\nmean = 1000000000\n"}),
+    Case("input mean 0", ("--workload", "w.toml"), files={"w.toml": b"[input]\nmean = 0\n"}),
+    Case("tools count 1e6", ("--workload", "w.toml"), files={"w.toml": b"[tools]\ncount = 1000000\n"}),
+    Case(
+        "loop max_steps 1e9",
+        ("--workload", "w.toml"),
+        files={"w.toml": b"[tools]\ncount = 2\n[loop]\nmax_steps = 1000000000\n"},
+    ),
+    Case(
+        "trace input_length 1e9",
+        ("--trace", "t.jsonl"),
+        files={"t.jsonl": b'{"timestamp": 0, "input_length": 1000000000}\n'},
+    ),
+    Case(
+        "trace timestamp 1e15",
+        ("--trace", "t.jsonl"),
+        files={"t.jsonl": b'{"timestamp": 0, "input_length": 5}\n{"timestamp": 1e15, "input_length": 5}\n'},
+    ),
+    Case(
+        "prompt text over memory",
+        ("--input-tokens", "9000000", "--load-profile", "average", "--peak-users", "1000"),
+    ),
+    Case("sweep hold 0s", ("--load-profile", "sweep", "--hold", "0s")),
+    Case("stages 0s:0", ("--stages", "0s:0")),
+    Case("-t 0s", ("--load-profile", "manual", "-u", "1", "-t", "0s")),
+    Case("average ramp and hold 0s", ("--load-profile", "average", "--ramp", "0s", "--hold", "0s")),
+    # --- headers, prices, run directories, service levels, the sampler and the simulator's script --------
+    Case("api key with CR LF", ("--api-key-env", "K"), env={"K": "sk-1\r\nX-Evil: 1"}),
+    Case(
+        "spec header with NUL", ("--gateway", "spec:s.toml"), files=spec('headers = { X-Tag = "a\\u0000" }')
+    ),
+    Case("--session-header with CR LF", ("--session-header", "X-S\r\nX-Evil: 1")),
+    Case(
+        "spec header with CR LF", ("--gateway", "spec:s.toml"), files=spec('headers = { X-Tag = "a\\r\\nb" }')
+    ),
+    Case(
+        "spec header name with a space",
+        ("--gateway", "spec:s.toml"),
+        files=spec('headers = { "X Tag" = "a" }'),
+    ),
+    Case(
+        "prices 1e308",
+        ("--prices", "p.toml"),
+        files={
+            "p.toml": b'[models."m"]\ninput = 1e308\ncached_input = 0\ncache_write = 0\noutput = 1.0\n'
+            b'currency = "USD"\nas_of = "2026-01"\nsource = "x"\n'
+        },
+    ),
+    Case(
+        "--trace-speed -1",
+        ("--trace", "t.jsonl", "--trace-speed", "-1"),
+        files={"t.jsonl": b'{"timestamp": 0, "input_length": 5}\n'},
+    ),
+    *numbers("--slo", ("",)),
+    *numbers("--threshold", ("",)),
+    *[
+        Case(f"sampler {' '.join(args)}", args, host=False)
+        for args in (
+            ("--sample-interval", "0.01"),
+            ("--target-match", "("),
+            ("--sidecar-match", "("),
+            ("--queue-url", "ftp://127.0.0.1/q", "--queue-field", "q"),
+            ("--queue-url", "http://127.0.0.1:1/q"),
+            ("--queue-field", "q"),
+            ("--inflight-field", "q"),
+        )
+    ],
+    Case("--sampler-url without its token", ("--sampler-url", "http://127.0.0.1:1")),
+    Case(
+        "--sampler-url nothing answers",
+        ("--sampler-url", "http://127.0.0.1:1"),
+        env={"LOADKIT_SAMPLER_TOKEN": "t"},
+    ),
+    Case(
+        "sim script placeholder missing",
+        ("--sim-args", "--script s.toml"),
+        files={
+            "s.toml": b"[[rule]]\noffers = 't'\nsays = 'task (?P<task>\\S+)'\n"
+            b"arguments = { id = '{missing}' }\n"
+        },
+        host=False,
+    ),
     # --- LOCUST_* variables, read like Locust's own --------------------------------------------------
     *[
         Case(f"{k}={v}", (), env={k: v})

@@ -30,7 +30,7 @@ def test_capacity_on_a_running_gateway_closes_its_own_sessions_only(simulator, t
         "--run-id",
         "cap-cleanup",
         "--memory-budget",
-        "120MiB",
+        "160MiB",  # the simulator's own ~80 MiB (its MCP server included) and a dozen 4 MiB sessions
     )
     assert done.returncode == exit_codes.OK, done.stderr[-1500:]
     ours = sessions(gateway.url, run_id="cap-cleanup")

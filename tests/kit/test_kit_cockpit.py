@@ -133,7 +133,8 @@ def test_manual_run_edit_stop_and_the_page(ui):
     going = httpx.get(f"{url}/loadkit/live.json", timeout=10).json()
     assert going["run"]["params"]["users"] == 5 and going["run"]["edits"] == 1  # the parameters now
     _assert_prometheus_follows_json(url, going)
-    _post(url, "/stop")
+    scraped = _prometheus(url)["loadkit_requests_total"]  # a running run's scrape
+    _post(url, "/stop")  # mid-stream: 5 agents streaming back to back; the stop-timeout lets them finish
     wait_for(lambda: _finished(first), 120, "run.json's stop reason and the report")
 
     meta = _run_json(first)
@@ -150,7 +151,13 @@ def test_manual_run_edit_stop_and_the_page(ui):
     assert live["run"]["id"] == meta["run_id"] and live["run"]["state"] in ("writing the report", "finished")
     assert httpx.get(f"{url}{live['run']['report']}", timeout=10).status_code == 200
     assert "run.json" in httpx.get(f"{url}{live['run']['files']}", timeout=10).text
-    assert _prometheus(url) == {"loadkit_run_active": 0, "loadkit_run_exit_code": meta["exit_code"]}
+    assert _prometheus(url) == {
+        "loadkit_run_active": 0,
+        "loadkit_run_exit_code": meta["exit_code"],
+        "loadkit_requests_total": requests,  # the last scrape: every row, those after STOP included
+        "loadkit_errors_total": 0,
+    }
+    assert requests >= scraped  # more when a stream was in flight at STOP (agents think 0.5-1.5 s between)
     assert meta["profile"]["params"]["users"] == 2  # run.json keeps the start's, and the edit
 
     if CHROMIUM is None:

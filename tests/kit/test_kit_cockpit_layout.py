@@ -1,7 +1,8 @@
 """The cockpit beside Locust, in a real headless Chromium driven with ordinary mouse clicks and typing
 (DevTools protocol): at 1280, 1600 and 1920 px nothing of the cockpit covers Locust's controls, tabs or
 statistics table (bounding boxes, and what is on top at each button's centre), and STOP and RESET take a
-plain click; Locust's start form shows what START will run and marks what the last start left in it.
+plain click; Locust's start form shows what START will run and marks what the last start left in it,
+and the command line's thresholds stay in it, previewed and sent, run after run.
 
 Truths: Locust's own statistics (RESET clears them), the run directory (STOP ends the run with its stop
 reason; the thresholds typed in the form are the run's).
@@ -231,3 +232,48 @@ def test_the_start_form_shows_what_will_run_and_marks_what_the_last_start_left_i
         page.wait_until("!!document.querySelector('#loadkit-preview .error')", 10, "the bad value named")
         error = page.evaluate("document.querySelector('#loadkit-preview .error').textContent")
         assert "--peak-users 'many'" in error, error
+
+
+COMMAND_LINE = ["ttft_ms p95 < 5000", "latency_ms p95 < 60000"]
+_FORM_STATE = """JSON.stringify({
+  field: document.querySelector('form [name="threshold"]').value,
+  previewed: [...document.querySelectorAll('#loadkit-preview code')].map((c) => c.textContent),
+  error: !!document.querySelector('#loadkit-preview .error'),
+  carried: !!document.querySelector('#loadkit-preview .carried-note')})"""
+
+
+def test_the_command_lines_thresholds_stay_shown_previewed_and_sent_run_after_run(tmp_path):
+    """Two --threshold flags: the form shows them as one field the preview reads as those two; START runs
+    both; NEW shows the same field, unmarked (it is the command line's), and START again, untouched,
+    runs both again."""
+    flags = [part for expr in COMMAND_LINE for part in ("--threshold", expr)]
+    sim = ("--sim-args", "--ttft-ms 50 --itl-ms 5")
+    with (
+        running_web_ui(tmp_path / "run", "ChatAgent", *sim, *flags, "--stop-timeout", "2") as url,
+        chromium_page(1600) as page,
+    ):
+        page.open(url)
+        page.wait_until(f"!!({_button('start')})", 30, "Locust's START")
+        for run in ("run", "run-2"):
+            page.wait_until("!!document.querySelector('#loadkit-preview b')", 30, "the preview")
+            state = json.loads(page.evaluate(_FORM_STATE))
+            assert state == {
+                "field": "; ".join(COMMAND_LINE),
+                "previewed": COMMAND_LINE,
+                "error": False,
+                "carried": False,
+            }, state
+            meta = _start_and_stop(page, url)
+            assert meta["run_id"] and Path(_live(url)["dir"]) == tmp_path / run
+            assert [t["expr"] for t in meta["thresholds"]] == COMMAND_LINE
+            page.click(*_centre(page, _button("new")))
+
+
+def _start_and_stop(page, url: str) -> dict:
+    """START and STOP clicked in the page; the run's run.json once it has ended."""
+    run_dir = _started(url, lambda: page.click(*_centre(page, _button("start"))))
+    page.wait_until(f"!!({_button('stop')})", 30, "Locust's STOP")
+    page.click(*_centre(page, _button("stop")))
+    wait_for(lambda: "stop_reason" in _run_json(run_dir), 60, "STOP")
+    page.wait_until(f"!!({_button('new')})", 30, "Locust's NEW")
+    return _run_json(run_dir)

@@ -110,9 +110,10 @@ def test_prometheus_text_parses_with_awkward_labels():
     assert families["loadkit_run_active"].samples[0].value == 1
 
 
-def test_prometheus_keeps_an_ended_run_to_run_active_0_and_its_exit_code(tmp_path):
-    """Every series of a run carries its id; once it has ended only these two remain, so a dashboard
-    sees its other series stop where the run did."""
+def test_prometheus_keeps_an_ended_run_to_run_active_0_its_exit_code_and_final_counters(tmp_path):
+    """Every series of a run carries its id; once it has ended only these remain, so a dashboard sees
+    its gauges stop where the run did and its counters end at the rows written (one landed after the
+    last scrape of the running run)."""
     _write(tmp_path / schema.SAMPLES_CSV, schema.SAMPLE_COLUMNS, [{"ts": 1001, "target_rss_bytes": 5}])
     live = LiveRun("r7", tmp_path, {"start_ts": 1000})
     live.state = RUNNING
@@ -122,13 +123,19 @@ def test_prometheus_keeps_an_ended_run_to_run_active_0_and_its_exit_code(tmp_pat
     }
     assert running["loadkit_run_active"].value == 1 and "loadkit_target_rss_bytes" in running
     assert {s.labels["run_id"] for s in running.values()} == {"r7"}
+    live.on_row(schema.REQUESTS_CSV, {"ts": 1002.5, "ok": 1})
     live.state, live.meta["exit_code"] = FINISHED, 99
     ended = {
         s.name: s.value
         for f in text_string_to_metric_families(exposition(live.snapshot(1003)))
         for s in f.samples
     }
-    assert ended == {"loadkit_run_active": 0, "loadkit_run_exit_code": 99}
+    assert ended == {
+        "loadkit_run_active": 0,
+        "loadkit_run_exit_code": 99,
+        "loadkit_requests_total": 1,
+        "loadkit_errors_total": 0,
+    }
 
 
 def test_every_exported_name_is_a_documented_family(tmp_path):
@@ -168,7 +175,7 @@ def test_tpot_windows_and_goodput_follow_the_rows(tmp_path):
     live.judge = judge
     for ttft in (200, 220, 300, 240):  # 16 tokens, 20 ms apart after the first
         row = {"ts": 1000.5, "operation": "chat.stream", "ok": 1, "ttft_ms": ttft, "latency_ms": ttft + 300}
-        row["tokens_out"] = 16
+        row.update(tokens_out=16, content_tokens=16, content_span_ms=300)
         judge.on_row(schema.REQUESTS_CSV, row)
         live.on_row(schema.REQUESTS_CSV, row)
     snap = live.snapshot(now=1005)

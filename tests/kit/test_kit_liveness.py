@@ -69,8 +69,21 @@ def test_no_health_path_counts_any_answer_and_a_closed_port_is_not_one(health_se
     url, state = health_server
     state["status"] = 404
     assert Liveness([], url, 1.0, any_answer=True).dead(0.0) is None
-    closed = Liveness([], "http://127.0.0.1:9", 1.0, any_answer=True)
+    closed = Liveness([], "http://127.0.0.1:9", 1.0, any_answer=True, answered=True)
     assert closed.dead(0.0) is None and closed.dead(1.0).endswith("for 1 s (ConnectError)")
+
+
+def test_a_host_that_never_answered_is_named_so_not_dead(health_server):
+    """No HTTP answer ever (a --no-host-check host with nothing there): "never answered"; once one
+    came, a later silence is a death."""
+    never = Liveness([], "http://127.0.0.1:9/health", 1.0)
+    assert never.dead(0.0) is None
+    assert never.dead(1.0) == "target never answered at http://127.0.0.1:9/health in 1 s (ConnectError)"
+    url, state = health_server
+    once = Liveness([], f"{url}/health", 1.0)
+    assert once.dead(0.0) is None
+    state["status"] = 503  # an answer all the same: not "never answered"
+    assert once.dead(0.5) is None and once.dead(1.5).startswith("target not healthy at")
 
 
 @pytest.mark.e2e

@@ -179,6 +179,8 @@ def test_queue_is_recorded_with_only_host(simulator, tmp_path):
     assert samples["loadgen_cpu_pct"].notna().sum() >= 3  # the saturation check has its readings
     for column in ("target_rss_bytes", "host_available_bytes"):  # not this host's to report
         assert samples[column].isna().all()
+    for column in ("host_cpu_pct", "host_run_queue_per_core"):  # the load generator's host: validity reads
+        assert samples[column].notna().sum() >= 2, column
     report = (run_dir / "report.md").read_text()
     assert "queue length and in-progress not measured" not in report
 

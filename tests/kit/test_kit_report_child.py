@@ -22,8 +22,10 @@ def test_a_report_that_cannot_be_written_is_one_line_with_the_rebuild_command(tm
         "problems": outcome.complaints,
         "rebuild": f"python -m analysis {tmp_path}",
     }
-    print_outcome(outcome, tmp_path)
+    print_outcome(outcome, tmp_path, exit_codes.REPORT_FAILED, [])
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("\n") == 2, err
     assert "not a run directory" in err and f"rebuild it with: python -m analysis {tmp_path}" in err
     assert f"exit code {exit_codes.REPORT_FAILED}" in err
+    print_outcome(outcome, tmp_path, exit_codes.LOAD_NOT_DELIVERED, [])  # a code of the run's own: said
+    assert f"(exit code {exit_codes.LOAD_NOT_DELIVERED})" in capsys.readouterr().err

@@ -97,7 +97,9 @@ def test_tpot_reads_the_itl_knob_and_goodput_is_the_share_counted_by_hand(tmp_pa
         "tpot_ms p90 <= 20.3",
         "--threshold",
         "goodput >= 0",
-        sim="--ttft-ms 200 --itl-ms 20 --output-tokens 16 --error-rate 0.1",
+        # seed 2 fails the simulator's 3rd and 4th chats (its one seeded draw per chat, in arrival order):
+        # the SLOs split the requests by a knob, not by the host's timing (seed 0 first fails the 36th)
+        sim="--ttft-ms 200 --itl-ms 20 --output-tokens 16 --error-rate 0.1 --seed 2",
     )
     requests = pd.read_csv(run_dir / schema.REQUESTS_CSV)
     requests = requests[requests["error_kind"] != schema.ERROR_INTERRUPTED]
@@ -112,6 +114,28 @@ def test_tpot_reads_the_itl_knob_and_goodput_is_the_share_counted_by_hand(tmp_pa
     live = json.loads((run_dir / schema.RUN_JSON).read_text())["thresholds"][0]
     assert (live["value"], live["samples"]) == (summary["share"], len(requests))  # the live judge agrees
     assert "goodput: " in done.stdout and "TPOT: p50 " in done.stdout
+
+
+@pytest.mark.timing
+def test_tpot_reads_the_itl_knob_when_the_usage_counts_tokens_the_client_never_received(tmp_path):
+    """A gateway whose usage counts 48 output tokens it never streams (the simulator's reasoning tokens,
+    as Hermes and OpenClaw sum their inner calls' tool-call tokens): TPOT is still the pace of the 16
+    content tokens received, 20 ms apart; divided by the usage's 64 it would read 4.8 ms."""
+    run_dir, done = chat_run(
+        tmp_path,
+        "smoke",
+        "--peak-users",
+        "4",
+        "--duration",
+        "5s",
+        sim="--ttft-ms 200 --itl-ms 20 --output-tokens 16 --reasoning-tokens 48",
+    )
+    requests = pd.read_csv(run_dir / schema.REQUESTS_CSV)
+    ok = requests[(requests["ok"] == 1) & (requests["error_kind"] != schema.ERROR_INTERRUPTED)]
+    assert len(ok) >= 8 and (ok["tokens_out"] == 64).all() and (ok["content_tokens"] == 16).all(), ok
+    tpot = summary_of(run_dir)["latency"]["tpot"]
+    assert tpot["p50"] == pytest.approx(20.0, abs=1.0) and tpot["n"] == len(ok), tpot
+    assert "TPOT: p50 2" in done.stdout, done.stdout[-1500:]
 
 
 def erlang_b(servers: int, load: float) -> float:
@@ -151,3 +175,16 @@ def test_a_sweep_finds_the_highest_rate_meeting_a_ttft_slo_within_one_step_of_th
     step = rates.index(found) if found is not None else -1
     assert abs(step - truth) <= 1, (found, rates, [round(erlang_b(8, r * stream_s), 3) for r in rates])
     assert "highest rate that met every SLO" in done.stdout
+
+
+def test_a_sweep_whose_verdict_says_no_rate_broke_exits_0_despite_its_errors(tmp_path):
+    """1 % of the simulator's answers fail (errors <= 5 % at every rate: nothing broke): the sweep's
+    errors are what its verdict judges, so the run exits 0 (it exited 1, Locust's any-error rule)."""
+    run_dir = tmp_path / "run"
+    sim = "--ttft-ms 20 --itl-ms 2 --error-rate 0.01 --seed 3"
+    sweep = ("--load-profile", "sweep", "--sweep-rates", "2", "--hold", "4s", "--max-agents", "16")
+    done = run_locust(run_dir, "ChatAgent", *sweep, "--sim-args", sim)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "no rate broke" in summary_of(run_dir)["headline"]["verdict"]
+    requests = pd.read_csv(run_dir / schema.REQUESTS_CSV)
+    assert (requests["ok"] == 0).sum() > 0  # the errors were there

@@ -5,6 +5,7 @@ strings) into typed, frozen settings; one error base with exit codes; preset fla
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -12,14 +13,14 @@ from locust.env import Environment
 
 from agents import presets
 from agents.base import KitAgent
-from agents.pacing import OpenModelPacing, RoundsPacing, pacing_for
+from agents.pacing import OpenModelPacing, Pacing, RoundsPacing, pacing_for
 from agents.settings import DEFAULTS, AgentSettings, agent_settings_of, set_agent_settings
 from analysis.prices import PriceTableError
 from contract import exit_codes
 from contract.errors import InputError, KitError, TargetDiedError
 from kit import input_checks
 from kit.settings import read_settings, refresh
-from kit.startup import resolve_target
+from kit.startup import resolve_target, sampler_options
 from lifecycle.target import TargetError
 from sampler.options import UsageError
 from scenarios import registry
@@ -151,7 +152,8 @@ def test_an_unknown_gateway_is_an_input_error(parse):
 
 def test_presets_say_their_behaviour_by_flags():
     assert presets.PRESETS["simulator"].embedded_simulator and presets.PRESETS["acp"].stdio_agents
-    others = [p for n, p in presets.PRESETS.items() if n not in ("simulator", "acp")]
+    assert presets.PRESETS["mcp"].embedded_simulator  # the simulator's MCP endpoint, without --host
+    others = [p for n, p in presets.PRESETS.items() if n not in ("simulator", "acp", "mcp")]
     assert not any(p.embedded_simulator or p.stdio_agents for p in others)
 
 
@@ -162,6 +164,20 @@ def test_stdio_agents_need_their_command_and_no_url(parse):
     assert target.url == "" and target.pid is None
 
 
+def test_mcp_over_stdio_needs_no_url_samples_its_servers_and_refuses_capacity(parse):
+    command = "python -m simgateway.mcp_stdio --mcp-tool-ms 5"
+    settings = settings_of(parse("--gateway", "mcp", "--mcp-command", command))
+    target = resolve_target(settings)  # no simulator started: the agents start their servers
+    assert target.url == "" and target.pid is None
+    options = sampler_options(settings, target)
+    assert options is not None and options.matches == [re.escape("-m simgateway.mcp_stdio --mcp-tool-ms 5")]
+    assert options.transient_target  # the servers start and end with the agents' sessions
+    with pytest.raises(InputError, match="capacity/churn on --gateway mcp speak its HTTP endpoint"):
+        settings_of(parse("--gateway", "mcp", "--mcp-command", command, "--load-profile", "capacity"))
+    with pytest.raises(InputError, match="--mcp-command 'server \"x': No closing quotation"):
+        settings_of(parse("--gateway", "mcp", "--mcp-command", 'server "x'))
+
+
 def test_a_gateway_without_a_simulator_needs_a_host_or_a_command(parse):
     with pytest.raises(InputError, match="--gateway litellm needs --host URL or --target-cmd"):
         resolve_target(settings_of(parse("--gateway", "litellm")))
@@ -170,9 +186,9 @@ def test_a_gateway_without_a_simulator_needs_a_host_or_a_command(parse):
 @pytest.mark.parametrize(
     "argv, pacing",
     [
-        (["--load-profile", "smoke"], None),
-        (["--load-profile", "manual", "-u", "2"], None),
-        (["--load-profile", "capacity"], None),
+        (["--load-profile", "smoke"], Pacing),
+        (["--load-profile", "manual", "-u", "2"], Pacing),
+        (["--load-profile", "capacity"], Pacing),
         (["--load-profile", "average", "--arrival-rate", "2"], OpenModelPacing),
         (["--load-profile", "rounds", "--rounds", "2,3"], RoundsPacing),
     ],
@@ -181,7 +197,7 @@ def test_every_profile_says_what_paces_it_through_one_protocol(parse, argv, paci
     settings = settings_of(parse(*argv))
     profile = registry.build_profile(settings.profile_name, settings.profile)
     found = pacing_for(profile.paced_by(1000.0))
-    assert (found is None) if pacing is None else isinstance(found, pacing)
+    assert type(found) is pacing  # the closed model: the base Pacing itself
 
 
 def test_agents_read_the_settings_the_run_set():
@@ -214,6 +230,21 @@ def test_a_non_empty_run_dir_is_used_only_when_asked(tmp_path):
         input_checks.run_dir(tmp_path, reuse=False)
     assert input_checks.run_dir(tmp_path, reuse=True) == tmp_path
     assert input_checks.run_dir(tmp_path / "new", reuse=False) == tmp_path / "new"
+
+
+def test_a_run_directory_the_kit_names_stays_under_the_runs_root(tmp_path):
+    """runs/X as a symbolic link to another place is refused (the kit would write the run there); a
+    runs root that is itself a link, and a run directory not there yet, are fine."""
+    (tmp_path / "data" / "runs").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    root = tmp_path / "runs"
+    root.symlink_to(tmp_path / "data" / "runs")
+    (root / "X").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(
+        InputError, match=r"runs/X: leads to .*elsewhere, outside .*runs/ \(a symbolic link\)"
+    ):
+        input_checks.under_root(root / "X", root)
+    assert input_checks.under_root(root / "new", root) == root / "new"
 
 
 @pytest.mark.parametrize(

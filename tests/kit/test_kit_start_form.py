@@ -64,3 +64,18 @@ def test_values_the_last_start_left_in_the_form_are_marked_carried(parse):
     ]
     assert answer["from_run"] == "run-1"
     assert preview(form, options, _form(), lambda ns: refresh(settings, ns), "run-1")["carried"] == []
+
+
+def test_a_list_option_is_one_text_the_preview_and_the_start_read_alike(parse):
+    exprs = ["ttft_ms p95 < 900", "latency_ms p95 < 2000"]
+    options = parse("--threshold", exprs[0], "--threshold", exprs[1])
+    settings = read_settings(options, "run-1")
+    form = StartForm.of(options, FIELDS)
+    shown = form.initial["threshold"]
+    assert shown == "ttft_ms p95 < 900; latency_ms p95 < 2000"
+    answer = preview(form, options, _form(threshold=shown), lambda ns: refresh(settings, ns), "run-1")
+    assert (answer["error"], answer["thresholds"], answer["carried"]) == (None, exprs, [])
+    form.begin(options, _form(threshold=shown))
+    assert options.threshold is None  # so Locust's /swarm keeps the text (a list's it splits on ",")
+    options.threshold = shown  # as /swarm applies the field
+    assert [th.expr for th in refresh(settings, options).thresholds] == exprs

@@ -16,7 +16,7 @@ import pytest
 
 from agents.presets import agent_classes, preset
 from kit import webui
-from tests.browser import HEADLESS_CHROMIUM, running_web_ui
+from tests.browser import HEADLESS_CHROMIUM, running_web_ui, template_args
 from tests.locust_runs import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -43,14 +43,8 @@ def _resources(url: str) -> dict[str, dict]:
     return {row["name"]: row for row in table["data"]}
 
 
-def _template_args(url: str) -> dict:
-    page = httpx.get(url, timeout=10).text
-    args, _ = json.JSONDecoder().raw_decode(page.split("window.templateArgs = ", 1)[1])
-    return args
-
-
 def test_start_form_offers_the_profiles_as_a_dropdown_and_groups_the_options(web_ui):
-    args = _template_args(web_ui)
+    args = template_args(web_ui)
     assert args["extended_tabs"] == [{"key": "loadkit-resources", "title": "Resources"}]
     extra = args["extra_options"]
     assert "smoke" in extra["load_profile"]["choices"] and "rounds" in extra["load_profile"]["choices"]
@@ -67,7 +61,7 @@ def test_class_picker_follows_the_preset_and_keeps_the_kit_shape(web_ui_with_pic
     """The picker offers the simulator preset's agents with the kit's shape first; "Default" (no shape)
     is refused; a start with the picker runs the chosen profile without errors."""
     url = web_ui_with_picker
-    args = _template_args(url)
+    args = template_args(url)
     assert args["available_user_classes"] == sorted(c.__name__ for c in agent_classes(preset("simulator")))
     assert args["available_shape_classes"][0] == "KitShape"
     refused = httpx.post(

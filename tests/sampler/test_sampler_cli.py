@@ -49,6 +49,31 @@ def test_target_death_writes_a_last_row_and_keeps_every_earlier_row(children, sl
     assert frame["ts"].is_monotonic_increasing
 
 
+@pytest.mark.parametrize("transient", [True, False])
+def test_a_transient_target_with_none_left_between_sessions_has_not_exited(children, tmp_path, transient):
+    """The agents' stdio servers end with their sessions: a gap with none running is not an exit (the
+    run would end with exit 3), and a server started after it is read. The control: a --match target
+    without --transient-target has exited when its last process goes."""
+    marker = f"transient-{tmp_path.name}"
+    first = children.python(SLEEPER, marker)
+    assert first.stdout.readline().strip() == b"ready"
+    out = tmp_path / "samples.csv"
+    flags = ["--transient-target"] if transient else []
+    sampler = children.sampler("--out", str(out), "--match", marker, "--tree-refresh-s", "0.1", *flags)
+    wait_rows(out, 3)
+    first.kill()
+    first.wait(5)
+    if not transient:
+        assert sampler.wait(10) == 0 and read_rows(out)[-1]["event"] == "target_exited"
+        return
+    seen = len(wait_for(lambda: [r for r in read_rows(out) if r["target_procs"] == "0"][2:], what="a gap"))
+    assert seen and sampler.poll() is None
+    second = children.python(SLEEPER, marker)
+    assert second.stdout.readline().strip() == b"ready"
+    wait_for(lambda: read_rows(out)[-1]["target_procs"] == "1", what="the next server read")
+    assert sampler.poll() is None and all(r["event"] == "" for r in read_rows(out))
+
+
 class _Gateway(BaseHTTPRequestHandler):
     body = b"<html>garbage</html>"
 

@@ -6,6 +6,7 @@ import pytest
 
 from contract.schema import SAMPLE_COLUMNS
 from sampler.cgroupfs import combine, memory_from_files
+from sampler.cpu import run_queue_per_core
 from sampler.options import SamplerOptions, UsageError, parse
 from sampler.queue_probe import FieldError, field_value
 from sampler.readings import CgroupReading, HostReading, QueueReading, TargetReading
@@ -64,6 +65,15 @@ def test_row_has_schema_columns_and_empty_cells_for_unmeasured():
     assert row["target_pss_bytes"] == "" and row["target_cpu_pct"] == "" and row["queue_length"] == ""
     assert row["host_swap_used_bytes"] == "0"  # zero is a measurement, not an empty cell
     assert row["ts"] == "1796000000.123" and row["host_cpu_pct"] == "12.3"
+
+
+def test_the_run_queue_is_the_runnable_tasks_but_the_reader_per_core():
+    stat = "cpu  1 2 3 4\nprocs_running 5\nprocs_blocked 0\n"
+    assert run_queue_per_core(stat, cpus=2) == 2.0  # 5 running, one of them the sampler reading it
+    assert run_queue_per_core("procs_running 1\n", cpus=4) == 0.0
+    assert run_queue_per_core("cpu 1 2\n", cpus=2) is None  # no such line: not measured
+    host = HostReading(available_bytes=5, swap_used_bytes=0, cpu_pct=1.0, load1=0.5, run_queue_per_core=1.5)
+    assert to_row(_tick(host=host))["host_run_queue_per_core"] == "1.50"
 
 
 def test_row_joins_events_and_marks_death():

@@ -85,6 +85,15 @@ def test_csv_text_cells_are_read_as_numbers():
     assert [r.passed for r in ev.evaluate(1.0)] == [True, True, True]
 
 
+def test_tasks_not_done_fail_a_done_tasks_threshold_and_those_the_stop_cut_are_neither():
+    ev = evaluator("task_failure_rate < 0.01")
+    ev.observe_task({"status": "done", "end_reason": "answer"})
+    ev.observe_task({"status": "unfinished"})  # cut by the run's own stop: not the gateway's doing
+    assert [(r.passed, r.samples) for r in ev.evaluate(1.0)] == [(True, 1)]
+    ev.observe_task({"status": "failed", "end_reason": "max_steps"})  # every request answered, no answer
+    assert [(r.passed, r.value, r.samples) for r in ev.evaluate(2.0)] == [(False, 0.5, 2)]
+
+
 def test_dropped_arrivals_come_from_the_pacer_counter():
     ev = evaluator("dropped_arrivals count == 0 abort")
     ev.observe_counter("dropped_arrivals", 0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from scenarios.errors import ProfileConfigError
@@ -210,3 +212,21 @@ def test_every_profile_passes_the_one_user_cap(name, options):
 
 def test_the_cap_itself_is_allowed():
     assert build_profile("smoke", ProfileOptions(stages=f"1s:{MAX_USERS}")).peak_users() == MAX_USERS
+
+
+@pytest.mark.parametrize(
+    "name, opts, message",
+    [
+        ("smoke", ProfileOptions(stages="0s:0"), "its stages last 0s in all"),
+        ("average", ProfileOptions(stages="0s:5,0s:0", baseline_s=10.0), "its stages last 0s in all"),
+        ("average", ProfileOptions(ramp_s=0.0, hold_s=0.0), "its stages last 0s in all"),
+        ("sweep", ProfileOptions(profile="sweep", hold_s=0.0), "--hold 0s: each pass must last longer"),
+        ("manual", ProfileOptions(num_users=2, run_time_s=0.0), "-t/--run-time 0s: a run must last longer"),
+    ],
+)
+def test_a_profile_that_would_end_as_it_starts_or_never_is_refused(name, opts, message):
+    """Every profile's time is finite and known at start: zero stages and zero holds are refused (a sweep's
+    --hold 0s was taken as the default 30s and ran for 5 minutes)."""
+    with pytest.raises(ProfileConfigError, match=re.escape(message)):
+        build_profile(name, opts)
+    assert build_profile("sweep", ProfileOptions(profile="sweep", hold_s=2.0)).end_s == 20.0

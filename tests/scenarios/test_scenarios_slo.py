@@ -20,6 +20,8 @@ def chat(ok=1, ttft=200.0, latency=500.0, tokens=16, task_id=None, op="chat.stre
         "ttft_ms": ttft,
         "latency_ms": latency,
         "tokens_out": tokens,
+        "content_tokens": tokens,  # one chunk a token, the first at TTFT, the last at the end
+        "content_span_ms": latency - ttft if ttft is not None else None,
         "task_id": task_id,
     }
 

@@ -106,3 +106,33 @@ def test_a_bad_tools_or_loop_value_names_file_line_and_key(tmp_path, text, schem
     with pytest.raises(WorkloadError, match=message) as caught:
         loop_of(tmp_path, text, schemas)
     assert "\n" not in str(caught.value)
+
+
+def test_tools_from_an_mcp_server_take_its_schemas_time_and_results(tmp_path):
+    loop = loop_of(tmp_path, '[tools]\nmcp = "/mcp"\nconcurrent = true\n')
+    assert loop.tools.mcp_url == "/mcp" and loop.tools.schemas == () and loop.tools.concurrent
+    assert loop.describe()["mcp"] == "/mcp"
+    with pytest.raises(WorkloadError, match="latency: the MCP server gives"):
+        loop_of(tmp_path, '[tools]\nmcp = "/mcp"\nlatency = "10ms"\n')
+    with pytest.raises(WorkloadError, match="mcp: expected the MCP endpoint"):
+        loop_of(tmp_path, "[tools]\nmcp = 3\n")
+
+
+@pytest.mark.parametrize(
+    ("value", "url", "command"),
+    [
+        ("/mcp", "/mcp", None),
+        ("http://127.0.0.1:9/mcp", "http://127.0.0.1:9/mcp", None),
+        ("mcp-server --stdio", None, "mcp-server --stdio"),
+        ("/usr/bin/python3 -m server", None, "/usr/bin/python3 -m server"),  # a path with arguments
+    ],
+)
+def test_an_mcp_value_is_an_endpoint_or_a_stdio_servers_command(tmp_path, value, url, command):
+    tools = loop_of(tmp_path, f"[tools]\nmcp = {json.dumps(value)}\n").tools
+    assert (tools.mcp_url, tools.mcp_command, tools.from_mcp) == (url, command, True)
+
+
+def test_an_mcp_command_whose_quoting_does_not_close_is_one_line(tmp_path):
+    with pytest.raises(WorkloadError, match="mcp 'server \"--flag': No closing quotation") as caught:
+        loop_of(tmp_path, "[tools]\nmcp = 'server \"--flag'\n")
+    assert "\n" not in str(caught.value)

@@ -332,9 +332,18 @@ def test_the_trace_profile_holds_its_pool_until_the_last_arrival_is_due():
     profile = build_profile("trace", ProfileOptions(trace_offsets_s=(0.0, 0.1, 0.2, 30.0), trace_speed=10.0))
     assert profile.params.max_agents == 15  # 3 arrivals in the busiest second, 5 s each
     assert profile.tick(0.0).users == 15 and profile.tick(3.9) is not None and profile.tick(4.1) is None
-    assert profile.rate_points()[:4] == [[0.0, 3.0], [1.0, 3.0], [1.0, 0.0], [2.0, 0.0]]
+    assert profile.rate_points() == [[0.0, 3.0], [1.0, 3.0], [1.0, 0.0], [3.0, 0.0], [3.0, 1.0], [4.0, 1.0]]
     with pytest.raises(ProfileConfigError, match="needs --trace FILE"):
         build_profile("trace", ProfileOptions())
+
+
+def test_a_trace_rate_curve_grows_with_its_lines_not_its_span():
+    """Two lines 30 days apart (the span ceiling): four corners, not one pair per second (2.6 M)."""
+    profile = build_profile("trace", ProfileOptions(trace_offsets_s=(0.0, 2_592_000.0)))
+    assert profile.rate_points() == [[0.0, 1.0], [1.0, 1.0], [1.0, 0.0], [2_592_000.0, 0.0]] + [
+        [2_592_000.0, 1.0],
+        [2_592_001.0, 1.0],
+    ]
 
 
 @pytest.mark.parametrize("path", sorted(str(p) for p in (REPO / "examples" / "workloads").glob("*.toml")))

@@ -28,29 +28,33 @@ def concurrently(n: int, call) -> list:
         return list(pool.map(lambda _: call(), range(n)))
 
 
-def first_content_delay_ms(url: str) -> tuple[float, float, int]:
-    """(ms to first non-empty content chunk, ms to last content chunk, content chunks) for one stream."""
-    first = last = None
+def first_content_delay_ms(url: str) -> tuple[float, float, float, int]:
+    """(ms to the role chunk, to the first non-empty content chunk, to the last; content chunks) for one
+    stream, each from the request's send."""
+    start = first = last = None
     chunks = 0
     body = {"model": "m", "messages": CHAT, "stream": True}
     t0 = time.perf_counter()
     for line in stream_lines(url, "/v1/chat/completions", body, timeout=10):
         if not line.startswith("data: {"):
             continue
+        now = (time.perf_counter() - t0) * 1000
+        start = now if start is None else start
         delta = json.loads(line[6:])["choices"][0]["delta"]
         if delta.get("content"):
-            now = (time.perf_counter() - t0) * 1000
             first = now if first is None else first
             last, chunks = now, chunks + 1
-    return first, last, chunks
+    return start, first, last, chunks
 
 
 @pytest.mark.timing
 def test_first_content_chunk_arrives_at_ttft_within_15ms_at_10_concurrent_streams():
-    """The simulator's own punctuality: 15 ms on this 2-core host for the first token (the kit's own bar
-    is a client's error), 20 ms for the last after 9 more sleeps, each as late as the machine makes it;
-    capped at half of what a broken knob would move them (the TTFT knob ignored: -200 ms; the ITL
-    knob ignored: -180 ms)."""
+    """The simulator's own punctuality, from the stream's start (its role chunk, written as the request
+    arrives, before the TTFT's wait): 15 ms on this 2-core host for the first token, 20 ms for the last
+    after 9 more sleeps, each as late as the machine makes it; capped at half of what a broken knob would
+    move them (the TTFT knob ignored: -200 ms; the ITL knob ignored: -180 ms). Measured from the stream's
+    start, not the send: ten connections set up at once cost both processes' CPU before the server's clock
+    starts, +20 ms on a slow CI host; the kit's own TTFT tests judge that whole span."""
     with launch.running(["--ttft-ms", "200", "--itl-ms", "20", "--output-tokens", "10"]) as gw:
         concurrently(10, lambda: first_content_delay_ms(gw.url))  # warm-up: first requests pay imports
 
@@ -58,9 +62,11 @@ def test_first_content_chunk_arrives_at_ttft_within_15ms_at_10_concurrent_stream
             noise = NoiseWindow()
             results = concurrently(10, lambda: first_content_delay_ms(gw.url))
             noise.close()
-            assert all(r[2] == 10 for r in results)
-            first = statistics.median(r[0] for r in results) - 200
-            last = statistics.median(r[1] for r in results) - (200 + 9 * 20)
+            assert all(r[3] == 10 for r in results)
+            # a stream that waited its TTFT before its headers would start 200 ms late: half that, the cap
+            assert statistics.median(r[0] for r in results) < 100
+            first = statistics.median(r[1] - r[0] for r in results) - 200
+            last = statistics.median(r[2] - r[0] for r in results) - (200 + 9 * 20)
             return [
                 noise.reading("first content chunk - 200 ms", first, 15, 100, per_busy_core_ms=10),
                 noise.reading("last content chunk - 380 ms", last, 20, 90, per_busy_core_ms=10),

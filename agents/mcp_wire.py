@@ -1,0 +1,248 @@
+"""MCP's client side, what every transport shares (`McpSession`: the handshake's version check, a
+response read into an Answer, the server's own requests answered) and Streamable HTTP on the agent's own
+sync httpx client (Locust's agents are greenlets: no asyncio client fits): initialize,
+notifications/initialized, requests, DELETE to close. Stdio is agents/mcp_stdio.py.
+
+An answer is JSON or an SSE stream; on the stream the server's notifications (progress, logs) are counted
+and its own requests answered at once (ping with an empty result, anything else with a JSON-RPC error:
+the kit serves no client features), so a server waiting on the kit never hangs a call. Every read is
+within the run's bounds (agents/reading.py). Raises on what is not MCP; records no row (agents/mcp.py).
+"""
+
+from __future__ import annotations
+
+import abc
+import itertools
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import httpx
+
+from agents.reading import BoundedBody, ReadBounds, deadline, error_preview
+from agents.sse import iter_sse
+
+PROTOCOL_VERSION = "2025-11-25"  # the newest revision of the initialize handshake
+HTTP_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")  # Streamable HTTP's revisions
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+ACCEPT = "application/json, text/event-stream"
+METHOD_NOT_FOUND = -32601
+ENDED_BY_SERVER = "the server ended the session (HTTP 404 to its Mcp-Session-Id)"
+
+
+class McpProtocolError(Exception):
+    """The answer is not what MCP says it must be (not JSON-RPC, no answer to the request, a protocol
+    version the kit does not speak)."""
+
+
+@dataclass
+class Answer:
+    """One request's answer: its result or JSON-RPC error, the HTTP status (None over stdio), what came
+    with it."""
+
+    status_code: int | None
+    result: dict | None = None
+    error_code: int | None = None
+    error: str | None = None  # the JSON-RPC error's message, or the start of an HTTP error's body
+    size: int = 0  # bytes received
+    notifications: int = 0  # server notifications on the answer's stream
+    refused: int = 0  # server requests answered with an error
+
+    @property
+    def ok(self) -> bool:
+        return (self.status_code or 0) < 400 and self.error_code is None
+
+
+class McpSession(abc.ABC):
+    """One MCP session, whatever carries it: what a transport adds is how a message travels."""
+
+    versions: ClassVar[tuple[str, ...]] = HTTP_VERSIONS  # the protocol revisions the kit speaks on it
+
+    def __init__(self, bounds: ReadBounds, client_info: dict) -> None:
+        self.bounds = bounds
+        self.client_info = client_info
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self.dropped = False  # the server ended the session: every later request on it would fail
+        self.ids = itertools.count(1)
+
+    @abc.abstractmethod
+    def fresh(self) -> McpSession:
+        """A new session like this one, on the same server (the server ended this one)."""
+
+    @abc.abstractmethod
+    def initialize(self) -> Answer:
+        """The handshake's request; the version agreed is kept (`agree`)."""
+
+    @abc.abstractmethod
+    def initialized(self) -> None:
+        """notifications/initialized: the session is ready for work."""
+
+    @abc.abstractmethod
+    def request(self, method: str, params: dict | None = None) -> Answer:
+        """One request and its answer."""
+
+    @abc.abstractmethod
+    def close(self) -> Answer:
+        """End the session from the client's side."""
+
+    def end(self) -> None:  # noqa: B027 - a hook: over HTTP nothing is held on this side
+        """What the session holds on this side released, with no request (the agent stops)."""
+
+    def ended_why(self) -> str:
+        """How agents.csv says the server ended the session (when `dropped`)."""
+        return ENDED_BY_SERVER
+
+    def initialize_params(self) -> dict:
+        return {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": self.client_info}
+
+    def agree(self, answer: Answer) -> None:
+        """The version an initialize answer names kept; one the kit does not speak is a McpProtocolError."""
+        version = (answer.result or {}).get("protocolVersion")
+        if version not in self.versions:
+            raise McpProtocolError(
+                f"the server answered protocol version {version!r}; the kit speaks {', '.join(self.versions)}"
+            )
+        self.protocol_version = version
+
+    def take(self, message: dict, request_id: int, answer: Answer) -> dict | None:
+        """The message if it is the response to `request_id` (filled into `answer`); a notification is
+        counted, a server request answered."""
+        if "method" in message:
+            if "id" in message:
+                answer.refused += self.answer_server(message)
+            else:
+                answer.notifications += 1
+            return None
+        if message.get("id") != request_id:
+            return None  # a response to another request (a stream resumed): not this one's
+        if "error" in message:
+            error = message["error"] if isinstance(message["error"], dict) else {}
+            answer.error_code = error.get("code") if isinstance(error.get("code"), int) else -1
+            answer.error = str(error.get("message") or message["error"])
+        elif isinstance(message.get("result"), dict):
+            answer.result = message["result"]
+        else:
+            raise McpProtocolError(f"a response to request {request_id} with neither result nor error")
+        return message
+
+    def answer_server(self, request: dict) -> int:
+        """Answer a server request: ping succeeds, everything else is refused (1)."""
+        if request["method"] == "ping":
+            self.send_only({"jsonrpc": "2.0", "id": request["id"], "result": {}}, "a ping's answer")
+            return 0
+        error = {"code": METHOD_NOT_FOUND, "message": f"the load kit serves no {request['method']}"}
+        self.send_only({"jsonrpc": "2.0", "id": request["id"], "error": error}, "a refusal")
+        return 1
+
+    @abc.abstractmethod
+    def send_only(self, message: dict, what: str) -> None:
+        """A message that gets no JSON-RPC answer (a notification, a response)."""
+
+    def message(self, method: str, params: dict | None) -> tuple[int, dict]:
+        """A request of the session's next id."""
+        request_id = next(self.ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        return request_id, message
+
+
+class McpHttpSession(McpSession):
+    """One MCP session over Streamable HTTP at `path` on the client's origin."""
+
+    def __init__(self, client: httpx.Client, path: str, bounds: ReadBounds, client_info: dict) -> None:
+        super().__init__(bounds, client_info)
+        self.client = client
+        self.path = path
+
+    def fresh(self) -> McpHttpSession:
+        return McpHttpSession(self.client, self.path, self.bounds, self.client_info)
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
+        if self.session_id:
+            headers[SESSION_HEADER] = self.session_id
+        if self.protocol_version:
+            headers[VERSION_HEADER] = self.protocol_version
+        return headers
+
+    def initialize(self) -> Answer:
+        """The handshake's request: the session id and the version agreed are kept from its answer."""
+        answer, response = self._exchange("initialize", self.initialize_params())
+        if answer.ok:
+            self.agree(answer)
+            self.session_id = response.headers.get(SESSION_HEADER)
+        return answer
+
+    def initialized(self) -> None:
+        """notifications/initialized (202 expected)."""
+        message = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        with deadline(self.bounds.deadline_s):
+            self.send_only(message, "notifications/initialized")
+
+    def request(self, method: str, params: dict | None = None) -> Answer:
+        return self._exchange(method, params)[0]
+
+    def close(self) -> Answer:
+        """DELETE the session. 405 (the server does not let clients end sessions; it is left to expire)
+        and 404 (the server had ended it: agents.csv says so) are not failures of the close; nor is a
+        session without an id (a stateless server)."""
+        if not self.session_id:
+            return Answer(200)
+        with deadline(self.bounds.deadline_s):
+            response = self.client.delete(self.path, headers=self.headers())
+        self.dropped = self.dropped or response.status_code == 404  # the server had ended it already
+        self.session_id = None
+        return Answer(200 if response.status_code in (404, 405) else response.status_code)
+
+    def _exchange(self, method: str, params: dict | None) -> tuple[Answer, httpx.Response]:
+        request_id, message = self.message(method, params)
+        with (
+            deadline(self.bounds.deadline_s),
+            self.client.stream("POST", self.path, json=message, headers=self.headers()) as response,
+        ):
+            if response.status_code >= 400:
+                self.dropped = self.dropped or (response.status_code == 404 and self.session_id is not None)
+                preview = error_preview(response)
+                return Answer(response.status_code, error=preview, size=len(preview)), response
+            answer = self._read(response, request_id)
+        return answer, response
+
+    def _read(self, response: httpx.Response, request_id: int) -> Answer:
+        kind = response.headers.get("content-type", "").split(";")[0].strip()
+        body = BoundedBody(response, self.bounds)
+        answer = Answer(response.status_code)
+        if kind == "application/json":
+            found = self.take(parsed(body.read()), request_id, answer)
+        elif kind == "text/event-stream":
+            found = None
+            for event in iter_sse(body.lines()):
+                found = self.take(parsed(event.data.encode()), request_id, answer)
+                if found is not None:
+                    break
+            body.finish()
+        else:
+            raise McpProtocolError(f"answer of content type {kind or 'none'!r}, not JSON or an SSE stream")
+        answer.size = body.size
+        if found is None:
+            raise McpProtocolError(f"the answer ended without the response to request {request_id}")
+        return answer
+
+    def send_only(self, message: dict, what: str) -> None:
+        """A message that gets no JSON-RPC answer (a notification, a response): 202 (or 200) expected."""
+        response = self.client.post(self.path, json=message, headers=self.headers())
+        if response.status_code >= 400:
+            raise McpProtocolError(f"{what}: HTTP {response.status_code} {response.text[:120]}")
+
+
+def parsed(data: bytes) -> dict:
+    """One JSON-RPC message; McpProtocolError naming its start when it is not one."""
+    try:
+        message = json.loads(data)
+    except ValueError:
+        raise McpProtocolError(f"not JSON-RPC: {data[:60]!r}") from None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        raise McpProtocolError(f"not a JSON-RPC 2.0 message: {data[:60]!r}")
+    return message

@@ -1,0 +1,119 @@
+"""The model's side of a run (model_calls.csv: every call the model answered, read at the model) joined to
+the kit's own requests: which calls the kit made itself, which a gateway's own loop made inside a kit
+request, and which no request of the run made (a gateway's background work, its retries), with tokens and
+dollars at the model beside the kit's client-side totals. Pure math.
+
+A call is the kit's own when its response id is a requests.csv `request_id`; it was made *inside* a kit
+request when its conversation carries a kit agent's tag and it was answered while one of that agent's
+requests was open (sent to last byte); otherwise no request of the run made it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.model import RunData, Section, per_run
+from contract.schema import MODEL_CALL, REQUEST
+
+OWN, INSIDE, NONE = "the kit's own request", "inside a kit request (the gateway's own calls)", "no request"
+JOIN_RULE = (
+    "a call is the kit's own when its response id is a request's id; inside a kit request when its "
+    "conversation carries that agent's tag and it was answered while one of the agent's requests was open; "
+    "else no request of the run made it (background work, the gateway's retries)"
+)
+
+
+@dataclass(frozen=True)
+class ModelSide:
+    joined: pd.DataFrame  # model_calls.csv with `made_by` (OWN, INSIDE, NONE) and the joined request's id
+    missed: int  # calls that fell out of the simulator's log before they were read
+
+
+@per_run
+def model_side(run: RunData) -> ModelSide | None:
+    calls = run.model_calls
+    if calls is None or calls.empty:
+        return None
+    recorded = run.meta.get("model_calls")
+    missed = int(recorded.get("missed") or 0) if isinstance(recorded, dict) else 0
+    return ModelSide(join_calls(calls, run.requests), missed)
+
+
+def join_calls(calls: pd.DataFrame, requests: pd.DataFrame | None) -> pd.DataFrame:
+    """Each model call with who made it (`made_by`) and the kit request it belongs to (`request_id`)."""
+    out = calls.assign(made_by=NONE, request_id=None)
+    if requests is None or requests.empty:
+        return out
+    own = out[MODEL_CALL.response_id].isin(set(requests[REQUEST.request_id].dropna()))
+    out.loc[own, "made_by"] = OWN
+    out.loc[own, "request_id"] = out.loc[own, MODEL_CALL.response_id]
+    for agent, mine in out[~own & out[MODEL_CALL.agent_id].notna()].groupby(MODEL_CALL.agent_id):
+        theirs = requests[requests[REQUEST.agent_id] == agent]
+        inside = _open_request(mine[MODEL_CALL.ts].to_numpy(float), theirs)
+        hit = inside >= 0
+        out.loc[mine.index[hit], "made_by"] = INSIDE
+        out.loc[mine.index[hit], "request_id"] = theirs[REQUEST.request_id].to_numpy()[inside[hit]]
+    return out
+
+
+def _open_request(times: np.ndarray, requests: pd.DataFrame) -> np.ndarray:
+    """For each time, the position of the request open then (the latest sent before it), else -1."""
+    if requests.empty:
+        return np.full(len(times), -1)
+    order = np.argsort(requests[REQUEST.ts].to_numpy(float))
+    starts = requests[REQUEST.ts].to_numpy(float)[order]
+    ends = starts + requests[REQUEST.latency_ms].fillna(0).to_numpy(float)[order] / 1000.0
+    at = np.searchsorted(starts, times, side="right") - 1
+    open_ = (at >= 0) & (times <= ends[np.clip(at, 0, None)])
+    return np.where(open_, order[np.clip(at, 0, None)], -1)
+
+
+def model_calls_section(run: RunData) -> Section | None:
+    side = model_side(run)
+    if side is None:
+        return None
+    joined = side.joined
+    section = Section("Model calls (at the model)")
+    section.tables.append(("who made the calls the model answered", _by_maker(joined)))
+    section.tables.append(("the model's count beside the kit's", _beside_the_kit(joined, run.requests)))
+    section.notes.append(f"rule: {JOIN_RULE}")
+    if side.missed:
+        section.notes.append(f"{side.missed} calls fell out of the simulator's log before they were read")
+    return section
+
+
+def _by_maker(joined: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for maker in (OWN, INSIDE, NONE):
+        mine = joined[joined["made_by"] == maker]
+        rows.append(
+            {
+                "made by": maker,
+                "calls": len(mine),
+                "input tokens": mine[MODEL_CALL.tokens_in].sum(),
+                "output tokens": mine[MODEL_CALL.tokens_out].sum(),
+                "tool calls asked": mine[MODEL_CALL.tool_calls].sum(),
+                "$ at the model's prices": mine[MODEL_CALL.cost_usd].sum(),
+            }
+        )
+    return pd.DataFrame(rows).set_index("made by")
+
+
+def _beside_the_kit(joined: pd.DataFrame, requests: pd.DataFrame | None) -> pd.DataFrame:
+    """Tokens at the model and in the kit's rows; model calls per kit request that had any."""
+    kit = requests if requests is not None else pd.DataFrame(columns=[REQUEST.tokens_in, REQUEST.tokens_out])
+    per_request = joined[joined["made_by"] != NONE].groupby("request_id").size()
+    rows = {
+        "input tokens": (joined[MODEL_CALL.tokens_in].sum(), kit[REQUEST.tokens_in].sum()),
+        "output tokens": (joined[MODEL_CALL.tokens_out].sum(), kit[REQUEST.tokens_out].sum()),
+    }
+    table = pd.DataFrame(rows, index=["at the model", "in requests.csv"]).T.rename_axis("measure")
+    table["difference (%)"] = (table["at the model"] / table["in requests.csv"].replace(0, np.nan) - 1) * 100
+    calls = pd.DataFrame(
+        {"at the model": [per_request.mean() if len(per_request) else np.nan], "in requests.csv": [1.0]},
+        index=["model calls per kit request that made any"],
+    )
+    return pd.concat([table, calls]).rename_axis("measure")

@@ -1,0 +1,185 @@
+"""Could the load generator time what it measured? Its whole situation, each part with its rule: its
+processes' CPU (a Locust process uses one core), the host's CPU and run queue (a busy host delays the
+load generator's wake-ups), the open model's start lateness (a late arrival's latency is timed from its
+send, not its due time: coordinated omission) and its event loop's lag (every time taken waits on the
+loop). A rule that fails makes the run's latency figures suspect; a saturated load-generator process makes
+the run invalid (exit code 4). The kit records this verdict in run.json at the end (kit/end_checks.py);
+the report, summary.json and the console show this same computation. Pure: RunData in, a record out.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+
+from analysis.model import RunData, per_run
+from contract.schema import LOOP_LAG, LOOP_LAG_INTERVAL_S, REQUEST, SAMPLE
+
+LOADGEN_CPU_PCT = 90.0  # p90 of any load-generator process, % of one core
+HOST_CPU_PCT = 90.0  # p90 of the load generator's host, % of all cores
+RUN_QUEUE_PER_CORE = 1.0  # median runnable tasks per core: above, a process waits for a core
+LATENESS_MS = 100.0  # p95 of the open model's start lateness (arrivals.py's late mark)
+LOOP_LAG_MS = 20.0  # p95 of the event loop's wake lateness: TTFTs of a fast gateway are tens of ms
+MIN_READINGS = 5  # fewer: the rule is not judged
+MIN_WORKER_READINGS = 3  # a worker reports its CPU every ~3 s
+SATURATION_RULE = f"load generator CPU p90 above {LOADGEN_CPU_PCT:g} % of one core (any of its processes)"
+SECTION = "Load generator"  # the report's section that lists each rule
+WORKERS_CPU = "workers_cpu_p90"  # run.json: each worker's CPU p90 as the kit computed it from its reports
+
+
+@dataclass(frozen=True)
+class Check:
+    """One rule on the load generator's situation and what the run read."""
+
+    name: str
+    value: float | None  # the statistic the rule reads (None: too few readings)
+    unit: str
+    limit: float
+    n: int  # readings it was computed from
+    rule: str
+
+    @property
+    def passed(self) -> bool | None:
+        return None if self.value is None else self.value <= self.limit
+
+    def reason(self) -> str:
+        return f"{self.name} {self.value:,.1f} {self.unit} > {self.limit:g} {self.unit}"
+
+
+@dataclass(frozen=True)
+class Validity:
+    checks: tuple[Check, ...]
+    processes: dict[str, float]  # CPU p90 per load-generator process judged
+    helpers_cpu_mean: float | None
+
+    @property
+    def valid(self) -> bool | None:
+        """False when a load-generator process saturated its core (exit code 4); None: not judged."""
+        return self.checks[0].passed
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.passed is False]
+
+    @property
+    def suspect(self) -> bool:
+        return bool(self.failed)
+
+    def line(self) -> str | None:
+        """The one line the console and the report print when the latency figures are suspect."""
+        if not self.suspect:
+            return None
+        reasons = "; ".join(c.reason() for c in self.failed)
+        return f"LATENCY SUSPECT: {reasons} (the rules: report.md, {SECTION})"
+
+    def as_json(self) -> dict:
+        """run.json's and summary.json's `validity` (the older keys kept: valid, rule, loadgen_cpu_p90)."""
+        doc: dict[str, object] = {
+            "valid": self.valid,
+            "suspect": self.suspect,
+            "reasons": [c.reason() for c in self.failed],
+            "rule": SATURATION_RULE,
+            "loadgen_cpu_p90": self.checks[0].value,
+            "helpers_cpu_mean": self.helpers_cpu_mean,
+            "checks": [asdict(c) | {"passed": c.passed} for c in self.checks],
+        }
+        if len(self.processes) > 1:
+            doc["worst"] = max(self.processes, key=lambda k: self.processes[k])
+            doc["processes"] = self.processes
+        return doc
+
+
+def cpu_p90(values: list[float]) -> float:
+    """The CPU statistic of one process: the 90th percentile of its readings."""
+    return round(statistics.quantiles(values, n=10)[-1], 1) if len(values) > 1 else round(values[0], 1)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule on one statistic (`q`, a quantile) of readings the run recorded."""
+
+    name: str
+    q: float
+    unit: str
+    limit: float
+    text: str
+    readings: Callable[[RunData], list[float]]
+
+    def check(self, run: RunData) -> Check:
+        values = self.readings(run)
+        value = round(float(pd.Series(values).quantile(self.q)), 2) if len(values) >= MIN_READINGS else None
+        return Check(self.name, value, self.unit, self.limit, len(values), self.text)
+
+
+RULES = (
+    Rule(
+        "host CPU p90", 0.9, "%", HOST_CPU_PCT,
+        f"the load generator's host CPU p90 above {HOST_CPU_PCT:g} % of all cores",
+        lambda run: _column(loadgen_samples(run), SAMPLE.host_cpu_pct),
+    ),
+    Rule(
+        "host run queue median", 0.5, "per core", RUN_QUEUE_PER_CORE,
+        f"more than {RUN_QUEUE_PER_CORE:g} runnable task per core at half the host's readings (a process "
+        "waited for a core)",
+        lambda run: _column(loadgen_samples(run), SAMPLE.host_run_queue_per_core),
+    ),
+    Rule(
+        "arrival start lateness p95", 0.95, "ms", LATENESS_MS,
+        f"open model: arrivals started more than {LATENESS_MS:g} ms after their due time at the 95th "
+        "percentile (their latency is timed from the send, not the due time)",
+        lambda run: _column(run.requests, REQUEST.start_lateness_ms) if "open_model" in run.meta else [],
+    ),
+    Rule(
+        "event loop lag p95", 0.95, "ms", LOOP_LAG_MS,
+        f"the load generator's event loop woke from a {LOOP_LAG_INTERVAL_S * 1000:g} ms sleep more than "
+        f"{LOOP_LAG_MS:g} ms late at the 95th percentile (every time it takes is as late)",
+        lambda run: _column(run.loop_lag, LOOP_LAG.lag_ms),
+    ),
+)  # fmt: skip
+
+
+@per_run
+def run_validity(run: RunData) -> Validity:
+    """The load generator's CPU (the worst process decides), then every rule of RULES."""
+    samples = loadgen_samples(run)
+    local = _column(samples, SAMPLE.loadgen_cpu_pct)
+    processes = _process_p90s(run, local)
+    worst = max(processes.values()) if processes else None
+    cpu = Check("load generator CPU p90", worst, "%", LOADGEN_CPU_PCT, len(local), SATURATION_RULE)
+    helpers = _column(samples, SAMPLE.loadgen_children_cpu_pct)
+    mean = round(statistics.fmean(helpers), 1) if helpers else None
+    return Validity((cpu, *(rule.check(run) for rule in RULES)), processes, mean)
+
+
+def loadgen_samples(run: RunData) -> pd.DataFrame | None:
+    """The rows of the sampler on the load generator's host that read the load generator (a sampler
+    service on a gateway host does not), while the load ran (run.json start_ts to end_ts): the kit's own
+    start-up and a web UI start's settings before it are not the load's work (a 3 s run read 54 % there)."""
+    s = run.samples
+    if s is None or SAMPLE.loadgen_cpu_pct not in s:
+        return None
+    start, end = run.meta.get("start_ts"), run.meta.get("end_ts")
+    during = s[SAMPLE.loadgen_cpu_pct].notna()
+    if isinstance(start, int | float):
+        during &= s["ts"] >= start
+    if isinstance(end, int | float):
+        during &= s["ts"] <= end
+    return s[during]
+
+
+def _process_p90s(run: RunData, local: list[float]) -> dict[str, float]:
+    """CPU p90 per load-generator process with enough readings: this one (the sampler's), and each
+    worker's as the kit computed it from the worker's reports (run.json)."""
+    workers = run.meta.get(WORKERS_CPU)
+    workers = {str(k): float(v) for k, v in (workers or {}).items() if isinstance(v, int | float)}
+    name = "master" if workers else "load generator"
+    return ({name: cpu_p90(local)} if len(local) >= MIN_READINGS else {}) | workers
+
+
+def _column(frame: pd.DataFrame | None, column: str) -> list[float]:
+    if frame is None or column not in frame:
+        return []
+    return [float(v) for v in frame[column].dropna()]

@@ -1,0 +1,124 @@
+"""The recorder: a transparent HTTP proxy between an agent and its model endpoint. Every request is
+forwarded to the upstream as it came (hop-by-hop headers aside) and every response byte is written back
+the moment it arrives, so the agent's own timing is unchanged; chat completions and Responses calls are
+also kept, and written to the session file once their response has ended.
+
+Only the upstream it was given is ever contacted, redirects are passed back (never followed), and no header
+is recorded: credentials reach the upstream and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import aiohttp
+from aiohttp import web
+
+from capture.exchange import APIS, Passed, answer_of, json_object, scrub
+from capture.session_log import SessionLog
+
+log = logging.getLogger("kit.capture")
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+        "accept-encoding",  # asked as identity: the recorder reads what passes
+        "content-encoding",
+    }
+)
+MAX_REQUEST_BYTES = 64 * 1024 * 1024  # a 225K-token agent history is ~1 MiB; past this the agent gets 413
+KEEP_RESPONSE_BYTES = 64 * 1024 * 1024  # of one response, kept for the file (all of it is passed on)
+CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key")
+
+
+def forwarded_headers(headers) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP}
+
+
+def credentials_in(headers) -> tuple[str, ...]:
+    """The request's own secrets (a bearer token, an API key header), masked if the body repeats them."""
+    values = [headers.get(name, "") for name in CREDENTIAL_HEADERS]
+    return tuple(v.split(" ", 1)[-1] for v in values if len(v) >= 8)
+
+
+class Recorder:
+    """The proxy's handler and its one upstream client."""
+
+    def __init__(self, upstream: str, log_: SessionLog, session_header: str | None = None) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.sessions = log_
+        self.session_header = session_header
+        self.client: aiohttp.ClientSession | None = None
+
+    async def start(self, _: web.Application) -> None:
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=30)
+        connector = aiohttp.TCPConnector(limit=0)
+        self.client = aiohttp.ClientSession(timeout=timeout, connector=connector, auto_decompress=False)
+
+    async def stop(self, _: web.Application) -> None:
+        if self.client is not None:
+            await self.client.close()
+        self.sessions.close()
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        sent = time.time()
+        response, passed = await self._relay(request, body)  # parsed after: its cost is not the agent's
+        api = APIS.get(request.path) if request.method == "POST" else None
+        parsed = json_object(body) if api else None
+        if api and parsed is None:
+            log.warning("%s %s: not a JSON object: forwarded, not recorded", request.method, request.path)
+        if api and parsed is not None and passed is not None:
+            named = request.headers.get(self.session_header) if self.session_header else None
+            session = self.sessions.session_of(parsed, named)
+            kept = scrub(parsed, credentials_in(request.headers))
+            self.sessions.record(session, sent, api, kept, answer_of(api, passed))
+        return response
+
+    async def _relay(self, request: web.Request, body: bytes) -> tuple[web.StreamResponse, Passed | None]:
+        """Forward the request; stream the answer back chunk by chunk, keeping what passed with its times.
+        An upstream that refuses the connection: 502 and one line, nothing recorded. One that breaks off
+        mid-answer (or an agent that hangs up): what passed is recorded with the reason."""
+        assert self.client is not None
+        loop = asyncio.get_running_loop()
+        headers = {**forwarded_headers(request.headers), "Accept-Encoding": "identity"}
+        url = self.upstream + request.path_qs
+        started, response, passed = loop.time(), None, None
+        try:
+            async with self.client.request(
+                request.method, url, data=body or None, headers=headers, allow_redirects=False
+            ) as upstream:
+                passed = Passed(upstream.status, upstream.headers.get("Content-Type", ""))
+                answer_headers = forwarded_headers(upstream.headers)
+                response = web.StreamResponse(status=upstream.status, headers=answer_headers)
+                await response.prepare(request)
+                async for chunk in upstream.content.iter_any():
+                    passed.keep(loop.time() - started, chunk, KEEP_RESPONSE_BYTES)
+                    await response.write(chunk)
+                await response.write_eof()
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            reason = f"{type(exc).__name__}: {exc}".rstrip(": ")
+            log.error("%s %s: %s", request.method, request.path, reason)
+            if response is None or passed is None:
+                failed = web.json_response({"error": {"message": f"upstream failed: {reason}"}}, status=502)
+                return failed, None
+            passed.broken = reason
+        return response, passed
+
+
+def build_app(recorder: Recorder) -> web.Application:
+    app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+    app.on_startup.append(recorder.start)
+    app.on_cleanup.append(recorder.stop)
+    app.router.add_route("*", "/{tail:.*}", recorder.handle)
+    return app

@@ -1,0 +1,120 @@
+"""The session file a recording writes: JSON Lines, a header line naming the format and the upstream's
+origin (never its credentials), then one line per model call, each written whole and flushed as its
+response ends, so a recorder stopped at any moment leaves only whole lines.
+
+Which session a call belongs to, its step within the session and the think time before it are decided
+here: the agent's own session header or `user` field where it sends one, else its conversation (a hash
+of the first user message, which an agent loop resends every step), else a Responses chain
+(`previous_response_id`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+from urllib.parse import urlsplit
+
+from contract.schema import SESSION, SESSION_FORMAT
+
+FIRST_USER_CHARS = 4000  # enough of the first user message to tell conversations apart
+
+
+def origin_of(url: str) -> str:
+    """scheme://host[:port] of a URL, its userinfo, path and query left out."""
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname}{port}"
+
+
+def first_user_text(body: dict) -> str:
+    """The first user message's text of a chat or Responses request ('' when it has none)."""
+    items = body.get("messages") or body.get("input") or []
+    if isinstance(items, str):
+        return items[:FIRST_USER_CHARS]
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and item.get("role") == "user":
+            return _text(item.get("content"))[:FIRST_USER_CHARS]
+    return ""
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+@dataclass
+class _Session:
+    steps: int = 0
+    last_end: float | None = None  # when its previous response ended (epoch seconds)
+
+
+@dataclass
+class SessionLog:
+    """Appends the calls of one recording to `path`; one instance per recorder process."""
+
+    path: Path
+    upstream: str
+    started: float = field(default_factory=time.time)
+    sessions: dict[str, _Session] = field(default_factory=dict)
+    by_response: dict[str, str] = field(default_factory=dict)  # Responses id -> its session
+    calls: int = 0
+    _out: IO[str] | None = None
+
+    def open(self) -> None:
+        self._out = self.path.open("x", encoding="utf-8")  # never over another recording
+        header = {
+            "format": SESSION_FORMAT,
+            "upstream": origin_of(self.upstream),
+            SESSION.started_ts: self.started,
+        }
+        self._write(header)
+
+    def close(self) -> None:
+        if self._out is not None:
+            self._out.close()
+
+    def session_of(self, body: dict, named: str | None) -> str:
+        if named:
+            return named
+        if isinstance(body.get("user"), str) and body["user"]:
+            return body["user"]
+        previous = body.get("previous_response_id")
+        if isinstance(previous, str) and previous in self.by_response:
+            return self.by_response[previous]
+        digest = hashlib.sha1(first_user_text(body).encode("utf-8", "replace")).hexdigest()
+        return f"conversation-{digest[:12]}"
+
+    def record(self, session: str, sent: float, api: str, request: dict, answer: dict) -> None:
+        """One call's line: when it was sent (seconds into the recording), its session and step, the think
+        time since the session's previous response ended, the request as sent and the answer."""
+        state = self.sessions.setdefault(session, _Session())
+        think = None if state.last_end is None else max(0.0, sent - state.last_end) * 1000.0
+        ended = sent + (answer.get(SESSION.latency_ms) or 0.0) / 1000.0
+        line = {
+            "offset_s": round(sent - self.started, 6),
+            "session": session,
+            "step": state.steps,
+            "think_ms": None if think is None else round(think, 3),
+            "api": api,
+            "request": request,
+            "response": answer,
+        }
+        state.steps += 1
+        state.last_end = ended
+        response_id = answer.get("id")
+        if isinstance(response_id, str):
+            self.by_response[response_id] = session
+        self.calls += 1
+        self._write(line)
+
+    def _write(self, value: dict) -> None:
+        assert self._out is not None, "open() first"
+        self._out.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._out.flush()

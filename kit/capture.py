@@ -1,0 +1,121 @@
+"""`python -m kit.capture --upstream URL --out FILE`: record an agent's model calls into a session file.
+
+Point the agent at the address it prints (its OpenAI base URL) and use it as usual; every chat completion
+and Responses call passes through unchanged and is written to FILE (docs/record-replay.md). It listens on
+loopback unless told otherwise, never overwrites a file, and ends on SIGINT/SIGTERM with the count of what
+it wrote. Bad input: one line on stderr, exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import logging
+import signal
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from capture.proxy import Recorder, build_app
+from capture.session_log import SessionLog
+from contract import exit_codes
+
+log = logging.getLogger("kit.capture")
+
+
+class CaptureInputError(ValueError):
+    """A refused option: the message is the one line the user sees."""
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m kit.capture", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--upstream", required=True, help="the model endpoint's base URL, e.g. http://127.0.0.1:4000"
+    )
+    parser.add_argument("--out", required=True, help="the session file to write (must not exist)")
+    parser.add_argument("--listen", default="127.0.0.1:0", help="HOST:PORT to listen on (port 0: a free one)")
+    parser.add_argument("--session-header", help="a request header that names the agent's session")
+    parser.add_argument(
+        "--allow-remote-agents", action="store_true", help="listen on a non-loopback address (no auth!)"
+    )
+    return parser.parse_args(argv)
+
+
+def checked(args: argparse.Namespace) -> tuple[str, int, Path]:
+    """(host, port, out) once every option is sound; CaptureInputError naming the one that is not."""
+    parts = urlsplit(args.upstream)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CaptureInputError(f"--upstream {args.upstream!r}: expected an http(s):// URL")
+    if parts.username or parts.password:
+        raise CaptureInputError("--upstream: no credentials in the URL (the agent's own headers carry them)")
+    host, _, port = args.listen.rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise CaptureInputError(f"--listen {args.listen!r}: expected HOST:PORT, e.g. 127.0.0.1:8100")
+    if not args.allow_remote_agents and not _loopback(host):
+        raise CaptureInputError(f"--listen {host}: not a loopback address (add --allow-remote-agents)")
+    out = Path(args.out)
+    if out.exists():
+        raise CaptureInputError(f"--out {out}: exists; a recording never overwrites one")
+    if not out.parent.is_dir():
+        raise CaptureInputError(f"--out {out}: no such folder {out.parent}")
+    return host, int(port), out
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+async def serve(upstream: str, host: str, port: int, sessions: SessionLog, header: str | None) -> None:
+    """Listen until SIGINT/SIGTERM; the address goes to stdout first, as the agent's base URL."""
+    runner = web.AppRunner(build_app(Recorder(upstream, sessions, header)), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    sessions.open()  # once listening: a refused --listen leaves no file
+    bound = runner.addresses[0]
+    sys.stdout.write(
+        f"kit.capture recording to {sessions.path}: point the agent at http://{bound[0]}:{bound[1]}\n"
+    )
+    sys.stdout.flush()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="kit.capture: %(message)s", stream=sys.stderr)
+    args = parse_args(argv)
+    try:
+        host, port, out = checked(args)
+    except CaptureInputError as exc:
+        sys.stderr.write(f"kit.capture: error: {exc}\n")
+        return exit_codes.BAD_INPUT
+    sessions = SessionLog(out, args.upstream)
+    try:
+        asyncio.run(serve(args.upstream, host, port, sessions, args.session_header))
+    except OSError as exc:  # the port is taken
+        sys.stderr.write(f"kit.capture: error: --listen {args.listen}: {exc.strerror or exc}\n")
+        return exit_codes.BAD_INPUT
+    finally:
+        sessions.close()
+    sys.stdout.write(
+        f"kit.capture: {sessions.calls} calls in {len(sessions.sessions)} sessions written to {out}\n"
+    )
+    return exit_codes.OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Capacity and churn on MCP sessions against the simulator's MCP endpoint, whose per-session memory
+(`--mcp-session-mib`) is the truth read back; every session the driver opened is closed, on the server's
+own count; kit.cleanup closes what a run left open."""
+
+from __future__ import annotations
+
+from argparse import Namespace
+from pathlib import Path
+
+import httpx
+import pandas as pd
+import pytest
+from locust.env import Environment
+
+from agents.capacity import CapacityAgent, ChurnAgent
+from agents.settings import AgentSettings, set_agent_settings
+from analysis import capacity as cap
+from contract import schema
+from kit import cleanup
+from lifecycle.target import free_port, simulator_command, start_target, stop_target
+from scenarios.options import read_options
+
+pytestmark = pytest.mark.e2e
+
+SESSION_MIB = 4.0
+
+
+@pytest.fixture
+def mcp_simulator():
+    port = free_port()
+    knobs = f"--mcp-preload --mcp-session-mib {SESSION_MIB:g} --mcp-json-response"
+    target = start_target(simulator_command(port, knobs), f"http://127.0.0.1:{port}")
+    yield target
+    stop_target(target)
+
+
+def drive(agent_class, target, run_dir: Path, **options) -> pd.DataFrame:
+    """One driver user in a real Locust LocalRunner until it stops the run; capacity.csv as a frame."""
+    profile = read_options(Namespace(**options))
+    env = Environment(user_classes=[agent_class], host=target.url)
+    settings = AgentSettings(
+        run_id="mcp-run",
+        run_dir=run_dir,
+        target_pid=(target.pid,),
+        gateway="mcp",
+        capacity=profile.capacity,
+        churn=profile.churn,
+    )
+    set_agent_settings(env, settings)
+    runner = env.create_local_runner()
+    try:
+        runner.start(1, spawn_rate=1)
+        runner.greenlet.join(timeout=120)
+    finally:
+        runner.quit()
+    return pd.read_csv(run_dir / schema.CAPACITY_CSV)
+
+
+def sessions(target) -> dict:
+    return httpx.get(f"{target.url}/v1/sim/mcp").json()["sessions"]
+
+
+def test_capacity_on_mcp_sessions_reads_back_the_session_mib_within_5pct(mcp_simulator, tmp_path):
+    frame = drive(CapacityAgent, mcp_simulator, tmp_path, memory_budget="300MiB", max_agents="60")
+    result = cap.capacity_result(frame)
+    assert result.failures == 0 and result.agents_ready >= 40
+    assert result.marginal_mib == pytest.approx(SESSION_MIB, rel=0.05), result.marginal_mib
+    counts = sessions(mcp_simulator)
+    assert counts["open"] == 0 and counts["opened"] == counts["closed"] == result.agents_ready
+    methods = httpx.get(f"{mcp_simulator.url}/v1/sim/mcp").json()["methods"]
+    assert methods["initialize"] == methods["notifications/initialized"] == result.agents_ready
+    assert result.duplicate_session_ids == 0
+
+
+def test_kit_cleanup_closes_the_mcp_sessions_a_run_left_open(mcp_simulator, tmp_path):
+    opened = []
+    for _ in range(3):
+        reply = httpx.post(
+            f"{mcp_simulator.url}/mcp",
+            headers={"Accept": "application/json, text/event-stream"},
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x"}},
+            },
+        )
+        opened.append(reply.headers["mcp-session-id"])
+    agents = pd.DataFrame(
+        {"ts": [1.0] * 3, "agent_id": ["a"] * 3, "session_id": opened, "event": ["created"] * 3}
+    )
+    agents.reindex(columns=list(schema.AGENT_COLUMNS)).to_csv(tmp_path / schema.AGENTS_CSV, index=False)
+    (tmp_path / schema.RUN_JSON).write_text('{"run_id": "mcp-run", "target": {"gateway": "mcp"}}')
+    assert sessions(mcp_simulator)["open"] == 3
+    code = cleanup.main([str(tmp_path), "--host", mcp_simulator.url])
+    assert code == 0 and sessions(mcp_simulator)["open"] == 0
+    closed = pd.read_csv(tmp_path / schema.AGENTS_CSV)
+    assert (closed["event"] == "closed").sum() == 3
+
+
+def test_churn_on_mcp_sessions_closes_every_session_it_opened(mcp_simulator, tmp_path):
+    drive(ChurnAgent, mcp_simulator, tmp_path, churn_cycles="3", churn_batch="4")
+    counts = sessions(mcp_simulator)
+    assert counts["open"] == 0 and counts["opened"] == counts["closed"] >= 12

@@ -1,0 +1,82 @@
+"""What the recorder keeps of a call, from the bytes that passed: streamed chat deltas reassembled (text,
+tool calls, usage, the first token's time), Responses events, whole JSON bodies, and request bodies with
+their secrets removed. Pure: no server."""
+
+from __future__ import annotations
+
+import json
+
+from capture.exchange import Passed, answer_of, scrub, sse_events
+
+
+def sse(*events: dict, done: bool = True) -> bytes:
+    body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+    return body + (b"data: [DONE]\n\n" if done else b"")
+
+
+def passed(chunks: list[tuple[float, bytes]], content_type: str = "text/event-stream") -> Passed:
+    kept = Passed(200, content_type)
+    for at, chunk in chunks:
+        kept.keep(at, chunk, 1 << 20)
+    return kept
+
+
+def test_a_streamed_chat_answer_is_its_text_tool_calls_usage_and_first_token_time():
+    role = {"id": "c1", "choices": [{"delta": {"role": "assistant", "content": ""}}]}
+    head = {"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "f"}}]}}]}
+    args = [
+        {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": a}}]}}]}
+        for a in ('{"q"', ":1}")
+    ]
+    end = {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}
+    usage = {"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+    stream = sse(role, head, *args, end, usage)
+    cut = stream.index(b"data: ", 10)  # the role-only chunk alone first: not a token
+    answer = answer_of("chat", passed([(0.010, stream[:cut]), (0.050, stream[cut:])]))
+    assert answer["ttft_ms"] == 50.0 and answer["latency_ms"] == 50.0 and answer["id"] == "c1"
+    assert answer["tool_calls"] == [{"id": "call_1", "name": "f", "arguments": '{"q":1}'}]
+    assert (
+        answer["usage"] == {"prompt_tokens": 7, "completion_tokens": 3}
+        and answer["finish_reason"] == "tool_calls"
+    )
+
+
+def test_an_event_split_across_chunks_arrives_with_the_chunk_that_ends_it():
+    body = b'data: {"a": 1}\n\n'
+    events = sse_events([(0.1, body[:7]), (0.2, body[7:])])
+    assert events == [(0.2, None, '{"a": 1}')]
+
+
+def test_a_responses_stream_takes_its_answer_from_response_completed():
+    delta = {"type": "response.output_text.delta", "delta": "hi"}
+    final = {
+        "type": "response.completed",
+        "response": {
+            "id": "resp_1",
+            "output": [{"type": "message", "content": [{"type": "output_text", "text": "hi"}]}],
+            "usage": {"input_tokens": 5, "output_tokens": 1},
+        },
+    }
+    answer = answer_of("responses", passed([(0.02, sse(delta, done=False)), (0.03, sse(final, done=False))]))
+    assert (answer["ttft_ms"], answer["content"], answer["id"]) == (20.0, "hi", "resp_1")
+    assert answer["usage"] == {"input_tokens": 5, "output_tokens": 1}
+
+
+def test_a_whole_json_answer_and_an_error_are_kept_as_they_came():
+    body = {
+        "id": "c2",
+        "choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 2},
+    }
+    answer = answer_of("chat", passed([(0.03, json.dumps(body).encode())], "application/json"))
+    assert (answer["content"], answer["ttft_ms"], answer["usage"]) == ("ok", None, {"prompt_tokens": 2})
+    refused = Passed(429, "application/json", [(0.001, b'{"error": "slow down"}')])
+    assert answer_of("chat", refused)["error"] == '{"error": "slow down"}'
+
+
+def test_secrets_never_reach_the_recorded_body():
+    key = "sk-live-0123456789abcdef"
+    body = {"model": "m", "api_key": key, "messages": [{"role": "user", "content": f"my key is {key}"}]}
+    kept = scrub(body, (key,))
+    assert "api_key" not in kept and key not in json.dumps(kept) and "my key is ***" in json.dumps(kept)
+    assert scrub({"model": "m"}, (key,)) == {"model": "m"}  # nothing to remove: the body as sent

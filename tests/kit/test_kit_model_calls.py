@@ -1,0 +1,86 @@
+"""The model's side of a run: the simulator's own log of the calls it answered, read into model_calls.csv
+and joined to the kit's requests. Against the simulator directly every call is the kit's own; behind a
+gateway that runs its own loop (3 model calls a request) and works in the background, the report counts
+the gateway's calls inside each kit request and those no request made, as the gateway itself counted them."""
+
+from __future__ import annotations
+
+import sys
+
+import httpx
+import pandas as pd
+import pytest
+
+from analysis.load import load_run
+from analysis.model_calls import INSIDE, NONE, OWN, join_calls, model_side
+from contract import schema
+from contract.exit_codes import OK
+from lifecycle.target import free_port
+from tests.gateways.harness import running_server
+from tests.locust_runs import run_locust
+from tests.paths import REPO
+
+FAST = ("--ttft-ms", "20", "--itl-ms", "2", "--output-tokens", "5")
+SMOKE = ("ChatAgent", "--load-profile", "smoke", "--peak-users", "2", "--duration", "4s")
+
+
+@pytest.mark.e2e
+def test_against_the_simulator_every_model_call_is_the_kits_own(simulator, tmp_path):
+    sim = simulator(*FAST)
+    run_dir = tmp_path / "run"
+    done = run_locust(run_dir, *SMOKE, "--host", sim.url, "--model-calls-url", sim.url)
+    assert done.returncode == OK, done.stderr[-2000:]
+    run = load_run(run_dir)
+    side = model_side(run)
+    assert side is not None and side.missed == 0
+    assert len(side.joined) == len(run.requests) > 0
+    assert (side.joined["made_by"] == OWN).all()
+    assert "## Model calls (at the model)" in (run_dir / schema.REPORT_MD).read_text()
+
+
+@pytest.mark.e2e
+def test_behind_a_looping_gateway_the_model_sees_3_calls_a_request_and_the_background_work(
+    simulator, tmp_path
+):
+    sim = simulator(*FAST)
+    port = free_port()
+    gateway = [sys.executable, str(REPO / "tests" / "gateways" / "looping_gateway.py"), "--port", str(port)]
+    gateway += ["--upstream", sim.url, "--inner-calls", "3", "--background-every", "0.5"]
+    run_dir = tmp_path / "run"
+    with running_server(gateway, "/health", port) as url:
+        done = run_locust(run_dir, *SMOKE, "--host", url, "--model-calls-url", sim.url)
+        stats = httpx.get(f"{url}/stats").json()
+    assert done.returncode == OK, done.stderr[-2000:]
+    run = load_run(run_dir)
+    side = model_side(run)
+    assert side is not None
+    made = side.joined["made_by"].value_counts()
+    answered = run.requests[run.requests["ok"] == 1]
+    assert made.get(OWN, 0) == 0  # the gateway answers under its own ids
+    assert made[INSIDE] == 3 * len(answered) == 3 * stats["requests"]
+    assert 2 <= made[NONE] <= stats["background_calls"]  # those made while the run was read
+    per_request = side.joined[side.joined["made_by"] == INSIDE].groupby("request_id").size()
+    assert (per_request == 3).all() and set(per_request.index) == set(answered["request_id"])
+    report = (run_dir / schema.REPORT_MD).read_text()
+    assert f"| {INSIDE} | {made[INSIDE]} |" in report and f"| {NONE} | {made[NONE]} |" in report
+
+
+def test_a_call_is_joined_to_the_request_open_when_it_was_answered():
+    requests = pd.DataFrame(
+        {
+            "ts": [10.0, 20.0, 10.0],
+            "latency_ms": [5000.0, 1000.0, 1000.0],
+            "agent_id": ["a", "a", "b"],
+            "request_id": ["r1", "r2", "own-1"],
+        }
+    )
+    calls = pd.DataFrame(
+        {
+            "ts": [11.0, 14.9, 16.0, 20.5, 10.5, 30.0],
+            "response_id": ["m1", "m2", "m3", "m4", "own-1", "m6"],
+            "agent_id": ["a", "a", "a", "a", None, None],
+        }
+    )
+    joined = join_calls(calls, requests)
+    assert list(joined["made_by"]) == [INSIDE, INSIDE, NONE, INSIDE, OWN, NONE]
+    assert list(joined["request_id"]) == ["r1", "r1", None, "r2", "own-1", None]

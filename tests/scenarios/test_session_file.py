@@ -1,0 +1,90 @@
+"""Session files read for replay: a good one into its sessions and steps, and every way a file is not one
+refused in one line that names the file, the line and the field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contract.schema import SESSION_FORMAT as FORMAT
+from scenarios import session_file
+from scenarios.errors import WorkloadError
+from scenarios.session_file import load_sessions
+
+HEADER = {"format": FORMAT, "upstream": "http://127.0.0.1:8000"}
+
+
+def call(session: str = "s1", step: int = 0, offset: float = 0.0, **over) -> dict:
+    line = {
+        "offset_s": offset,
+        "session": session,
+        "step": step,
+        "think_ms": None if step == 0 else 120.0,
+        "api": "chat",
+        "request": {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 9},
+        "response": {
+            "status": 200,
+            "latency_ms": 41.5,
+            "usage": {"prompt_tokens": 12, "completion_tokens": 9},
+        },
+    }
+    line.update(over)
+    return line
+
+
+def write(tmp_path, *lines: object, raw: bytes = b"") -> str:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(json.dumps(v).encode() + b"\n" for v in lines) + raw)
+    return str(path)
+
+
+def test_a_recording_reads_into_sessions_in_step_order(tmp_path):
+    path = write(tmp_path, HEADER, call("a", 0, 0.0), call("b", 0, 0.5), call("a", 1, 1.0), call("b", 1, 2.0))
+    recorded = load_sessions(path)
+    assert [s.name for s in recorded.sessions] == ["a", "b"]
+    first, second = recorded.sessions[0].steps
+    assert (first.think_s, second.think_s) == (None, 0.12)
+    assert (first.prompt_tokens, first.completion_tokens, first.latency_ms) == (12, 9, 41.5)
+    assert first.messages == [{"role": "user", "content": "hi"}] and first.line == 2
+    assert recorded.describe() == {"file": path, "upstream": HEADER["upstream"], "sessions": 2, "calls": 4}
+
+
+@pytest.mark.parametrize(
+    ("lines", "raw", "says"),
+    [
+        ([], b"", ":1: not a session file"),
+        ([{"format": "other"}], b"", ":1: not a session file"),
+        ([HEADER], b"", "records no call"),
+        ([HEADER], b'{"session": "s", "offset_s": 0', ":2: not JSON"),  # a line cut short
+        ([HEADER], b"\xff\xfe\x00binary\n", ":2: not UTF-8 text"),
+        ([HEADER, call(step=0, offset=5.0), call(step=1, offset=4.0)], b"", ":3: offset_s 4.0: before"),
+        ([HEADER, call(step=1)], b"", ":2: session 's1' step 1: expected 0"),
+        ([HEADER, call(session="")], b"", ":2: session: expected a name"),
+        ([HEADER, call(offset=-1)], b"", ":2: offset_s -1: expected seconds >= 0"),
+        ([HEADER, call(api="responses")], b"", ":2: api 'responses': replay speaks chat for now"),
+        ([HEADER, call(request={"messages": []})], b"", ":2: request.messages: expected a non-empty list"),
+        (
+            [HEADER, call(request={"messages": [{"role": "robot", "content": "x"}]})],
+            b"",
+            ":2: messages[0].role 'robot': use one of system",
+        ),
+        ([HEADER, call(step=0), call(step=1, think_ms=-3)], b"", ":3: think_ms -3: expected milliseconds"),
+    ],
+)
+def test_a_file_that_is_not_a_recording_is_refused_naming_the_line(tmp_path, lines, raw, says):
+    with pytest.raises(WorkloadError) as refused:
+        load_sessions(write(tmp_path, *lines, raw=raw))
+    assert says in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_line_past_the_cap_is_refused_without_reading_it_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(session_file, "MAX_LINE_BYTES", 1000)
+    path = write(tmp_path, HEADER, call(request={"messages": [{"role": "user", "content": "x" * 5000}]}))
+    with pytest.raises(WorkloadError, match=r":2: a line over"):
+        load_sessions(path)
+
+
+def test_a_missing_file_is_one_line(tmp_path):
+    with pytest.raises(WorkloadError, match="cannot read the session file"):
+        load_sessions(str(tmp_path / "none.jsonl"))
