@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import NoReturn
 
 import gevent
-from gevent import GreenletExit
 from locust import constant, task
 from locust.exception import StopUser
 
@@ -32,6 +31,7 @@ from agents.idle_sessions import (
 )
 from agents.run_link import run_link_of
 from agents.settings import AgentSettings
+from agents.shield import shielded
 from agents.spec import SessionSteps
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
@@ -272,18 +272,11 @@ class SerialDriver(KitAgent):
         """Open one idle session tagged with the run id: (id, ready ms, error). A session that has an id
         but did not become ready is still ours to close.
 
-        The create runs in a greenlet of its own: a kill of this agent mid-create (a second Ctrl-C stops
+        The create is shielded (agents/shield.py): a kill of this agent mid-create (a second Ctrl-C stops
         every agent at once) waits for it to land, up to the request timeout, so the session the gateway
-        made is known and on_stop closes it (killed mid-request, its id was lost and it stayed open)."""
-        creating = gevent.spawn(self.session_client().open, n)
-        try:
-            opened = creating.get()
-        except GreenletExit:
-            creating.join(self.settings.request_timeout)
-            if creating.successful():
-                self.keep_open(creating.value, n)
-            raise
-        self.keep_open(opened, n)
+        made is known and on_stop closes it."""
+        timeout = self.settings.request_timeout
+        opened = shielded(lambda: self.keep_open(self.session_client().open(n), n), timeout)
         ok = opened.error is None
         self.record(
             AgentRecord(
@@ -298,9 +291,10 @@ class SerialDriver(KitAgent):
         )
         return (opened.session_id if ok else None), opened.ready_ms, opened.error
 
-    def keep_open(self, opened: Opened, n: int) -> None:
+    def keep_open(self, opened: Opened, n: int) -> Opened:
         if opened.session_id is not None:
             self.open_sessions[opened.session_id] = n
+        return opened
 
     def close_session(self, session_id: str) -> bool:
         self.open_sessions.pop(session_id, None)
@@ -310,6 +304,9 @@ class SerialDriver(KitAgent):
         """Close every session this run opened and has not closed (--no-cleanup keeps them)."""
         if not self.settings.cleanup or self.sessions is None:
             return
+        shielded(self.close_each, self.settings.request_timeout)  # a kill mid-close still sends the rest
+
+    def close_each(self) -> None:
         for session_id in list(self.open_sessions):
             self.close_session(session_id)
 

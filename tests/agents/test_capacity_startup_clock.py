@@ -34,7 +34,9 @@ pytestmark = pytest.mark.e2e
 STARTUP_MS = 40
 AGENTS = 40
 STREAMS = 50
-BAR_MS = 5.0
+# The thread shares the interpreter lock with the 50 streams' loop (the process at ~0.93 of a core): it
+# read +4.0 to +6.7 ms here (2026-12-02, the same on the landed tree) and +7.7 to +9.9 ms in CI.
+BAR_MS = 10.0
 CAP_MS = 20.0  # half the error this test exists to catch (the issue's busy host: +40 ms over a raw client)
 SIM = f"--agent-startup-ms {STARTUP_MS} --agent-mib 0 --first-agent-mib 0 --ttft-ms 20 --itl-ms 5"
 RAW_CLIENT = """

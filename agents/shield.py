@@ -1,0 +1,32 @@
+"""Gateway work that must land even when its agent is killed: a session's create and the closes of an
+agent's sessions. A second Ctrl-C kills every agent at once, and Locust kills again those still alive
+after its stop-timeout; killed mid-request, the create's id was lost (the session stayed open) and the
+closes not yet sent were never sent. Run in a greenlet of its own, the work lands, up to a deadline."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import gevent
+from gevent import GreenletExit
+
+T = TypeVar("T")
+
+
+def shielded(work: Callable[[], T], timeout: float) -> T:
+    """`work()` in a greenlet of its own; a kill of the caller waits for it, up to `timeout` seconds
+    from the first kill (however many come), then is raised. Its value otherwise; its error raised."""
+    worker = gevent.spawn(work)
+    kill: GreenletExit | None = None
+    deadline = float("inf")
+    while not worker.ready() and time.monotonic() < deadline:
+        try:
+            worker.join(None if kill is None else max(0.0, deadline - time.monotonic()))
+        except GreenletExit as exc:
+            kill = kill or exc
+            deadline = min(deadline, time.monotonic() + timeout)
+    if kill is not None:
+        raise kill
+    return worker.get()
