@@ -18,7 +18,7 @@ import itertools
 import random
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -26,6 +26,7 @@ from gevent import GreenletExit
 from gevent.pool import Group
 
 from agents.mcp_tools import McpTools, mcp_tools_of
+from agents.request_body import History
 from agents.tool_checks import BadCall, check_calls
 from agents.tool_deltas import ToolCall
 from agents.workload import AgentWorkload, Draw
@@ -59,10 +60,12 @@ class LoopStep:
 
 @dataclass(frozen=True)
 class LoopApi:
-    """How one API spells the offer (tools, tool_choice...) and a step's calls and results."""
+    """How one API spells the offer (tools, tool_choice...), a task's first messages, and a step's calls
+    and results."""
 
     offer: Callable[[ToolsSection], dict[str, Any]]
     step_items: Callable[[list[ToolCall], list[str]], list[dict]]
+    first_items: Callable[[Iterable[dict]], list[dict]]
 
 
 class LoopingAgent(Protocol):
@@ -136,8 +139,14 @@ def responses_step_items(calls: list[ToolCall], results: list[str]) -> list[dict
     return made + outputs
 
 
-CHAT = LoopApi(chat_offer, chat_step_items)
-RESPONSES = LoopApi(responses_offer, responses_step_items)
+def input_items(messages: Iterable[dict]) -> list[dict]:
+    """Chat-style messages as Responses input items: `type: message` spelt out (OpenAI infers it; OpenClaw
+    refuses an item without it); function-call items as they are."""
+    return [m if "type" in m else {"type": "message", **m} for m in messages]
+
+
+CHAT = LoopApi(chat_offer, chat_step_items, list)
+RESPONSES = LoopApi(responses_offer, responses_step_items, input_items)
 
 
 def _choice(choice: str, nested: bool) -> str | dict:
@@ -176,7 +185,7 @@ class LoopRunner:
         """Model calls and tool runs until an answer, an error or max_steps; the task's row recorded."""
         task_id = f"{agent.run_id}-{agent.agent_id}-t{next(self.tasks)}"
         plan = TaskPlan(task_id, self.loop.max_steps, subagents=self.loop.subagents)
-        return self.run(agent, draw, api, plan, list(draw.messages))
+        return self.run(agent, draw, api, plan, History(api.first_items(draw.messages)))
 
     def run(
         self, agent: LoopingAgent, draw: Draw, api: LoopApi, plan: TaskPlan, history: list[dict]
@@ -251,7 +260,9 @@ class LoopRunner:
         waiting for the last; each runnable call's result is then a drawn tool result (their report).
         Everything a child draws is drawn here first, in order, so one seed spawns the same children."""
         assert plan.subagents is not None
-        children = [self.child(agent, draw, plan, history, k) for k in range(1, plan.subagents.count + 1)]
+        children = [
+            self.child(agent, draw, api, plan, history, k) for k in range(1, plan.subagents.count + 1)
+        ]
         started = time.perf_counter()
         group = Group()
         try:
@@ -264,8 +275,8 @@ class LoopRunner:
         return [self.result() for _ in range(results)]
 
     def child(
-        self, agent: LoopingAgent, draw: Draw, plan: TaskPlan, history: list[dict], k: int
-    ) -> tuple[LoopRunner, Draw, TaskPlan, list[dict]]:
+        self, agent: LoopingAgent, draw: Draw, api: LoopApi, plan: TaskPlan, history: list[dict], k: int
+    ) -> tuple[LoopRunner, Draw, TaskPlan, History]:
         """Sub-agent k: its runner (a tool stream of its own), its draw, its plan and where it starts. A
         spawned one starts from the workload's next prompt (a fixed prompt carries the child's name, so
         each is a conversation of its own); a forked one from the history the parent sent this step, its
@@ -275,10 +286,11 @@ class LoopRunner:
         brief = f"[sub-agent {k} of {plan.subagents.count} of task {plan.task_id}]"
         if plan.subagents.forks:
             child_draw = dataclasses.replace(draw, asked_in=None, sized=False)
-            start = [*history, {"role": "user", "content": f"{brief} Take part {k} of the plan."}]
+            part = {"role": "user", "content": f"{brief} Take part {k} of the plan."}
+            start = History([*history, *api.first_items([part])])  # the parent's encoded messages shared
         else:
             child_draw = agent.workload.next_request(f"{agent.tagged_prompt()} {brief}")
-            start = list(child_draw.messages)
+            start = History(api.first_items(child_draw.messages))
         runner = LoopRunner(self.loop, random.Random(self.rng.random()), self.calibration)
         return runner, child_draw, child_plan, start
 

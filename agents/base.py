@@ -24,6 +24,7 @@ from locust.exception import StopUser
 from agents import recorder
 from agents.pacing import Ticket, pacing_of, spaces_work
 from agents.reading import BoundedBody, DeadlineExceeded, ReadBounds, TooLarge, deadline, error_preview
+from agents.request_body import encode_body
 from agents.run_link import run_link_of
 from agents.settings import agent_settings_of
 from agents.target_origin import client_options
@@ -102,7 +103,11 @@ class KitAgent(User):
         self, method: str, path: str, client: httpx.Client | None = None, **kwargs
     ) -> Iterator[httpx.Response]:
         """One HTTP request under the whole-request deadline (--request-timeout, connect to last byte):
-        the caller reads the body inside, through `self.body(response)` (bounded) or `http_record`."""
+        the caller reads the body inside, through `self.body(response)` (bounded) or `http_record`. A
+        `json=` body is encoded here, a loop's history from its parts (agents/request_body.py)."""
+        if "json" in kwargs:
+            kwargs["content"] = encode_body(kwargs.pop("json"))
+            kwargs["headers"] = {"Content-Type": "application/json", **(kwargs.get("headers") or {})}
         with (
             deadline(self.bounds.deadline_s),
             (client or self.client).stream(method, path, **kwargs) as response,

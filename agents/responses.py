@@ -12,7 +12,15 @@ import time
 
 from locust import between, tag, task
 
-from agents.agent_loop import RESPONSES, LoopStep, check_step, first_token, loop_runner_of, step_fields
+from agents.agent_loop import (
+    RESPONSES,
+    LoopStep,
+    check_step,
+    first_token,
+    input_items,
+    loop_runner_of,
+    step_fields,
+)
 from agents.base import KitAgent, failed_record, http_record, one_line, paced, thinking
 from agents.gateway_events import gateway_tool_runs, response_item_runs
 from agents.mcp_tools import close_mcp_tools
@@ -113,7 +121,7 @@ class ResponsesAgent(KitAgent):
         """One user message goes as the `input` text (as it always did); more, or a loop's history, as
         input items (`store: false`: each step sends the whole history, none is kept by the gateway)."""
         single = history is None and len(draw.messages) == 1 and draw.messages[0].get("role") == "user"
-        items = input_items(draw.messages if history is None else history)
+        items = input_items(draw.messages) if history is None else as_items(history)
         body = {
             "model": self.settings.model,
             "input": draw.messages[0]["content"] if single else items,
@@ -125,12 +133,6 @@ class ResponsesAgent(KitAgent):
         if step is not None and step.tools is not None:
             body.update(RESPONSES.offer(step.tools))
         return body
-
-
-def input_items(messages) -> list[dict]:
-    """Chat-style messages as Responses input items: `type: message` spelt out (OpenAI infers it; OpenClaw
-    refuses an item without it); function-call items as they are."""
-    return [m if "type" in m else {"type": "message", **m} for m in messages]
 
 
 def read_body(body: dict, headers, record: RequestRecord) -> list[ToolCall]:
@@ -195,3 +197,9 @@ def read_stream(body: BoundedBody, headers, record: RequestRecord, timing: Strea
 def answered(call_id: str, ran: list[str]) -> bool:
     """Whether the gateway ran this call itself (its output carries the call's id)."""
     return bool(call_id) and call_id in ran
+
+
+def as_items(history: list[dict]) -> list[dict]:
+    """A loop's history, typed at its start (`RESPONSES.first_items`), goes as it is: its encoded parts
+    are reused (agents/request_body.py); any other list is typed here."""
+    return history if all("type" in m for m in history) else input_items(history)
