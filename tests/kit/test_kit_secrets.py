@@ -162,11 +162,17 @@ def _web_ui(tmp_path, env: dict[str, str]):
 
 
 def _listening(pid: int, port: int) -> set[str]:
+    """The addresses the web UI's process (or one of its children) listens on at `port`; a child that
+    ends while it is read (the kit's short-lived helpers) listens on nothing."""
     found = set()
     for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
-        found |= {
-            c.laddr.ip for c in proc.net_connections("inet") if c.status == "LISTEN" and c.laddr.port == port
-        }
+        try:
+            connections = proc.net_connections("inet")
+        except psutil.NoSuchProcess:
+            if proc.pid == pid:
+                raise
+            continue
+        found |= {c.laddr.ip for c in connections if c.status == "LISTEN" and c.laddr.port == port}
     return found
 
 
