@@ -26,7 +26,7 @@ from gevent import GreenletExit
 from gevent.pool import Group
 
 from agents.mcp_tools import McpTools, mcp_tools_of
-from agents.request_body import History
+from agents.request_body import History, as_history
 from agents.tool_checks import BadCall, check_calls
 from agents.tool_deltas import ToolCall
 from agents.workload import AgentWorkload, Draw
@@ -287,7 +287,7 @@ class LoopRunner:
         if plan.subagents.forks:
             child_draw = dataclasses.replace(draw, asked_in=None, sized=False)
             part = {"role": "user", "content": f"{brief} Take part {k} of the plan."}
-            start = History([*history, *api.first_items([part])])  # the parent's encoded messages shared
+            start = as_history(history).extended(api.first_items([part]))
         else:
             child_draw = agent.workload.next_request(f"{agent.tagged_prompt()} {brief}")
             start = History(api.first_items(child_draw.messages))

@@ -27,6 +27,13 @@ class History(list):
         self.parts: list[bytes] = []
         self.encoded_bytes = 0
 
+    def extended(self, more: Any) -> History:
+        """A new history: these messages, then `more`; what these have encoded already is its own too
+        (a forked sub-agent's start encodes only its brief)."""
+        child = History([*self, *more])
+        child.sent, child.parts = list(self.sent), list(self.parts)
+        return child
+
     def json_bytes(self) -> bytes:
         kept = 0
         for sent, now in zip(self.sent, self, strict=False):
@@ -40,6 +47,11 @@ class History(list):
             self.sent.append(message)
             self.parts.append(part)
         return b"[" + b",".join(self.parts) + b"]"
+
+
+def as_history(messages: list[dict]) -> History:
+    """`messages` if a History already (its encoded parts with it), else a new one of them."""
+    return messages if isinstance(messages, History) else History(messages)
 
 
 def encode_body(body: Any) -> bytes:

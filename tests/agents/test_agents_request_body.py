@@ -90,3 +90,12 @@ def test_an_8_step_task_through_the_simulator_encodes_its_80_kb_prompt_once(simu
     assert history.encoded_bytes == once  # each message once: encoding each step's whole body is ~8x
     tokens_in = [int(r["tokens_in"]) for r in rows(run_dir, "requests.csv")]
     assert len(tokens_in) == STEPS and tokens_in == sorted(tokens_in)  # the server saw the grown history
+
+
+def test_a_fork_encodes_only_its_brief_and_the_parent_is_untouched():
+    parent = History([{"role": "system", "content": PROMPT}, {"role": "user", "content": "go"}])
+    encode_body({"messages": parent})
+    brief = {"role": "user", "content": "[sub-agent 1 of 2] Take part 1 of the plan."}
+    child = parent.extended([brief])
+    assert encode_body({"messages": child}) == httpx_bytes({"messages": list(child)})
+    assert child.encoded_bytes == len(dumps(brief)) and list(parent) == list(child)[:2] and len(parent) == 2
