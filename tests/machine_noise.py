@@ -132,12 +132,12 @@ def retake(measure: Callable[[], Take], attempts: int = 3) -> list[Take]:
     return takes
 
 
-def judge(takes: list[Take]) -> None:
-    """Pass when the last measurement passed; skip, with the noise measured, when every miss had a bar
-    over its cap (the machine too busy to tell the kit's error from its own noise); else fail, listing
-    every reading."""
+def judge(takes: list[Take]) -> Take:
+    """The last measurement when it passed (the caller asserts on it); skip, with the noise measured,
+    when every miss had a bar over its cap (the machine too busy to tell the kit's error from its own
+    noise); else fail, listing every reading."""
     if all(r.passed for r in takes[-1]):
-        return
+        return takes[-1]
     listing = " | ".join("; ".join(str(r) for r in take) for take in takes)
     if not any(r.judged for take in takes for r in take if not r.passed):
         pytest.skip(f"machine too busy to judge this timing (noise-widened bar over its cap): {listing}")

@@ -39,7 +39,9 @@ def simulator():
         stop_target(target)
 
 
-def drive(agent_class, target, run_dir: Path, timeout_s: float = 90.0, **options) -> pd.DataFrame:
+def drive(
+    agent_class, target, run_dir: Path, timeout_s: float = 90.0, gateway: str = "simulator", **options
+) -> pd.DataFrame:
     """Run one driver user in a real Locust LocalRunner until it stops the run; capacity.csv as a frame."""
     profile = read_options(Namespace(**options))
     env = Environment(user_classes=[agent_class], host=target.url)
@@ -47,6 +49,7 @@ def drive(agent_class, target, run_dir: Path, timeout_s: float = 90.0, **options
         run_id="test-run",
         run_dir=run_dir,
         target_pid=(target.pid,),
+        gateway=gateway,
         capacity=profile.capacity,
         churn=profile.churn,
     )

@@ -4,21 +4,16 @@ own count; kit.cleanup closes what a run left open."""
 
 from __future__ import annotations
 
-from argparse import Namespace
-from pathlib import Path
-
 import httpx
 import pandas as pd
 import pytest
-from locust.env import Environment
 
 from agents.capacity import CapacityAgent, ChurnAgent
-from agents.settings import AgentSettings, set_agent_settings
 from analysis import capacity as cap
 from contract import schema
 from kit import cleanup
 from lifecycle.target import free_port, simulator_command, start_target, stop_target
-from scenarios.options import read_options
+from tests.agents.test_capacity_driver import drive
 
 pytestmark = pytest.mark.e2e
 
@@ -34,34 +29,14 @@ def mcp_simulator():
     stop_target(target)
 
 
-def drive(agent_class, target, run_dir: Path, **options) -> pd.DataFrame:
-    """One driver user in a real Locust LocalRunner until it stops the run; capacity.csv as a frame."""
-    profile = read_options(Namespace(**options))
-    env = Environment(user_classes=[agent_class], host=target.url)
-    settings = AgentSettings(
-        run_id="mcp-run",
-        run_dir=run_dir,
-        target_pid=(target.pid,),
-        gateway="mcp",
-        capacity=profile.capacity,
-        churn=profile.churn,
-    )
-    set_agent_settings(env, settings)
-    runner = env.create_local_runner()
-    try:
-        runner.start(1, spawn_rate=1)
-        runner.greenlet.join(timeout=120)
-    finally:
-        runner.quit()
-    return pd.read_csv(run_dir / schema.CAPACITY_CSV)
-
-
 def sessions(target) -> dict:
     return httpx.get(f"{target.url}/v1/sim/mcp").json()["sessions"]
 
 
 def test_capacity_on_mcp_sessions_reads_back_the_session_mib_within_5pct(mcp_simulator, tmp_path):
-    frame = drive(CapacityAgent, mcp_simulator, tmp_path, memory_budget="300MiB", max_agents="60")
+    frame = drive(
+        CapacityAgent, mcp_simulator, tmp_path, gateway="mcp", memory_budget="300MiB", max_agents="60"
+    )
     result = cap.capacity_result(frame)
     assert result.failures == 0 and result.agents_ready >= 40
     assert result.marginal_mib == pytest.approx(SESSION_MIB, rel=0.05), result.marginal_mib
@@ -99,6 +74,6 @@ def test_kit_cleanup_closes_the_mcp_sessions_a_run_left_open(mcp_simulator, tmp_
 
 
 def test_churn_on_mcp_sessions_closes_every_session_it_opened(mcp_simulator, tmp_path):
-    drive(ChurnAgent, mcp_simulator, tmp_path, churn_cycles="3", churn_batch="4")
+    drive(ChurnAgent, mcp_simulator, tmp_path, gateway="mcp", churn_cycles="3", churn_batch="4")
     counts = sessions(mcp_simulator)
     assert counts["open"] == 0 and counts["opened"] == counts["closed"] >= 12
