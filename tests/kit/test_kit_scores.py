@@ -181,7 +181,9 @@ def test_a_sweep_whose_verdict_says_no_rate_broke_exits_0_despite_its_errors(tmp
     """1 % of the simulator's answers fail (errors <= 5 % at every rate: nothing broke): the sweep's
     errors are what its verdict judges, so the run exits 0 (it exited 1, Locust's any-error rule)."""
     run_dir = tmp_path / "run"
-    sim = "--ttft-ms 20 --itl-ms 2 --error-rate 0.01 --seed 3"
+    # 150 ms streams: 16 agents top out near 100/s, a rate a loaded host delivers (at 30 ms streams the
+    # sweep's top rate, 170/s, once went undelivered on a loaded host: exit 7)
+    sim = "--ttft-ms 100 --itl-ms 10 --output-tokens 5 --error-rate 0.01 --seed 3"
     sweep = ("--load-profile", "sweep", "--sweep-rates", "2", "--hold", "4s", "--max-agents", "16")
     done = run_locust(run_dir, "ChatAgent", *sweep, "--sim-args", sim)
     assert done.returncode == 0, done.stderr[-2000:]
