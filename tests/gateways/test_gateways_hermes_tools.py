@@ -151,6 +151,7 @@ def test_the_model_side_of_a_hermes_run_joins_each_turns_4_model_calls_to_it(
     assert len(answered) >= 2 and (answered == STEPS + 1).all(), answered
 
 
+@pytest.mark.timing  # Hermes relays each token in Python: beside other tests it read 24.5 ms once
 def test_tpot_through_hermes_reads_the_models_itl_not_the_loops_summed_usage(
     simulator, tmp_path, monkeypatch
 ):
@@ -168,6 +169,7 @@ def test_tpot_through_hermes_reads_the_models_itl_not_the_loops_summed_usage(
     for row in requests:
         tpot = derived_value(TPOT_MS, row)
         assert int(row["tokens_out"]) > int(row["content_tokens"]) > 1, row  # usage counts more than arrived
+        # 10 % (2 ms): fixed, the bug it catches read 3.7 ms, 5x off
         assert tpot is not None and abs(tpot - 20.0) <= 2.0, (tpot, row)
 
 
