@@ -11,7 +11,6 @@ takes the report's memory and CPU off the load generator.
 from __future__ import annotations
 
 import csv
-import os
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 from agents.calibration import calibration_of
 from agents.recorder import Recorder
 from contract import exit_codes, schema
+from contract.child_env import kit_module_command, kit_module_env
 from kit.cleanup import still_open
 from kit.delivery import AnsweredRows, shortfall
 from kit.end_checks import end_checks
@@ -38,8 +38,6 @@ from kit.settings import options_of
 from kit.stopping import Stopping
 from kit.watchers import Watchers
 from scenarios.evaluator import exit_code as exit_code_of
-
-KIT_ROOT = Path(__file__).resolve().parents[1]  # where `analysis` is importable from
 
 
 class EndingRun(Protocol):
@@ -188,16 +186,12 @@ def start_report(run_dir: Path) -> gevent.Greenlet:
 
 
 def _report_child(run_dir: Path) -> ReportOutcome:
-    # -P: the user's working directory must not shadow the kit's own `analysis` package
-    env = os.environ | {
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(KIT_ROOT), os.environ.get("PYTHONPATH")]))
-    }
     try:
         child = subprocess.run(
-            [sys.executable, "-P", "-m", "analysis", str(run_dir)],
+            kit_module_command("analysis", str(run_dir)),
             capture_output=True,
             text=True,
-            env=env,
+            env=kit_module_env(),
             check=False,
         )
     except OSError as exc:  # no process could be started (out of memory, no such interpreter)

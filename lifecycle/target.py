@@ -12,7 +12,6 @@ import shlex
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 import httpx
 
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
+from contract.child_env import kit_module_command
 from contract.errors import InputError
 
 _PR_SET_PDEATHSIG = 1
@@ -52,7 +52,7 @@ def free_port() -> int:
 
 
 def simulator_command(port: int, sim_args: str = "") -> list[str]:
-    return [sys.executable, "-m", "simgateway", "--port", str(port), *shlex.split(sim_args or "")]
+    return kit_module_command("simgateway", "--port", str(port), *shlex.split(sim_args or ""))
 
 
 def target_command(template: str, port: int) -> list[str]:

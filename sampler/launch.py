@@ -8,9 +8,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 
-from contract.child_env import kit_module_env
+from contract.child_env import kit_module_command, kit_module_env
 from sampler.options import SamplerOptions, validate
 
 
@@ -21,7 +20,7 @@ def start_sampler(opts: SamplerOptions, stderr: int | None = None) -> subprocess
         opts = SamplerOptions(**{**vars(opts), "loadgen_pid": os.getpid()})
     validate(opts)
     return subprocess.Popen(
-        [sys.executable, "-m", "sampler", *opts.to_argv()],
+        kit_module_command("sampler", *opts.to_argv()),
         env=kit_module_env(),
         stderr=stderr,
         start_new_session=True,

@@ -14,20 +14,17 @@ import json
 import mmap
 import os
 import random
-import sys
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from aiohttp import web
 
+from contract.child_env import kit_module_command, kit_module_env
 from simgateway import memory
 from simgateway.knobs import Knobs
 from simgateway.lifeline import kill_and_reap
 from simgateway.llm import DEFAULT_MODEL, read_json
 from simgateway.usage import TaskUsage
-
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
 @dataclass
@@ -104,7 +101,7 @@ class Board:
                 *self._worker_argv(task, fail),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                env={**os.environ, "PYTHONPATH": _PACKAGE_ROOT},
+                env=kit_module_env(),
             )
             self.procs[task.id] = proc
             task.worker_pid = proc.pid
@@ -121,9 +118,7 @@ class Board:
     def _worker_argv(self, task: Task, fail: bool) -> list[str]:
         k = self.knobs
         assert task.started_at is not None  # set when the task was dispatched
-        argv = [
-            sys.executable,
-            "-m",
+        argv = kit_module_command(
             "simgateway.task_worker",
             "--url",
             self.url,
@@ -141,7 +136,7 @@ class Board:
             repr(task.started_at + k.task_seconds),
             "--model",
             task.model,
-        ]
+        )
         argv += ["--max-tokens", str(task.max_tokens)] if task.max_tokens is not None else []
         return argv + (["--fail"] if fail else []) + (["--detach"] if k.detach_workers else [])
 

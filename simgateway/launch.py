@@ -11,13 +11,12 @@ import os
 import selectors
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from contract.child_env import kit_module_env
+from contract.child_env import kit_module_command, kit_module_env
 from simgateway.app import READY_PREFIX
 
 
@@ -54,7 +53,7 @@ class RunningGateway:
 
 def start(knob_args: list[str], timeout: float = 15.0, port: int = 0) -> RunningGateway:
     """Run `python -m simgateway --port PORT *knob_args` in a new session and wait until it listens."""
-    cmd = [sys.executable, "-m", "simgateway", "--port", str(port), *knob_args]
+    cmd = kit_module_command("simgateway", "--port", str(port), *knob_args)
     env = kit_module_env()
     with tempfile.TemporaryFile("w+") as stderr:  # a file, not a pipe: a chatty gateway never blocks
         proc = subprocess.Popen(
