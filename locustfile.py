@@ -6,6 +6,8 @@ forwards Locust's events to kit.runtime. With no --host it starts the simulated 
     locust -f locustfile.py --headless --load-profile stress    # a k6-style profile
 """
 
+import functools
+
 from locust import LoadTestShape, events
 
 # Every agent class, so any can be named on the command line (`locust -f locustfile.py TaskAgent`);
@@ -35,6 +37,8 @@ def _add_options(parser):
 @events.init.add_listener
 def _on_init(environment, **_kwargs):
     runs.setup(environment)
+    # Locust's quit event names no environment: its listener is bound to this one
+    environment.events.quit.add_listener(functools.partial(_on_quit, environment))
 
 
 @events.test_start.add_listener
@@ -57,9 +61,8 @@ def _on_quitting(environment, **_kwargs):
         run.on_quitting()
 
 
-@events.quit.add_listener
-def _on_quit(exit_code, **_kwargs):
-    for run in runtime.all_runs():
+def _on_quit(environment, exit_code, **_kwargs):
+    if run := runtime.run_of(environment):
         run.on_quit(exit_code)
 
 

@@ -17,7 +17,6 @@ import functools
 import itertools
 import random
 import time
-import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -368,16 +367,13 @@ def timed_tools(tally: Tally, run: Callable[..., list[str]], *args: Any) -> list
         tally.tool_ms += (time.perf_counter() - started) * 1000.0
 
 
-_RUNNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def loop_runner_of(agent: Any, loop: ToolLoop) -> LoopRunner:
     """The agent's runner (made on its first task)."""
-    runner = _RUNNERS.get(agent)
+    runner = agent.loop_runner
     if runner is None or runner.loop is not loop:
         workload = agent.workload
         rng = random.Random(f"{agent.settings.workload.seed}/{workload.stream}/tools")
-        runner = _RUNNERS[agent] = LoopRunner(loop, rng, workload.calibration)
+        runner = agent.loop_runner = LoopRunner(loop, rng, workload.calibration)
     return runner
 
 

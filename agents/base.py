@@ -22,11 +22,10 @@ from locust import User
 from locust.exception import StopUser
 
 from agents import recorder
-from agents.pacing import Ticket, pacing_of, spaces_work
+from agents.pacing import Ticket
 from agents.reading import BoundedBody, DeadlineExceeded, ReadBounds, TooLarge, deadline, error_preview
 from agents.request_body import encode_body
-from agents.run_link import run_link_of
-from agents.settings import agent_settings_of
+from agents.run_context import context_of
 from agents.target_origin import client_options
 from agents.workload import AgentWorkload, Draw, agent_workload
 from contract import (
@@ -64,7 +63,9 @@ class KitAgent(User):
         self.round: int | None = None  # the rounds profile's round the current work belongs to
         self.arrival: int | None = None  # the open model's arrival the current work serves (its index)
         self.arrival_due_ts: float | None = None  # when it was due, until its first request is reported
-        self.settings = agent_settings_of(environment)  # converted once by the run (kit/settings.py)
+        self.settings = context_of(environment).settings  # converted once by the run (kit/settings.py)
+        self.loop_runner: Any = None  # its agent loop's runner (agents/agent_loop.py), made on its first task
+        self.mcp_tools: Any = None  # its loop's MCP session (agents/mcp_tools.py), opened on first use
         self.bounds = read_bounds(self.settings)
 
     def on_start(self) -> None:
@@ -84,7 +85,7 @@ class KitAgent(User):
 
     def follow_pacing(self) -> None:
         """Paced (the open model, rounds): the schedule spaces the work, not the wait time."""
-        if spaces_work(self.environment):
+        if context_of(self.environment).spaces_work():
             self.wait_time = lambda: 0  # type: ignore[method-assign]
 
     def on_stop(self) -> None:
@@ -261,13 +262,13 @@ class KitAgent(User):
 
     def target_dead(self) -> bool:
         """The run has found the target dead or frozen: nothing more is sent (and no row written)."""
-        link = run_link_of(self.environment)
+        link = context_of(self.environment).link
         return link is not None and link.target_dead()
 
     def take_ticket(self) -> Ticket | None:
         """Under an open model or rounds, wait for this agent's next permitted start (None: no work
         now, come back later). Closed-model runs always get a ticket at once."""
-        pacing = pacing_of(self.environment)
+        pacing = context_of(self.environment).pacing
         if pacing is None:
             return Ticket()
         ticket = pacing.take(time.time())
@@ -279,7 +280,7 @@ class KitAgent(User):
         return ticket
 
     def finish_ticket(self, ticket: Ticket) -> None:
-        pacing = pacing_of(self.environment)
+        pacing = context_of(self.environment).pacing
         if pacing is not None:
             pacing.finished(ticket, time.time())
 

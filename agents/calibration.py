@@ -9,15 +9,14 @@ mix of sizes it lets the short prompts come out a quarter too large. Until the s
 tell the two apart (a fixed size never does, and needs none: one ratio is exact at one size), the pooled
 ratio alone is used.
 
-One per load generator, fed by its agents. It sends nothing and keeps no clock.
+One per run in each load generator (agents/run_context.py), fed by its agents. It sends nothing and
+keeps no clock.
 """
 
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
-from typing import Any
 
 from scenarios.synthetic_text import CHARS_PER_WORD
 
@@ -26,7 +25,6 @@ MAX_OVERHEAD = 64  # tokens a request may add of its own (template, tag); beyond
 GRID = 1.005  # ratios kept on a 0.5 % grid around the default: runs against one gateway cut alike
 SPREAD = 1.5  # the longest prompt seen this many times the shortest: the overhead can be told apart
 MIN_FIT = 3  # responses before an overhead is fitted
-_CALIBRATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -115,11 +113,3 @@ class Calibration:
 
 def _on_grid(ratio: float) -> float:
     return CHARS_PER_WORD * GRID ** round(math.log(ratio / CHARS_PER_WORD, GRID))
-
-
-def calibration_of(environment: Any) -> Calibration:
-    """The load generator's calibration (one per Locust environment)."""
-    found = _CALIBRATIONS.get(environment)
-    if found is None:
-        found = _CALIBRATIONS[environment] = Calibration()
-    return found

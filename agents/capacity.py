@@ -29,7 +29,7 @@ from agents.idle_sessions import (
     close_and_record,
     session_http_client,
 )
-from agents.run_link import run_link_of
+from agents.run_context import context_of
 from agents.settings import AgentSettings
 from agents.shield import shielded
 from agents.spec import SessionSteps
@@ -211,7 +211,7 @@ class SerialDriver(KitAgent):
     def make_probe(self) -> MemoryProbe | RemoteMemoryProbe:
         if self.settings.sampler_url:  # the target is on another host: its sampler service reads each step
             return remote_probe(list(self.settings.sampler_url), self.settings.sampler_token_env)
-        link = run_link_of(self.environment)
+        link = context_of(self.environment).link
         own = [link.target_pid] if link is not None and link.target_pid else []
         launched = None
         if isinstance(self.sessions, AcpSessionClient):
@@ -313,7 +313,7 @@ class SerialDriver(KitAgent):
     def check_stopping(self, n: int) -> None:
         """Between steps: a run stopped from outside (a signal, the UI's STOP, a dead target) creates
         nothing more, records why, closes its own."""
-        link = run_link_of(self.environment)
+        link = context_of(self.environment).link
         if self.stopping or (link is not None and link.stopping()):
             self.finish(STOP_INTERRUPTED, f"stopped from outside after {n} session(s)", None, request=False)
 
@@ -335,7 +335,7 @@ class SerialDriver(KitAgent):
 
     def stop_run(self, message: str, exit_code: int | None) -> None:
         """End the whole run now: through the kit when it is wired, else Locust's runner directly."""
-        link = run_link_of(self.environment)
+        link = context_of(self.environment).link
         if link is not None:
             link.request_stop(message, exit_code)
         elif self.environment.runner is not None:

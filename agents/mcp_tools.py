@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import weakref
 from typing import Any
 
 import gevent
@@ -20,8 +19,6 @@ from agents.mcp import close_session, new_session, open_session, replace_session
 from agents.mcp_wire import McpSession
 from agents.tool_deltas import ToolCall
 from scenarios.tool_loop import ToolsSection
-
-_SESSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def chat_schema(tool: dict) -> dict:
@@ -88,15 +85,14 @@ class McpTools:
 
 def mcp_tools_of(agent: Any, section: ToolsSection) -> McpTools:
     """The agent's MCP tools (the session opened on first use)."""
-    found = _SESSIONS.get(agent)
-    if found is None:
-        found = _SESSIONS[agent] = McpTools(agent, section)
-    return found
+    if agent.mcp_tools is None:
+        agent.mcp_tools = McpTools(agent, section)
+    return agent.mcp_tools
 
 
 def close_mcp_tools(agent: Any) -> None:
     """At the agent's stop: its loop's MCP session closed (when it has one; a stdio server's process
     ends whatever --cleanup says)."""
-    found = _SESSIONS.pop(agent, None)
+    found, agent.mcp_tools = agent.mcp_tools, None
     if found is not None:
         found.close(agent, agent.settings.cleanup)

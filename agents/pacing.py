@@ -12,7 +12,6 @@ run never asks a pacing's type.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -21,8 +20,6 @@ from contract import schema
 from scenarios.arrivals import Arrival, Pacer
 from scenarios.rounds import RoundsPlan
 from scenarios.sweep import CLOSED_PASSES, SweepPlan
-
-_PACING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -168,23 +165,6 @@ class RoundsPacing(Pacing):
     def record_end(self, meta: dict, now: float) -> None:
         self.plan.stop(now)
         meta["profile"]["rounds"] = self.plan.boundaries()
-
-
-def set_pacing(environment, pacing: Pacing | None) -> None:
-    if pacing is None:
-        _PACING.pop(environment, None)
-    else:
-        _PACING[environment] = pacing
-
-
-def pacing_of(environment) -> Pacing | None:
-    return _PACING.get(environment)
-
-
-def spaces_work(environment) -> bool:
-    """Whether the work of this environment's agents is spaced by a pacing, not their own wait time."""
-    pacing = pacing_of(environment)
-    return pacing is not None and pacing.spaces_work
 
 
 def pacing_for(schedule: Pacer | RoundsPlan | SweepPlan | None) -> Pacing:

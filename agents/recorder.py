@@ -8,7 +8,6 @@ CSV files; on a worker they are buffered and shipped in `report_to_master`, and 
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from locust.env import Environment
 from locust.event import EventHook
 from locust.runners import WorkerRunner
 
+from agents.run_context import context_of
 from contract import schema
 from contract.csv_append import CsvAppender, RunFileError
 from contract.records import AgentRecord, RequestRecord, TaskRecord, as_row
@@ -27,7 +27,6 @@ _ROW_FILES = {
     TaskRecord: schema.TASKS_CSV,
     AgentRecord: schema.AGENTS_CSV,
 }
-_RECORDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class Recorder:
@@ -48,7 +47,7 @@ class Recorder:
         self._flusher = None
         self.listeners: list = []  # callables (file_name, row) told of every row written here
         self.on_write_error = on_write_error
-        _RECORDERS[environment] = self
+        context_of(environment).recorder = self  # the run's rows go here
         events = environment.events
         self._hooks: list[tuple[EventHook, Callable[..., None]]] = [(events.request, self._on_request)]
         if isinstance(environment.runner, WorkerRunner) or run_dir is None:
@@ -138,12 +137,8 @@ class Recorder:
             self.flush()
 
 
-def recorder_of(environment: Environment) -> Recorder | None:
-    return _RECORDERS.get(environment)
-
-
 def record(environment: Environment, record: RequestRecord | TaskRecord | AgentRecord) -> None:
     """Lifecycle rows from agents; a no-op when the kit is not wired (agents used on their own)."""
-    recorder = recorder_of(environment)
+    recorder = context_of(environment).recorder
     if recorder is not None:
         recorder.record(record)

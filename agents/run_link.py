@@ -1,16 +1,13 @@
 """What a driver agent may know of the run it belongs to, handed in by the run (kit/) at start.
 
-The run sets a RunLink on the Locust environment; agents read it here and never import the run itself
-(an agent importing the orchestrator would point an arrow up the layers).
+The run puts a RunLink in its context (agents/run_context.py); agents read it there and never import the
+run itself (an agent importing the orchestrator would point an arrow up the layers).
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-
-_LINKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -23,14 +20,3 @@ class RunLink:
     request_stop: Callable[[str, int | None], None]  # (reason, exit code or None for Locust's own)
     stopping: Callable[[], bool] = lambda: False
     target_dead: Callable[[], bool] = lambda: False  # the run found the target dead or frozen
-
-
-def set_run_link(environment, link: RunLink | None) -> None:
-    if link is None:
-        _LINKS.pop(environment, None)
-    else:
-        _LINKS[environment] = link
-
-
-def run_link_of(environment) -> RunLink | None:
-    return _LINKS.get(environment)

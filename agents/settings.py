@@ -1,12 +1,11 @@
 """What every agent reads of the run's options, typed, frozen, with one default each.
 
-The orchestrator (kit/settings.py) converts Locust's parsed options into an AgentSettings once and sets
-it on the environment; agents read it here and never parse an option themselves.
+The orchestrator (kit/settings.py) converts Locust's parsed options into an AgentSettings once and hands
+it to the run's context (agents/run_context.py); agents read it there and never parse an option themselves.
 """
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,8 +15,6 @@ from scenarios.capacity import CapacityParams
 from scenarios.churn import ChurnParams
 from scenarios.session_file import RecordedSessions
 from scenarios.workload import WorkloadSettings
-
-_SETTINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -77,12 +74,3 @@ class AgentSettings:
 
 
 DEFAULTS = AgentSettings()
-
-
-def set_agent_settings(environment: Any, settings: AgentSettings) -> None:
-    _SETTINGS[environment] = settings
-
-
-def agent_settings_of(environment: Any) -> AgentSettings:
-    """The run's settings; the defaults for an environment the kit did not set up (a bare test)."""
-    return _SETTINGS.get(environment, DEFAULTS)

@@ -12,7 +12,6 @@ import functools
 import re
 import time
 import tomllib
-import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -22,7 +21,7 @@ from locust import constant, task
 from locust.exception import StopUser
 
 from agents.base import KitAgent, paced, thinking
-from agents.run_link import run_link_of
+from agents.run_context import context_of
 from agents.target_origin import header_problem
 from contract import exit_codes
 from contract.errors import InputError
@@ -50,7 +49,6 @@ TIME_FIELDS = (TASK.submitted_ts, TASK.started_ts, TASK.finished_ts)
 _PLACEHOLDER = re.compile(r"\{(run_id|agent_id|session|prompt|model|id|n|uuid|assistant_id|a2a_path)\}")
 CAPACITY_KEYS = ("create", "then", "ready", "prompt", "close", "error")
 SHOWN_KEYS, KEY_CHARS = 12, 40  # a reply's top-level keys named when an id path finds nothing
-_ID_FOUND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # environment -> the spec matched
 
 
 class SpecError(InputError):
@@ -321,7 +319,7 @@ class SpecAgent(KitAgent):
     def run_task(self, round_no: int | None) -> TaskRecord | None:
         if self.spec.create is None:  # a capacity-only spec: refused at on_start
             return None
-        if _ID_FOUND.get(self.environment) is False:  # the spec did not match: create nothing more
+        if context_of(self.environment).spec_matched is False:  # the spec did not match: create nothing more
             raise StopUser("the spec's [create] id path found nothing")
         draw = self.workload.next_request(self.settings.prompt or "Do a small task.", self.arrival)
         prompt, asked = draw.text, draw.asked(sends_max_tokens=False)
@@ -333,7 +331,7 @@ class SpecAgent(KitAgent):
         if thing_id is None:
             self.id_path_missed(self.spec.create, reply)
             return None
-        _ID_FOUND[self.environment] = True
+        context_of(self.environment).spec_matched = True
         thing_id = str(thing_id)
         self.created.append(thing_id)
         row = TaskRecord(task_id=thing_id, agent_id=self.agent_id, round=round_no, submitted_ts=submitted)
@@ -353,11 +351,12 @@ class SpecAgent(KitAgent):
         """Before any reply has carried an id, one that does not means the spec does not fit the gateway:
         the run stops as bad input (exit 2) and no agent creates more; this agent closes what it made.
         After the spec has matched, a reply without an id is the gateway's fault: no task row."""
-        if _ID_FOUND.get(self.environment):
+        context = context_of(self.environment)
+        if context.spec_matched:
             return
-        _ID_FOUND[self.environment] = False
+        context.spec_matched = False
         message = id_not_found(create, reply)
-        link = run_link_of(self.environment)
+        link = context.link
         if link is not None:
             link.request_stop(message, exit_codes.BAD_INPUT)
         raise StopUser(message)

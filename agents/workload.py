@@ -14,7 +14,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.calibration import Calibration, calibration_of
+from agents.calibration import Calibration
+from agents.run_context import context_of
 from contract.schema import REQUEST
 from scenarios.ceilings import MAX_CONTEXT_TOKENS
 from scenarios.datasets import text_of
@@ -190,7 +191,7 @@ def agent_workload(environment: Any, workload: WorkloadSettings, max_tokens: int
     """The workload of agent number `agent` of this load generator (its worker index from Locust)."""
     worker = getattr(environment.runner, "worker_index", 0) if environment.runner is not None else 0
     stream = f"w{max(worker, 0)}/a{agent}"
-    return AgentWorkload(workload, max_tokens, stream, tag, calibration_of(environment))
+    return AgentWorkload(workload, max_tokens, stream, tag, context_of(environment).calibration)
 
 
 _SHARED: dict[int, tuple[WorkloadSettings, SharedText]] = {}

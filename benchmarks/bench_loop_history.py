@@ -28,7 +28,8 @@ from locust.env import Environment  # noqa: E402
 from agents import agent_loop  # noqa: E402
 from agents.openai_chat import ChatAgent  # noqa: E402
 from agents.recorder import Recorder  # noqa: E402
-from agents.settings import AgentSettings, set_agent_settings  # noqa: E402
+from agents.run_context import new_context  # noqa: E402
+from agents.settings import AgentSettings  # noqa: E402
 from lifecycle.target import free_port, simulator_command, start_target, stop_target  # noqa: E402
 from scenarios.workload import read_workload  # noqa: E402
 
@@ -54,9 +55,7 @@ def cpu_by_step(url: str, tmp: Path, prompt: str, tasks: int) -> dict[int, float
     workload = read_workload(SimpleNamespace(workload_file=str(tmp / "loop.toml")))
     run_dir = Path(tempfile.mkdtemp(dir=tmp))
     environment = Environment(user_classes=[TimedChat], host=url)
-    set_agent_settings(
-        environment, AgentSettings(run_id="bench", run_dir=run_dir, workload=workload, prompt=prompt)
-    )
+    new_context(environment, AgentSettings(run_id="bench", run_dir=run_dir, workload=workload, prompt=prompt))
     recorder = Recorder(environment, run_dir)
     user = TimedChat(environment)
     user.cpu_ms = {}

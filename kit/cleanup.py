@@ -25,7 +25,8 @@ from agents.idle_sessions import (
     session_http_client,
 )
 from agents.recorder import Recorder
-from agents.settings import AgentSettings, set_agent_settings
+from agents.run_context import new_context
+from agents.settings import AgentSettings
 from agents.target_origin import split_userinfo
 from contract import exit_codes, schema
 from contract.cli import positive_duration
@@ -95,7 +96,7 @@ def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, Rest
         request_timeout=args.request_timeout,
         gateway=gateway,
     )
-    set_agent_settings(environment, settings)
+    new_context(environment, settings)
     recorder = Recorder(environment, run_dir)
     closer = Closer(environment)
     return closer, presets.session_client(chosen)(closer, protocol), recorder

@@ -23,8 +23,8 @@ from locust.env import Environment
 from locust.html import get_html_report, process_html_filename
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
-from agents.calibration import calibration_of
 from agents.recorder import Recorder
+from agents.run_context import context_of
 from contract import exit_codes, schema
 from contract.child_env import kit_module_command, kit_module_env
 from kit.cleanup import still_open
@@ -72,7 +72,7 @@ def finish(run: EndingRun, default_reason: str) -> gevent.Greenlet:
     if run.load is not None:
         run.load.outcome(meta, now)
         record.save()
-    calibration = calibration_of(run.environment)  # a master running no agents learnt none
+    calibration = context_of(run.environment).calibration  # a master running no agents learnt none
     if "workload" in meta and (calibration.samples or calibration.implausible):
         meta["workload"]["calibration"] = calibration.describe()
     note_sessions_left(record)

@@ -26,9 +26,8 @@ from agents.pacing import (
     RoundsPacing,
     Ticket,
     pacing_for,
-    pacing_of,
-    set_pacing,
 )
+from agents.run_context import context_of
 from scenarios.arrivals import Pacer
 from scenarios.open_model import pacer_from_doc
 from scenarios.profile import Profile
@@ -55,7 +54,7 @@ def follow_master(environment: Environment) -> None:
     own.cpu_percent(None)  # the first call only sets the reference point
 
     def on_share(msg, **_kwargs) -> None:
-        set_pacing(environment, OpenModelPacing(pacer_from_doc(msg.data)))
+        context_of(environment).pacing = OpenModelPacing(pacer_from_doc(msg.data))
 
     def on_grant(msg, **_kwargs) -> None:
         pacing = expect_round_grants(environment, fresh=msg.data["round"] == 0)
@@ -63,7 +62,7 @@ def follow_master(environment: Environment) -> None:
 
     def report(client_id, data) -> None:
         data[CPU_KEY] = own.cpu_percent(None)
-        pacing = pacing_of(environment)
+        pacing = context_of(environment).pacing
         if pacing is not None and (arrivals := pacing.arrivals(time.time())) is not None:
             data[ARRIVALS_KEY] = {
                 "issued": arrivals.issued,
@@ -141,13 +140,13 @@ class WorkerRounds(Pacing):
 def expect_round_grants(environment: Environment, fresh: bool = False) -> RoundGrants:
     """On a worker of a rounds run: its agents take only the tasks the master grants (none until then,
     also on a worker that joins mid-run); `fresh` drops what an earlier run granted."""
-    pacing = pacing_of(environment)
+    pacing = context_of(environment).pacing
     if not fresh and pacing is not None and (grants := pacing.round_grants()) is not None:
         return grants
     runner = environment.runner
     assert runner is not None
     rounds = WorkerRounds(lambda data: runner.send_message(ROUND_TASK_MESSAGE, data))
-    set_pacing(environment, rounds)
+    context_of(environment).pacing = rounds
     return rounds
 
 
@@ -237,7 +236,7 @@ class Fleet:
             return self.arrivals
         if (plan := pacing.rounds_plan()) is not None:
             pacing = self.rounds = FleetRounds(plan)
-        set_pacing(self.environment, pacing)
+        context_of(self.environment).pacing = pacing
         for worker in workers if self.rounds is not None else []:
             self.runner.send_message(ROUND_GRANT_MESSAGE, {"round": 0, "tasks": 0}, client_id=worker.id)
         return pacing

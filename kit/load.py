@@ -13,8 +13,9 @@ import dataclasses
 from locust.env import Environment
 
 from agents import presets
-from agents.pacing import Pacing, pacing_for, set_pacing
+from agents.pacing import Pacing, pacing_for
 from agents.recorder import Recorder
+from agents.run_context import context_of
 from agents.settings import AgentSettings
 from contract import schema
 from contract.schema import USER
@@ -52,7 +53,7 @@ class Load:
             self.pacing = fleet.start_run(profile, schedule, self.start_ts, self.judge.observe_worker_cpu)
         else:
             self.pacing = pacing_for(schedule)
-            set_pacing(environment, self.pacing)
+            context_of(environment).pacing = self.pacing
 
     def listen(self, recorder: Recorder) -> None:
         """Rows feed the judge (and a sweep's closed passes, which measure its rates)."""

@@ -21,8 +21,8 @@ from locust.runners import MasterRunner, WorkerRunner
 from agents.base import warm_up_http
 from agents.pacing import pacing_for
 from agents.recorder import Recorder
-from agents.run_link import RunLink, set_run_link
-from agents.settings import set_agent_settings
+from agents.run_context import context_of, new_context
+from agents.run_link import RunLink
 from contract import schema
 from contract.csv_append import RunFileError
 from contract.errors import DiskError, KitError, one_line
@@ -60,7 +60,6 @@ def setup(environment: Environment) -> KitRun | None:
         choose_agents(environment, settings)
     except KitError as exc:
         fail(exc)
-    set_agent_settings(environment, settings.agent)
     warm_up_http()
     register_secrets(settings)
     runner = environment.runner
@@ -71,6 +70,7 @@ def setup(environment: Environment) -> KitRun | None:
             fail(exc)
     if isinstance(runner, WorkerRunner):
         worker_spawn.install()  # before the first spawn message: it would cost a parser build per option
+        new_context(environment, settings.agent)  # a worker's one context: its runs come from the master
         Recorder(environment, None)
         fleet.follow_master(environment)
         settle_heap()
@@ -149,15 +149,12 @@ def begin_run(environment: Environment, settings: KitSettings, session: Session)
         raise
     run = KitRun(environment, settings, session, meta, disk, (sampler, remote))
     stopping = run.stopping
-    set_run_link(
-        environment,
-        RunLink(
-            target.pid,
-            target.started_by_kit,
-            lambda reason, code: stopping.ask(reason, code, now=True, planned=code is None),
-            stopping=lambda: stopping.request is not None,
-            target_dead=lambda: stopping.target_died,
-        ),
+    run.context.link = RunLink(
+        target.pid,
+        target.started_by_kit,
+        lambda reason, code: stopping.ask(reason, code, now=True, planned=code is None),
+        stopping=lambda: stopping.request is not None,
+        target_dead=lambda: stopping.target_died,
     )
     meta["sampler"] = {
         "interval_s": settings.target.sample_interval,
@@ -204,7 +201,7 @@ def on_worker_test_start(environment: Environment) -> None:
             settings = read_settings(options, options.run_id or "no-run-id")
         except KitError as exc:
             fail(exc)
-        set_agent_settings(environment, settings.agent)
+        context_of(environment).settings = settings.agent
         profile = registry.build_profile(settings.profile_name, settings.profile)
         if pacing_for(profile.paced_by(time.time())).rounds_plan() is not None:
             fleet.expect_round_grants(environment)

@@ -13,14 +13,13 @@ import gc
 import logging
 import subprocess
 import time
-import weakref
 
 import gevent
 from gevent.event import Event
 from locust.env import Environment
 
 from agents.recorder import Recorder
-from agents.settings import set_agent_settings
+from agents.run_context import RunContext, context_of, new_context
 from contract import exit_codes
 from contract.errors import KitError, one_line
 from kit import finish, signals
@@ -45,7 +44,6 @@ logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per reques
 WATCH_EVERY_S = 0.5
 QUIT_GRACE_S = 10.0  # beyond the stop-timeout, for the profile's next tick and Locust's stop
 WORKER_REPORT_S = 3.5  # workers report every 3 s (Locust's WORKER_REPORT_INTERVAL), plus a margin
-_RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class KitRun:
@@ -59,8 +57,11 @@ class KitRun:
         samplers: tuple[subprocess.Popen | None, RemoteSamplers | None],
     ) -> None:
         """Built whole by kit/runs.py's begin_run, from what it started: the run's directory and its disk
-        reserve, run.json's first content, the side sampler and the sampler services."""
+        reserve, run.json's first content, the side sampler and the sampler services. Its agents' context
+        is made here, fresh: nothing of an earlier run of the web UI reaches this one."""
         self.environment, self.settings, self.session = environment, settings, session
+        self.context: RunContext = new_context(environment, settings.agent)
+        self.context.run = self
         self.stopping = Stopping(environment)
         self.record = RunRecord(settings.run_dir, meta, disk, self.on_disk_error)
         self.recorder = Recorder(environment, settings.run_dir, on_write_error=self.record.failed)
@@ -72,7 +73,6 @@ class KitRun:
         self.recorder.listeners += [self.live.on_row, self.answered.on_row]
         self.load: Load | None = None  # built at the first tick, from the settings as they are then
         self.ending: gevent.Greenlet | None = None  # once begun; its value: the report's child (a greenlet)
-        _RUNS[environment] = self
 
     def on_test_start(self) -> None:
         self.record.meta.setdefault("start_ts", time.time())
@@ -114,7 +114,7 @@ class KitRun:
             if self.environment.web_ui is not None:
                 settings = refresh(settings, options_of(self.environment))
                 refuse_short_trends(settings)
-                set_agent_settings(self.environment, settings.agent)
+                self.context.settings = settings.agent
             load = Load(self.environment, settings, self.session.fleet, now)
         except KitError as exc:  # a bad value in the web UI form: this run ends with its reason
             log.error("loadkit: error: %s", one_line(exc))
@@ -172,7 +172,7 @@ class KitRun:
         meta["report"] = outcome.as_json(self.record.run_dir)
         if not outcome.written and meta["exit_code"] == exit_codes.OK:
             meta["exit_code"] = exit_codes.REPORT_FAILED
-            if _RUNS.get(self.environment) is self:  # a later run of the web UI settles its own
+            if run_of(self.environment) is self:  # a later run of the web UI settles its own
                 self.environment.process_exit_code = exit_codes.REPORT_FAILED
         self.record.save()
         self.live.state = FINISHED
@@ -223,9 +223,5 @@ class KitRun:
 
 
 def run_of(environment: Environment) -> KitRun | None:
-    """The environment's current run (the last one, once it has finished)."""
-    return _RUNS.get(environment)
-
-
-def all_runs() -> list[KitRun]:
-    return list(_RUNS.values())
+    """The environment's current run (the last one, once it has finished); None on a worker."""
+    return context_of(environment).run

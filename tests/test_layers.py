@@ -241,3 +241,68 @@ def test_the_type_check_sees_the_kits_classes_and_not_locusts():
     )
     found = [(2, "SweepPacing"), (3, "FleetArrivals"), (3, "RoundsPacing")]
     assert type_switches(source, kit_classes()) == found
+
+
+WEAK_TABLES = frozenset({"WeakKeyDictionary", "WeakValueDictionary"})
+RUN_KEYS = frozenset({"environment", "agent", "self", "user"})  # a key naming a run's or an agent's object
+
+
+def run_state_tables(source: str) -> list[tuple[int, str]]:
+    """(line, name) of every module-level table of per-run or per-agent state: a weak mapping made at
+    import (`X = weakref.WeakKeyDictionary()`: its keys are objects that come and go), or a mapping a
+    function fills under a key naming an environment or an agent (`X[environment] = ...`)."""
+    tree = ast.parse(source)
+    weak, mappings = {}, {}
+    for node in tree.body:
+        target, value = _assigned(node)
+        if target is None or not isinstance(value, ast.Call | ast.Dict):
+            continue
+        if isinstance(value, ast.Call) and set(class_names(value.func)) & WEAK_TABLES:
+            weak[target] = node.lineno
+        elif isinstance(value, ast.Dict) or set(class_names(value.func)) & {"dict", "defaultdict"}:
+            mappings[target] = node.lineno
+    keyed = {
+        sub.value.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        for sub in node.targets
+        if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name)
+        if {n.id for n in ast.walk(sub.slice) if isinstance(n, ast.Name)} & RUN_KEYS
+    }
+    found = weak | {name: line for name, line in mappings.items() if name in keyed}
+    return sorted((line, name) for name, line in found.items())
+
+
+def _assigned(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id, node.value
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id, node.value
+    return None, None
+
+
+def test_no_run_or_agent_state_lives_in_a_module_level_table():
+    """A run's state is its context (agents/run_context.py, made at the run's start, anew for each web-UI
+    run) and an agent's is the agent's own: a module-level table filled as runs go would keep one run's
+    state for the next, in an order no file states."""
+    tables = {
+        str(path.relative_to(REPO)): found
+        for room in ("agents", "kit")
+        for path in module_files()[room]
+        if (found := run_state_tables(path.read_text(encoding="utf-8")))
+    }
+    assert tables == {}
+
+
+def test_the_table_check_sees_a_run_keyed_table_and_not_a_cache_or_a_constant():
+    source = (
+        "import weakref\n"
+        "_RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()\n"
+        "_SEEN = {}\n"
+        "KINDS = {'a': 1}\n"
+        "_CACHE: dict = {}\n"
+        "def keep(environment, run, workload):\n"
+        "    _SEEN[environment.runner] = True\n"
+        "    _CACHE[id(workload)] = run\n"
+    )
+    assert run_state_tables(source) == [(2, "_RUNS"), (3, "_SEEN")]

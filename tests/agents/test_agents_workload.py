@@ -13,7 +13,8 @@ from locust.env import Environment
 from agents.base import thinking
 from agents.calibration import Calibration
 from agents.openai_chat import ChatAgent
-from agents.settings import AgentSettings, set_agent_settings
+from agents.run_context import new_context
+from agents.settings import AgentSettings
 from agents.workload import AgentWorkload, agent_workload
 from scenarios.distributions import Distribution, fixed
 from scenarios.workload import WorkloadSettings, read_workload
@@ -41,7 +42,7 @@ def test_with_no_workload_an_agent_sends_its_fixed_prompt_and_max_tokens():
 
 def test_the_default_chat_body_is_what_the_kit_always_sent():
     environment = Environment(user_classes=[ChatAgent], host="http://127.0.0.1:9")
-    set_agent_settings(environment, AgentSettings(run_id="r1"))
+    new_context(environment, AgentSettings(run_id="r1"))
     agent = ChatAgent(environment)
     draw = agent.workload.next_request(agent.tagged_prompt())
     body = agent.chat_body(True, draw, agent.session_key)

@@ -11,7 +11,8 @@ import pytest
 from locust.env import Environment
 
 from agents.capacity import CapacityAgent, ChurnAgent
-from agents.settings import AgentSettings, set_agent_settings
+from agents.run_context import new_context
+from agents.settings import AgentSettings
 from analysis import capacity as cap
 from analysis import churn as churn_study
 from contract import schema
@@ -53,7 +54,7 @@ def drive(
         capacity=profile.capacity,
         churn=profile.churn,
     )
-    set_agent_settings(env, settings)
+    new_context(env, settings)
     runner = env.create_local_runner()
     try:
         runner.start(1, spawn_rate=1)

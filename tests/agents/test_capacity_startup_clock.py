@@ -22,7 +22,8 @@ from locust.env import Environment
 
 from agents.capacity import CapacityAgent
 from agents.openai_chat import ChatAgent
-from agents.settings import AgentSettings, set_agent_settings
+from agents.run_context import new_context
+from agents.settings import AgentSettings
 from analysis.capacity import capacity_section
 from analysis.load import load_run
 from contract import schema
@@ -84,7 +85,7 @@ def driver_and_raw_startup_ms(target, run_dir: Path) -> tuple[float, float]:
         target_pid=(target.pid,),
         capacity=CapacityParams(max_agents=AGENTS),
     )
-    set_agent_settings(env, settings)
+    new_context(env, settings)
     runner = env.create_local_runner()
     port = target.url.rsplit(":", 1)[1]
     runner.start(STREAMS + 1, spawn_rate=STREAMS + 1)

@@ -21,7 +21,8 @@ from locust.env import Environment
 
 from agents.presets import preset
 from agents.recorder import Recorder
-from agents.settings import AgentSettings, set_agent_settings
+from agents.run_context import new_context
+from agents.settings import AgentSettings
 from lifecycle.target import Target, TargetError, free_port, stop_target, wait_healthy
 
 RUN_ID = "gwtest-run"
@@ -51,7 +52,7 @@ def agent_user(user_class, host: str, run_dir: Path, **options) -> Iterator:
     """A started user of `user_class` with kit options; on exit it is stopped and its rows are flushed."""
     run_dir.mkdir(parents=True, exist_ok=True)
     environment = Environment(user_classes=[user_class], host=host)
-    set_agent_settings(environment, AgentSettings(run_id=RUN_ID, run_dir=run_dir, **options))
+    new_context(environment, AgentSettings(run_id=RUN_ID, run_dir=run_dir, **options))
     recorder = Recorder(environment, run_dir)
     user = user_class(environment)
     user.on_start()

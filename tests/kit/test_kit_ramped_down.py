@@ -17,7 +17,8 @@ from locust import constant, task
 from locust.env import Environment
 
 from agents.base import KitAgent
-from agents.settings import AgentSettings, set_agent_settings
+from agents.run_context import new_context
+from agents.settings import AgentSettings
 from kit.load import await_ramped_down
 from tests.locust_runs import wait_for
 
@@ -49,7 +50,7 @@ def ramped_down():
     """A local runner whose agents, waiting between tasks, a ramp-down to 0 has just killed."""
     Closing.closed = []
     environment = Environment(user_classes=[Closing], stop_timeout=STOP_TIMEOUT_S)
-    set_agent_settings(environment, AgentSettings())
+    new_context(environment, AgentSettings())
     runner = environment.create_local_runner()
     runner.start(AGENTS, spawn_rate=100)
     wait_for(lambda: runner.user_count == AGENTS, 10, f"{AGENTS} agents waiting")
@@ -77,7 +78,7 @@ def test_agents_still_counted_are_left_to_locusts_own_stop():
     """A profile that ends with agents running does not wait here (they would never stop by themselves):
     Locust's own stop stops them and waits."""
     environment = Environment(user_classes=[Closing], stop_timeout=STOP_TIMEOUT_S)
-    set_agent_settings(environment, AgentSettings())
+    new_context(environment, AgentSettings())
     runner = environment.create_local_runner()
     runner.start(2, spawn_rate=100)
     wait_for(lambda: runner.user_count == 2, 10, "2 agents running")

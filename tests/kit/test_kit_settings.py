@@ -14,7 +14,8 @@ from locust.env import Environment
 from agents import presets
 from agents.base import KitAgent
 from agents.pacing import OpenModelPacing, Pacing, RoundsPacing, pacing_for
-from agents.settings import DEFAULTS, AgentSettings, agent_settings_of, set_agent_settings
+from agents.run_context import context_of, new_context
+from agents.settings import DEFAULTS, AgentSettings
 from analysis.prices import PriceTableError
 from contract import exit_codes
 from contract.errors import InputError, KitError, TargetDiedError
@@ -206,10 +207,10 @@ def test_agents_read_the_settings_the_run_set():
 
     environment = Environment(user_classes=[Probe])
     assert Probe(environment).settings == DEFAULTS  # a bare environment: the defaults
-    set_agent_settings(environment, AgentSettings(run_id="r-9", model="m"))
+    new_context(environment, AgentSettings(run_id="r-9", model="m"))
     agent = Probe(environment)
     assert agent.run_id == "r-9" and agent.settings.model == "m"
-    assert agent_settings_of(Environment()) == DEFAULTS
+    assert context_of(Environment()).settings == DEFAULTS
 
 
 @pytest.mark.parametrize("given, path", [("health", "/health"), ("//ok", "/ok"), ("", ""), (" /up ", "/up")])
