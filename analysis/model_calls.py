@@ -4,8 +4,9 @@ request, and which no request of the run made (a gateway's background work, its 
 dollars at the model beside the kit's client-side totals. Pure math.
 
 A call is the kit's own when its response id is a requests.csv `request_id`; it was made *inside* a kit
-request when its conversation carries a kit agent's tag and it was answered while one of that agent's
-requests was open (sent to last byte); otherwise no request of the run made it.
+request when the user message opening its turn carries a kit agent's tag and it was answered while one of
+that agent's requests was open (sent to last byte); otherwise no request of the run made it (Hermes' memory
+review runs on a kit session, beside the next turn, but opens with its own prompt).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from contract.schema import MODEL_CALL, REQUEST
 OWN, INSIDE, NONE = "the kit's own request", "inside a kit request (the gateway's own calls)", "no request"
 JOIN_RULE = (
     "a call is the kit's own when its response id is a request's id; inside a kit request when its "
-    "conversation carries that agent's tag and it was answered while one of the agent's requests was open; "
+    "turn opens with that agent's tag and it was answered while one of the agent's requests was open; "
     "else no request of the run made it (background work, the gateway's retries)"
 )
 
@@ -103,9 +104,15 @@ def _by_maker(joined: pd.DataFrame) -> pd.DataFrame:
 
 
 def _beside_the_kit(joined: pd.DataFrame, requests: pd.DataFrame | None) -> pd.DataFrame:
-    """Tokens at the model and in the kit's rows; model calls per kit request that had any."""
-    kit = requests if requests is not None else pd.DataFrame(columns=[REQUEST.tokens_in, REQUEST.tokens_out])
-    per_request = joined[joined["made_by"] != NONE].groupby("request_id").size()
+    """Tokens at the model and in the kit's rows; model calls and tool calls asked per kit request that
+    made any. The tool calls are where a gateway that runs its tools and says nothing of them on its stream
+    (OpenClaw) shows its loop: N asked at the model, 0 in requests.csv."""
+    columns = [REQUEST.tokens_in, REQUEST.tokens_out, REQUEST.request_id, REQUEST.tool_calls]
+    kit = requests if requests is not None else pd.DataFrame(columns=columns)
+    by_request = joined[joined["made_by"] != NONE].groupby("request_id")
+    per_request = by_request.size()
+    ids = kit.dropna(subset=[REQUEST.request_id]).drop_duplicates(REQUEST.request_id)
+    reported = ids.set_index(REQUEST.request_id)[REQUEST.tool_calls].reindex(per_request.index)
     rows = {
         "input tokens": (joined[MODEL_CALL.tokens_in].sum(), kit[REQUEST.tokens_in].sum()),
         "output tokens": (joined[MODEL_CALL.tokens_out].sum(), kit[REQUEST.tokens_out].sum()),
@@ -113,7 +120,14 @@ def _beside_the_kit(joined: pd.DataFrame, requests: pd.DataFrame | None) -> pd.D
     table = pd.DataFrame(rows, index=["at the model", "in requests.csv"]).T.rename_axis("measure")
     table["difference (%)"] = (table["at the model"] / table["in requests.csv"].replace(0, np.nan) - 1) * 100
     calls = pd.DataFrame(
-        {"at the model": [per_request.mean() if len(per_request) else np.nan], "in requests.csv": [1.0]},
-        index=["model calls per kit request that made any"],
+        {
+            "at the model": [_mean(per_request), _mean(by_request[MODEL_CALL.tool_calls].sum())],
+            "in requests.csv": [1.0, _mean(reported)],
+        },
+        index=["model calls per kit request that made any", "tool calls asked per kit request that made any"],
     )
     return pd.concat([table, calls]).rename_axis("measure")
+
+
+def _mean(values: pd.Series) -> float:
+    return float(values.mean()) if len(values) else np.nan

@@ -116,6 +116,8 @@ class ModelCalls:
         }
 
     def _agent_of(self, call: dict) -> str | None:
-        """The kit agent whose tag (of this run) leads the conversation's first user message."""
-        found = TAG.search(call.get("first_user") or "")
+        """The kit agent whose tag (of this run) is in the user message that opened the call's turn. Not the
+        conversation's first message: a gateway's background work on a kit session (Hermes' memory review)
+        carries the session's history, but its turn opens with the gateway's own prompt."""
+        found = TAG.search(call.get("turn_user") or "")
         return found.group(1) if found and found.group(2) == self.run_id else None

@@ -71,6 +71,7 @@ class CallLog:
                 "api": api,
                 "conversation": key,
                 "first_user": entry["first_user"],
+                "turn_user": conv.turn_user[:FIRST_USER_CHARS],
                 "step": conv.step,
                 "prompt_tokens": tokens.prompt,
                 "completion_tokens": tokens.completion,

@@ -20,6 +20,7 @@ class Conversation:
     texts: tuple[str, ...]  # what the prompt count covers: messages, tool calls and results, tool schemas
     said: str  # the messages' text alone (no schemas), what a script's `says` is searched in
     first_user: str  # the first user message: names the conversation across its steps
+    turn_user: str = ""  # the user message that opened this turn: whose turn it is (a background call's own)
     offered: dict[str, dict] = field(default_factory=dict)  # tool name -> its parameters' JSON schema
     tool_choice: str = "auto"  # auto, none or required (a forced tool is `forced`)
     forced: str | None = None
@@ -70,6 +71,7 @@ class _Reader:
     texts: list[str] = field(default_factory=list)
     said: list[str] = field(default_factory=list)
     first_user: str | None = None
+    turn_user: str | None = None  # the first user message since the assistant's last answer in text
     steps: int = 0
     called: list[str] = field(default_factory=list)
     in_calls: bool = False  # the Responses API: consecutive function_call items are one step
@@ -82,8 +84,10 @@ class _Reader:
         self.in_calls = False
         if role == "user" and self.first_user is None:
             self.first_user = "\n".join(texts)
+        if role == "user" and self.turn_user is None:
+            self.turn_user = "\n".join(texts)
         if role == "assistant" and not calls:
-            self.steps, self.called = 0, []
+            self.steps, self.called, self.turn_user = 0, [], None
 
     def calls(self, calls: list[tuple[object, object]], new_step: bool) -> None:
         """Tool calls the assistant made (name, arguments); `new_step` when they open a new step."""
@@ -109,6 +113,7 @@ class _Reader:
             texts=tuple(self.texts),
             said="\n".join(self.said),
             first_user=self.first_user or "",
+            turn_user=self.turn_user or self.first_user or "",
             offered=offered,
             tool_choice=mode,
             forced=forced,

@@ -43,10 +43,7 @@ class Gateway:
             self.stats["inner_calls"] += 1
             for key in usage:
                 usage[key] += last["usage"][key]
-            history += [
-                {"role": "assistant", "content": f"step {step}"},
-                {"role": "user", "content": "go on"},
-            ]
+            history += tool_step(step)
         text = last["choices"][0]["message"]["content"]
         rid = f"gw-{next(self.ids)}"
         if not body.get("stream"):
@@ -72,6 +69,16 @@ class Gateway:
 
     async def report(self, _: web.Request) -> web.Response:
         return web.json_response(self.stats)
+
+
+def tool_step(step: int) -> list[dict]:
+    """A step of the loop as a real gateway's is: the model's tool call and its result (an answer in text
+    would end the turn; the model's side reads the next call as a turn of the gateway's own)."""
+    call = {"id": f"call-{step}", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call["id"], "content": f"result {step}"},
+    ]
 
 
 async def serve(args: argparse.Namespace) -> None:

@@ -19,13 +19,14 @@ from agents.kanban_cli import KanbanCli
 from agents.openai_chat import ChatAgent
 from agents.responses import ResponsesAgent
 from analysis.load import load_run
-from analysis.model_calls import INSIDE, model_side
+from analysis.model_calls import INSIDE, NONE, model_calls_section, model_side
 from contract import schema
 from contract.derived import TPOT_MS, derived_value
+from kit.model_calls import ModelCalls
 from scenarios.workload import read_workload
 from simgateway.client import request
-from tests.gateways.harness import HERMES, NEEDS_HERMES, agent_user, hermes_gateway, rows
-from tests.locust_runs import run_locust
+from tests.gateways.harness import HERMES, NEEDS_HERMES, RUN_ID, agent_user, hermes_gateway, rows
+from tests.locust_runs import run_locust, wait_for
 from tests.paths import REPO
 
 pytestmark = [*NEEDS_HERMES, pytest.mark.e2e]
@@ -196,3 +197,49 @@ def test_kanban_workers_finish_through_the_scripted_kanban_complete(simulator, t
     sent = [t for c in request(sim.url, "GET", "/v1/sim/calls").json()["calls"] for t in c["tool_calls"]]
     assert sorted(json.loads(t["arguments"])["task_id"] for t in sent) == sorted(shown)
     assert {t["name"] for t in sent} == {"kanban_complete"}
+
+
+# Hermes reviews a session's memory after `nudge_interval` user turns (its default 10), in the background,
+# through the same model; set here so the truth is in the test's own config
+MEMORY_REVIEW = "toolsets: [memory]\nmemory:\n  memory_enabled: true\n  nudge_interval: 10\n"
+STICKY_TURNS = 12  # one review (after turn 10), none yet due at turn 20
+
+
+def test_hermes_memory_review_after_10_sticky_turns_is_a_model_call_no_task_made(
+    simulator, tmp_path, monkeypatch
+):
+    """12 turns of one sticky session, each one model call (the model answers in text); after the 10th
+    Hermes runs its memory review on the session's history, beside turn 11. model_calls.csv has 13 calls:
+    12 inside the kit's turns, one each, and the review, which no request made (its turn opens with
+    Hermes' own prompt). The bill at the model is the kit's tokens plus exactly the review's."""
+    sim = simulator("--ttft-ms", "20", "--itl-ms", "1", "--output-tokens", "5", "--price-in-per-m", "1")
+    run_dir = tmp_path / "run"
+    options = {"api_key_env": "LOADKIT_TEST_HERMES_KEY", "session_header": "X-Hermes-Session-Id"}
+    with hermes_gateway(sim.url, tmp_path / "home", monkeypatch, MEMORY_REVIEW) as (url, _pid):
+        with agent_user(ChatAgent, url, run_dir, model="hermes-agent", **options) as user:
+            reader = ModelCalls(sim.url, run_dir, RUN_ID, {})
+            reader.start()
+            for _ in range(STICKY_TURNS):
+                user.chat_stream()
+            wait_for(lambda: answered_calls(sim.url) > STICKY_TURNS, 120, "Hermes' memory review")
+        reader.close()
+    assert reader.record["calls"] == STICKY_TURNS + 1 and reader.record["missed"] == 0, reader.record
+    run = load_run(run_dir)
+    assert list(run.requests["ok"]) == [1] * STICKY_TURNS, run.requests
+    side = model_side(run)
+    assert side is not None
+    joined = side.joined
+    assert joined["made_by"].value_counts().to_dict() == {INSIDE: STICKY_TURNS, NONE: 1}, joined
+    assert (joined[joined["made_by"] == INSIDE].groupby("request_id").size() == 1).all()
+    (review,) = joined[joined["made_by"] == NONE].itertuples()
+    assert review.tokens_in > int(run.requests["tokens_in"].max()) and review.cost_usd > 0  # the history
+    at_model, in_rows = joined["tokens_in"].sum(), run.requests["tokens_in"].sum()
+    assert at_model - in_rows == review.tokens_in, (at_model, in_rows)  # the difference, named
+    section = model_calls_section(run)
+    assert section is not None
+    by_maker = dict(section.tables)["who made the calls the model answered"]
+    assert by_maker.loc[NONE, "calls"] == 1 and by_maker.loc[NONE, "input tokens"] == review.tokens_in
+
+
+def answered_calls(sim_url: str) -> int:
+    return int(request(sim_url, "GET", "/v1/sim/calls").json()["totals"]["calls"])

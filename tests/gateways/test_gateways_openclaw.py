@@ -25,6 +25,8 @@ from agents.openclaw import OpenClawChatAgent, OpenClawResponsesAgent, delete_se
 from agents.openclaw_rpc import OpenClawRpc
 from analysis import capacity as cap
 from analysis import churn as churn_study
+from analysis.load import load_run
+from analysis.model_calls import INSIDE, model_calls_section, model_side
 from contract import exit_codes, schema
 from sampler.targets import ProcessTreeTarget
 from scenarios.workload import read_workload
@@ -37,22 +39,40 @@ pytestmark = [*NEEDS_OPENCLAW, pytest.mark.timeout(1800)]  # start-up and first 
 TTFT_MS = 200
 OUTPUT_TOKENS = 8
 CLIENT_TOOL_STEPS = 2
+OWN_TOOL_STEPS = 3  # `ls` calls of OpenClaw's own loop per turn, when the prompt says OWN_TOOLS_PROMPT
+OWN_TOOLS_PROMPT = "zz-list-the-files"
+SCRIPT = f"""[[rule]]
+offers = "tool_1"
+times = {CLIENT_TOOL_STEPS}
+
+[[rule]]
+offers = "ls"
+says = "{OWN_TOOLS_PROMPT}"
+arguments = {{ path = "." }}
+times = {OWN_TOOL_STEPS}
+"""
 
 
 @pytest.fixture(scope="module")
-def openclaw(tmp_path_factory):
+def stack(tmp_path_factory):
     """One gateway for the module (start-up and the first turn cost ~30 s); fresh state, own simulator,
     scripted to call the client tool `tool_1` twice per turn when a request offers it (none but the
-    agent-loop test's do)."""
+    agent-loop test's do), and OpenClaw's own `ls` 3 times per turn of a prompt saying OWN_TOOLS_PROMPT
+    (the own-tools test's only)."""
     state = tmp_path_factory.mktemp("openclaw")
-    script = state / "client-tools.toml"
-    script.write_text(f'[[rule]]\noffers = "tool_1"\ntimes = {CLIENT_TOOL_STEPS}\n')
+    script = state / "tools.toml"
+    script.write_text(SCRIPT)
     knobs = ["--ttft-ms", str(TTFT_MS), "--itl-ms", "5", "--output-tokens", str(OUTPUT_TOKENS)]
     with (
         launch.running([*knobs, "--script", str(script)], timeout=60) as model,
         running_openclaw(state, model.url) as gw,
     ):
-        yield gw
+        yield SimpleNamespace(gateway=gw, model=model)
+
+
+@pytest.fixture(scope="module")
+def openclaw(stack):
+    return stack.gateway
 
 
 def kit_run(openclaw, run_dir: Path, run_id: str, *args: str):
@@ -254,3 +274,31 @@ def test_the_agent_loop_runs_through_openclaw_with_client_tools(openclaw, tmp_pa
     assert len({r["session_id"] for r in steps}) == 1
     tokens = [int(r["tokens_in"]) for r in steps]
     assert tokens == sorted(set(tokens)), "each step's prompt carries the one before and what was appended"
+
+
+def test_openclaw_own_tool_runs_are_seen_at_the_model_only(stack, tmp_path):
+    """OpenClaw streams nothing of the tools its own loop runs (chat: role, text deltas, usage; Responses:
+    the answer's message item; function_call items only for client tools): each turn's row says 0 tool
+    calls. The model's side shows the loop: the scripted 3 `ls` calls and the answer, 4 model calls joined
+    to each turn, and the report's tool calls per kit request read 3 at the model beside 0 in requests.csv."""
+    run_dir = tmp_path / "run"
+    model = ["--model-calls-url", stack.model.url, "--prompt", OWN_TOOLS_PROMPT]
+    result = kit_run(stack.gateway, run_dir, "ocl-own-tools", *model, "-u", "2", "-r", "2", "-t", "40s")
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = load_run(run_dir)
+    turns = run.requests[run.requests["operation"].isin(["chat.stream", "responses.stream"])]
+    done = turns[turns["ok"] == 1]
+    assert len(done) >= 2 and set(done["operation"]) == {"chat.stream", "responses.stream"}, turns
+    assert (done["tool_calls"] == 0).all(), done  # what OpenClaw's stream says of its loop: nothing
+    side = model_side(run)
+    assert side is not None and side.missed == 0
+    joined = side.joined[side.joined["request_id"].isin(done["request_id"])]  # a turn cut at stop aside
+    assert (joined["made_by"] == INSIDE).all(), joined
+    per_turn = joined.groupby("request_id").agg(calls=("step", "size"), tools=("tool_calls", "sum"))
+    assert len(per_turn) == len(done), (per_turn, done["request_id"])
+    assert (per_turn["calls"] == OWN_TOOL_STEPS + 1).all() and (per_turn["tools"] == OWN_TOOL_STEPS).all()
+    section = model_calls_section(run)
+    assert section is not None
+    beside = dict(section.tables)["the model's count beside the kit's"]
+    row = beside.loc["tool calls asked per kit request that made any"]
+    assert (row["at the model"], row["in requests.csv"]) == (OWN_TOOL_STEPS, 0), beside

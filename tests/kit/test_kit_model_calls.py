@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from analysis.load import load_run
-from analysis.model_calls import INSIDE, NONE, OWN, join_calls, model_side
+from analysis.model import RunData
+from analysis.model_calls import INSIDE, NONE, OWN, join_calls, model_calls_section, model_side
 from contract import schema
 from contract.exit_codes import OK
 from lifecycle.target import free_port
@@ -89,3 +90,36 @@ def test_a_call_is_joined_to_the_request_open_when_it_was_answered():
     joined = join_calls(calls, requests)
     assert list(joined["made_by"]) == [INSIDE, INSIDE, NONE, INSIDE, OWN, NONE]
     assert list(joined["request_id"]) == ["r1", "r1", None, "r2", "own-1", None]
+
+
+def test_the_report_sets_the_tool_calls_asked_at_the_model_beside_those_the_gateway_reported():
+    """A gateway that runs 3 tools a turn and says nothing of them (OpenClaw): 3 tool calls asked per kit
+    request at the model, 0 in requests.csv; a turn that failed before it had an id counts in neither."""
+    requests = pd.DataFrame(
+        {
+            "ts": [10.0, 20.0, 30.0],
+            "latency_ms": [5000.0, 5000.0, 100.0],
+            "agent_id": ["a", "a", "a"],
+            "request_id": ["r1", "r2", None],
+            "tool_calls": [0, 0, 0],
+            "tokens_in": [10, 10, 0],
+            "tokens_out": [1, 1, 0],
+        }
+    )
+    asked = [1, 1, 1, 0] * 2
+    calls = pd.DataFrame(
+        {
+            "ts": [11.0, 12.0, 13.0, 14.0, 21.0, 22.0, 23.0, 24.0],
+            "response_id": [f"m{i}" for i in range(8)],
+            "agent_id": ["a"] * 8,
+            "tool_calls": asked,
+            "tokens_in": [5] * 8,
+            "tokens_out": [1] * 8,
+            "cost_usd": [0.0] * 8,
+        }
+    )
+    section = model_calls_section(RunData(path=REPO, meta={}, requests=requests, model_calls=calls))
+    assert section is not None
+    beside = dict(section.tables)["the model's count beside the kit's"]
+    assert beside.loc["model calls per kit request that made any"].tolist()[:2] == [4.0, 1.0]
+    assert beside.loc["tool calls asked per kit request that made any"].tolist()[:2] == [3.0, 0.0]

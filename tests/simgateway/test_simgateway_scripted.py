@@ -52,11 +52,13 @@ def test_step_is_one_plus_the_assistant_tool_call_messages_since_its_last_text_a
     two_steps = chat(*calls_turn("weather", "search"), injected, *calls_turn("search"))
     conv = chat_conversation(two_steps)
     assert conv.step == 3 and conv.called == ("weather", "search", "search")
+    assert conv.turn_user == "plan my trip"  # the turn's opener, not the gateway's context after it
     new_turn = chat(
         *calls_turn("weather"), {"role": "assistant", "content": "done"}, {"role": "user", "content": "again"}
     )
     assert chat_conversation(new_turn).step == 1 and chat_conversation(new_turn).called == ()
     assert chat_conversation(new_turn).first_user == "plan my trip"
+    assert chat_conversation(new_turn).turn_user == "again"  # a gateway's own prompt opens its own turn
 
 
 def test_responses_steps_count_runs_of_function_calls():
