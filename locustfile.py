@@ -67,7 +67,7 @@ def _on_quit(environment, exit_code, **_kwargs):
 
 
 class KitShape(LoadTestShape):
-    """The one shape: delegates every tick to the profile chosen with --profile."""
+    """The one shape: delegates every tick to the profile chosen with --load-profile."""
 
     use_common_options = True  # the manual profile reads -u/-r/-t itself
 

@@ -176,7 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target-cmd", default=None, help="command starting a fresh target; {port} = a free port")
     p.add_argument("--before-target-cmd", default=None, help="also run a 'before' campaign with this command")
     p.add_argument("--sim-args", default="", help="simulator knobs when no --target-cmd is given")
-    p.add_argument("--profile", default="capacity", help="kit profile each run uses (default capacity)")
+    p.add_argument(
+        "--load-profile",
+        "--profile",
+        dest="profile",
+        default="capacity",
+        help="the kit's --load-profile each run uses (default capacity)",
+    )
     p.add_argument("--locustfile", default="locustfile.py")
     p.add_argument(
         "--timeout",

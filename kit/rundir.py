@@ -68,13 +68,6 @@ def write_whole(path: Path, text: str) -> None:
         raise RunFileError(path, exc) from None
 
 
-def read_run_json(run_dir: Path) -> dict:
-    try:
-        return json.loads((run_dir / schema.RUN_JSON).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
 def versions() -> dict[str, str]:
     found = {"python": platform.python_version(), "kit": KIT_VERSION}
     for package in ("locust", "psutil", "httpx", "pandas"):

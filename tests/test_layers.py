@@ -306,3 +306,18 @@ def test_the_table_check_sees_a_run_keyed_table_and_not_a_cache_or_a_constant():
         "    _CACHE[id(workload)] = run\n"
     )
     assert run_state_tables(source) == [(2, "_RUNS"), (3, "_SEEN")]
+
+
+def documented_imports() -> dict[str, set[str]]:
+    """docs/architecture.md's room table: each room's imports as it lists them."""
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)(?:/|\.py)` \|.*\| ([^|]*) \|$", text, flags=re.M)
+    return {room: set(re.findall(r"\w+", cell)) & ROOMS for room, cell in rows if room in ROOMS}
+
+
+def test_the_architecture_docs_list_each_rooms_imports_as_they_are():
+    actual = {
+        room: set().union(*(imported_rooms(p.read_text(encoding="utf-8")) for p in files)) - {room}
+        for room, files in module_files().items()
+    }
+    assert documented_imports() == actual
