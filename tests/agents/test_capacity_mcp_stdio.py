@@ -2,12 +2,14 @@
 session is a server process of its own (`simgateway.mcp_stdio`), so the memory a session costs is what one
 more process adds: a bare server process's RSS (measured here, the same command without the knob) plus
 the `--mcp-session-mib` it holds, the truth read back within ±5 %. Every session the driver opened is
-closed (its server exited when its stdin closed) and no server process outlives the run.
+closed (its server exited when its stdin closed) and no server process outlives the run; a server that
+dies before `initialize` is answered stops the study as a failed start, one line in its rows.
 """
 
 from __future__ import annotations
 
 import statistics
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -68,7 +70,10 @@ def test_capacity_over_stdio_reads_a_bare_process_plus_the_session_mib_within_5p
     frame = driven(run_dir, command, "--load-profile", "capacity", "--max-agents", str(AGENTS))
     result = cap.capacity_result(frame)
     truth = bare + SESSION_MIB
-    print(f"bare server process {bare:.1f} MiB; marginal {result.marginal_mib:.2f} MiB vs {truth:.2f}")
+    print(
+        f"bare server process {bare:.1f} MiB; marginal {result.marginal_mib:.2f} MiB vs {truth:.2f}, "
+        f"R² {result.r2:.3f}, first agent {result.first_agent_mib:.1f} MiB"
+    )
     assert result.stop_reason == schema.STOP_CAP and result.agents_ready == AGENTS and result.failures == 0
     assert result.marginal_mib == pytest.approx(truth, rel=0.05), (result.marginal_mib, bare)
     assert result.max_procs == AGENTS and result.duplicate_session_ids == 0
@@ -93,3 +98,17 @@ def test_churn_over_stdio_closes_every_session_and_leaves_no_server_process(tmp_
     assert left_running(str(stats)) == []
     frame = pd.read_csv(run_dir / schema.CAPACITY_CSV)
     assert (frame.loc[frame["event"] == "closed", "procs"] == 0).all()  # the target empty after each close
+
+
+def test_a_stdio_server_that_exits_before_initialize_is_a_failed_start_in_one_line(tmp_path):
+    run_dir = tmp_path / "run"
+    command = f"{sys.executable} -c 'import sys; sys.exit(3)'"
+    done = run_locust(run_dir, "--gateway", "mcp", "--mcp-command", command, "--load-profile", "capacity")
+    assert done.returncode == exit_codes.REQUEST_ERRORS, done.stderr[-2000:]
+    result = cap.capacity_result(pd.read_csv(run_dir / schema.CAPACITY_CSV))
+    assert result.stop_reason == schema.STOP_FAILURE and result.failures == 1 and result.agents_ready == 0
+    failed = pd.read_csv(run_dir / schema.AGENTS_CSV)
+    assert failed[AGENT.event].tolist() == [AGENT_EVENT.failed]
+    row = pd.read_csv(run_dir / schema.REQUESTS_CSV).query(f"{REQUEST.operation} == 'mcp.initialize'")
+    said = row[REQUEST.error].str.contains("closed its (?:input|output) \\(exit code 3\\)")
+    assert len(row) == 1 and said.all(), row[REQUEST.error].tolist()
