@@ -22,8 +22,8 @@ from agents import presets
 from agents.base import KitAgent
 from agents.idle_sessions import (
     CONNECTION_FRESH,
-    AcpSessionClient,
     AcpSessions,
+    LaunchingClient,
     Opened,
     RestSessionClient,
     close_and_record,
@@ -62,9 +62,10 @@ class ProbeError(InputError):
 
 
 class LaunchedSelector:
-    """The agent processes the driver launched itself (ACP): a target that may be empty at baseline."""
+    """The processes the driver launched itself (ACP agents, MCP stdio servers): a target that may be
+    empty at baseline."""
 
-    label = "the ACP agent processes this run launched"
+    label = "the stdio processes this run launched"
 
     def __init__(self, pids: Callable[[], set[int]]) -> None:
         self._pids = pids
@@ -136,13 +137,12 @@ class SerialDriver(KitAgent):
         cls, settings: AgentSettings, chosen: presets.GatewayPreset, kit_starts_target: bool
     ) -> None:
         """Before any load: InputError (one line) when this run cannot work: the gateway has no session
-        protocol, or the target's memory cannot be read (no process named, none started by the kit)."""
-        protocol = cls.protocol_of(settings, chosen)
-        if presets.stdio_command(chosen, settings) and not isinstance(protocol, AcpSessions):
-            flag = "--" + chosen.stdio_command.replace("_", "-")
-            raise InputError(f"capacity/churn on --gateway {chosen.name} speak its HTTP endpoint, not {flag}")
+        protocol, or the target's memory cannot be read (no process named, none started by the kit or
+        by its sessions: stdio processes are their own target)."""
+        cls.protocol_of(settings, chosen)  # GatewayError when the gateway has no session protocol
+        launches = presets.stdio_session_client(chosen, settings) is not None
         named = settings.target_pid or settings.target_match or settings.target_cgroup or settings.sampler_url
-        if not (named or kit_starts_target or isinstance(protocol, AcpSessions)):
+        if not (named or kit_starts_target or launches):  # launched processes are a target of their own
             raise InputError(NO_TARGET)
 
     @staticmethod
@@ -155,18 +155,18 @@ class SerialDriver(KitAgent):
 
     def on_start(self) -> None:
         """Not KitAgent's: the session client brings its own transport (HTTP with the connection mode,
-        or ACP's stdio, which needs no URL)."""
+        or the stdio of the processes it launches, which needs no URL)."""
         params = self.settings.capacity
         self.metric = self.memory_metric()
         self.budget_bytes = params.memory_budget_bytes
         self.max_agents = params.max_agents
         self.connection = self.settings.capacity_connection or CONNECTION_FRESH
-        self.startup_clock = schema.STARTUP_CLOCK_THREAD  # ACP's stdio sessions: the loop (make_client)
+        self.startup_clock = schema.STARTUP_CLOCK_THREAD  # stdio sessions: the loop (make_client)
         self.log: CsvAppender | None = None
         self.probe: MemoryProbe | RemoteMemoryProbe | None = None
         self.open_sessions: dict[str, int] = {}  # ours: session id -> n, closed at any stop
         self.stopping = False
-        self.sessions: RestSessionClient | AcpSessionClient | None = None
+        self.sessions: RestSessionClient | LaunchingClient | None = None
         self.environment.events.test_stopping.add_listener(self.on_test_stopping)
         self.listening = True
         try:
@@ -196,13 +196,15 @@ class SerialDriver(KitAgent):
             self.probe.close()
         super().on_stop()
 
-    def make_client(self) -> RestSessionClient | AcpSessionClient:
+    def make_client(self) -> RestSessionClient | LaunchingClient:
         chosen = presets.preset(self.settings.gateway)
         protocol = presets.session_protocol(chosen, self.settings.acp_sessions)
-        if isinstance(protocol, AcpSessions):
-            self.connection = "stdio"  # no HTTP: start-up is the process's and session/new's time
+        launching = presets.stdio_session_client(chosen, self.settings)
+        if launching is not None:
+            self.connection = "stdio"  # no HTTP: start-up is the process's and its handshake's time
             self.startup_clock = schema.STARTUP_CLOCK_LOOP  # gevent's pipes live on the loop's hub
-            return AcpSessionClient(self, protocol)
+            return launching(self, protocol)
+        assert isinstance(protocol, SessionSteps)  # ACP's sessions always launch (stdio_session_client)
         if not self.environment.host:
             raise ProbeError(f"gateway {chosen.name} needs --host URL (or --target-cmd)")
         self.http = session_http_client(self, self.connection)
@@ -214,7 +216,7 @@ class SerialDriver(KitAgent):
         link = context_of(self.environment).link
         own = [link.target_pid] if link is not None and link.target_pid else []
         launched = None
-        if isinstance(self.sessions, AcpSessionClient):
+        if self.sessions is not None and not isinstance(self.sessions, RestSessionClient):
             launched = LaunchedSelector(self.sessions.pids)
         return probe_for(
             own + list(self.settings.target_pid),
@@ -257,7 +259,7 @@ class SerialDriver(KitAgent):
         if self.log is None:
             raise StopUser()
 
-    def session_client(self) -> RestSessionClient | AcpSessionClient:
+    def session_client(self) -> RestSessionClient | LaunchingClient:
         assert self.sessions is not None  # made at on_start, or the user stopped there
         return self.sessions
 

@@ -1,7 +1,8 @@
 """The capacity/churn session protocol spoken for one serial driver: open one idle agent session (a request
 or a short sequence), know it is ready, prompt it once (churn), close it; ids come from the replies.
 
-Clients over HTTP (SessionSteps from a preset or a spec file's [capacity]) and over ACP's stdio. They
+Clients over HTTP (SessionSteps from a preset or a spec file's [capacity]) and over ACP's stdio (MCP's
+stdio client is agents/mcp_sessions.py; both are LaunchingClients, the processes they start the target). They
 measure no memory and decide no stop; they close only sessions they opened themselves.
 """
 
@@ -11,7 +12,7 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -201,6 +202,18 @@ def says_ready(check: ReadyCheck, reply: dict | None) -> bool:
     return reply is not None and str(json_path(reply, check.status_path)) in check.ready
 
 
+class LaunchingClient(Protocol):
+    """A session client whose sessions live in processes it launched itself and speaks to over their stdio
+    (ACP's agents, MCP's stdio servers): those processes are the capacity target (`pids`)."""
+
+    def start(self) -> None: ...
+    def open(self, n: int) -> Opened: ...
+    def prompt(self, session_id: str) -> bool: ...
+    def close(self, session_id: str) -> str | None: ...
+    def shutdown(self) -> None: ...
+    def pids(self) -> set[int]: ...
+
+
 class AcpSessionClient:
     """ACP sessions: per process (close = stop that process) or in one shared process (close =
     session/close when the agent advertises sessionCapabilities.close)."""
@@ -276,7 +289,7 @@ class AcpSessionClient:
             self.shared = None
 
 
-def close_and_record(agent: KitAgent, client: RestSessionClient | AcpSessionClient, session_id: str) -> bool:
+def close_and_record(agent: KitAgent, client: RestSessionClient | LaunchingClient, session_id: str) -> bool:
     """Close one session and record it in agents.csv: `closed`, or `close_failed` with the reason."""
     error = client.close(session_id)
     agent.record(

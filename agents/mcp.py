@@ -5,7 +5,7 @@ session (a DELETE; over stdio, the process ended) when it stops. One requests.cs
 (`mcp.initialize`, `mcp.tools_list`, `mcp.tools_call` with its tool, `mcp.resources_read`,
 `mcp.prompts_get`, `mcp.ping`, `mcp.close`) with latency, bytes and the JSON-RPC error code; an
 `isError` result is a failed tool call. Sessions are agents.csv rows (created, failed, closed), so
-capacity, churn and kit.cleanup see them (those speak Streamable HTTP only).
+capacity, churn and kit.cleanup see them (kit.cleanup speaks Streamable HTTP only).
 
 The client info of every session names the run, so a gateway's own session list shows whose they are.
 """

@@ -1,7 +1,8 @@
 """Capacity, churn and kit.cleanup on MCP sessions: a session is an answered `initialize` (the run id in
-its client info) and `notifications/initialized`; ready once both are; a churn prompt is a `tools/list`;
-close is the DELETE with its `Mcp-Session-Id`. Opening runs on the start-up clock's thread (its client,
-its rows handed back), prompts and closes on the loop.
+its client info) and `notifications/initialized`; ready once both are; a churn prompt is a `tools/list`.
+Over Streamable HTTP close is the DELETE with its `Mcp-Session-Id`; opening runs on the start-up clock's
+thread (its client, its rows handed back), prompts and closes on the loop. Over stdio (`--mcp-command`)
+a session is a server process of its own, started by its open and ended by its close, all on the loop.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 import time
 
 from agents.base import KitAgent, one_line
-from agents.idle_sessions import CONNECTION_FRESH, Opened, RestSessionClient
+from agents.idle_sessions import CONNECTION_FRESH, AcpSessions, Opened, RestSessionClient
 from agents.mcp import client_info, mcp_call, mcp_request
+from agents.mcp_stdio import WHAT, McpStdioSession
 from agents.mcp_wire import PROTOCOL_VERSION, McpHttpSession
 from agents.spec import SessionSteps
 from agents.target_origin import path_on
@@ -60,3 +62,56 @@ class McpSessionClient(RestSessionClient):
         answer = mcp_call(self.agent, session, MCP_OP.close, session.close)
         self.versions.pop(session_id, None)
         return None if answer is not None else "the MCP session's DELETE failed (see requests.csv)"
+
+
+class McpStdioSessionClient:
+    """MCP sessions over stdio, one server process each (agents/mcp_stdio.py): open starts the process and
+    speaks initialize and notifications/initialized; close is its stdin closed and its exit awaited. On
+    the loop, as ACP's processes are (gevent's pipes live on its hub); the processes are the target."""
+
+    def __init__(self, agent: KitAgent, _protocol: SessionSteps | AcpSessions) -> None:
+        self.agent = agent
+        self.command = agent.settings.mcp_command or ""
+        self.sessions: dict[str, McpStdioSession] = {}  # open session id (stdio-PID) -> its session
+
+    def start(self) -> None:
+        """Nothing to start: each session brings its own process, so the baseline has none."""
+
+    def pids(self) -> set[int]:
+        """The server processes of the sessions open now (the capacity target)."""
+        return {session.child.pid for session in self.sessions.values() if session.child is not None}
+
+    def open(self, n: int) -> Opened:
+        """A session whose handshake failed has its process stopped at once: it is no session to close."""
+        started = time.perf_counter()
+        session = McpStdioSession(self.command, self.agent.bounds, client_info(self.agent.run_id))
+        error = None
+        if mcp_call(self.agent, session, MCP_OP.initialize, session.initialize) is None:
+            error = "initialize failed (see requests.csv)"
+        else:
+            try:
+                session.initialized()
+            except Exception as exc:
+                error = one_line(f"notifications/initialized: {exc}")
+        if error is not None or session.session_id is None:
+            session.end()
+            return Opened(None, None, error)
+        self.sessions[session.session_id] = session
+        return Opened(session.session_id, (time.perf_counter() - started) * 1000.0, None)
+
+    def prompt(self, session_id: str) -> bool:
+        return mcp_request(self.agent, self.sessions[session_id], "tools/list") is not None
+
+    def close(self, session_id: str) -> str | None:
+        """The row's verdict; the process is ended whatever it says (none outlives the run)."""
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            return None
+        answer = mcp_call(self.agent, session, MCP_OP.close, session.close)
+        session.end()
+        return None if answer is not None else f"the {WHAT} did not exit when asked (see requests.csv)"
+
+    def shutdown(self) -> None:
+        for session in self.sessions.values():
+            session.end()
+        self.sessions.clear()

@@ -9,12 +9,12 @@ session protocol for the capacity and churn profiles (agents/session_steps.py), 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents import session_steps
-from agents.idle_sessions import AcpSessions, RestSessionClient
+from agents.idle_sessions import AcpSessions, LaunchingClient, RestSessionClient
 from agents.settings import AgentSettings
 from agents.spec import SessionSteps, SpecError, load_spec
 from contract.errors import InputError
@@ -48,6 +48,9 @@ class GatewayPreset:
     sessions: SessionSteps | AcpSessions | None = None  # capacity/churn: open, ready, prompt, close
     no_sessions: str = ""  # why capacity/churn cannot run against it (when `sessions` is None)
     session_client: str = "agents.idle_sessions:RestSessionClient"  # speaks SessionSteps ("module:Class")
+    # Capacity/churn when `stdio_command` is given: the client of sessions in the processes it launches
+    # (an idle_sessions.LaunchingClient, "module:Class"); none: capacity/churn speak HTTP only.
+    stdio_session_client: str = ""
     # Behaviour flags, read by the run instead of the preset's name:
     embedded_simulator: bool = False  # with neither --host nor --target-cmd, start the kit's simulator
     stdio_agents: bool = False  # agents launch their own process (`stdio_command` must be given)
@@ -138,6 +141,7 @@ PRESETS: dict[str, GatewayPreset] = {
             summary="an MCP server or gateway, over Streamable HTTP (--mcp-url) or stdio (--mcp-command)",
             sessions=session_steps.MCP,
             session_client="agents.mcp_sessions:McpSessionClient",  # speaks MCP, not templates
+            stdio_session_client="agents.mcp_sessions:McpStdioSessionClient",  # a server process each
             embedded_simulator=True,
             calls_mcp=True,
             stdio_command="mcp_command",
@@ -148,6 +152,7 @@ PRESETS: dict[str, GatewayPreset] = {
             health_path="",
             summary="an ACP agent over stdio: one process per simulated agent (--acp-command)",
             sessions=session_steps.ACP,
+            stdio_session_client="agents.idle_sessions:AcpSessionClient",
             stdio_agents=True,
             stdio_command="acp_command",
         ),
@@ -221,6 +226,16 @@ def stdio_command(chosen: GatewayPreset, settings: AgentSettings) -> str | None:
     """The command each simulated agent launches and speaks to over its stdio, when it does (then there
     is no URL to load); None otherwise."""
     return getattr(settings, chosen.stdio_command) if chosen.stdio_command else None
+
+
+def stdio_session_client(
+    chosen: GatewayPreset, settings: AgentSettings
+) -> Callable[..., LaunchingClient] | None:
+    """The client of capacity/churn sessions in processes the run launches, when this run's agents speak
+    over stdio (always, or `stdio_command` given); None otherwise (sessions on an HTTP endpoint)."""
+    if not (chosen.stdio_session_client and (chosen.stdio_agents or stdio_command(chosen, settings))):
+        return None
+    return resolve_class(chosen.stdio_session_client)
 
 
 def session_client(chosen: GatewayPreset) -> type[RestSessionClient]:

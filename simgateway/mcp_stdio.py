@@ -6,8 +6,9 @@ stdin closes (or by SIGTERM).
 The tests' truth is its counts: at its end each process writes its ledger (the JSON of GET /v1/sim/mcp,
 `tools_call_ms` timed from a call's dispatch to its result) to DIR/PID.json. `--exit-after-calls N` makes
 it a server that dies mid-run: the call after N answered ones gets no answer, the process exits 3.
-HTTP-only knobs (--mcp-json-response, --mcp-idle-timeout, --mcp-initialize invalid, --mcp-session-mib) do
-nothing here.
+`--mcp-session-mib M`: the process (its one session) holds M MiB, resident from its start to its end, the
+capacity study's truth over stdio. HTTP-only knobs (--mcp-json-response, --mcp-idle-timeout,
+--mcp-initialize invalid) do nothing here.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import anyio
 from mcp.server.stdio import stdio_server
 
+from simgateway import memory
 from simgateway.knobs import _POSITIVE_INT, build_parser, knobs_of
 from simgateway.mcp_server import SimMcp
 
@@ -35,6 +37,7 @@ class StdioMcp:
         self.sim = sim
         self.stats_dir = stats_dir
         self.exit_after = exit_after
+        self.held = memory.allocate_touched(sim.knobs.mcp_session_mib)  # the session's memory: the process's
         sim.server.middleware.append(self.timed)
 
     async def timed(self, ctx, call_next):

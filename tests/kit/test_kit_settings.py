@@ -165,7 +165,7 @@ def test_stdio_agents_need_their_command_and_no_url(parse):
     assert target.url == "" and target.pid is None
 
 
-def test_mcp_over_stdio_needs_no_url_samples_its_servers_and_refuses_capacity(parse):
+def test_mcp_over_stdio_needs_no_url_samples_its_servers_and_takes_capacity(parse):
     command = "python -m simgateway.mcp_stdio --mcp-tool-ms 5"
     settings = settings_of(parse("--gateway", "mcp", "--mcp-command", command))
     target = resolve_target(settings)  # no simulator started: the agents start their servers
@@ -173,8 +173,8 @@ def test_mcp_over_stdio_needs_no_url_samples_its_servers_and_refuses_capacity(pa
     options = sampler_options(settings, target)
     assert options is not None and options.matches == [re.escape("-m simgateway.mcp_stdio --mcp-tool-ms 5")]
     assert options.transient_target  # the servers start and end with the agents' sessions
-    with pytest.raises(InputError, match="capacity/churn on --gateway mcp speak its HTTP endpoint"):
-        settings_of(parse("--gateway", "mcp", "--mcp-command", command, "--load-profile", "capacity"))
+    for profile in ("capacity", "churn"):  # the servers the sessions start are the target: none to name
+        settings_of(parse("--gateway", "mcp", "--mcp-command", command, "--load-profile", profile))
     with pytest.raises(InputError, match="--mcp-command 'server \"x': No closing quotation"):
         settings_of(parse("--gateway", "mcp", "--mcp-command", 'server "x'))
 
