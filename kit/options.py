@@ -1,7 +1,9 @@
 """The kit's command-line options, registered on Locust's own parser (so they also live in
 locust.conf, LOCUST_* environment variables and, where marked, the web UI start form).
 
-One place for option names and defaults; each room adds its own group through `add_arguments`.
+One place for option names and defaults; each room adds its own group through `add_arguments`. Each
+option is one `add(...)` call (contract/cli.py): its flag, type, default, help, start-form group and
+workload-file key, which the parser, the web form, the workload reader and docs/options.md all read.
 """
 
 from __future__ import annotations
@@ -12,8 +14,7 @@ from contract import trend_rule
 from contract.cli import add, positive_duration, positive_float, positive_int, whole
 from contract.schema import MIB
 from kit.webui import WEB_HOST
-from scenarios.datasets import ORDERS
-from scenarios.distributions import KINDS
+from scenarios import workload_options
 
 # Options shown in the web UI form are text defaulting to None: Locust converts a form value to the type
 # of the option's current value, so "" for a float would fail inside Locust; kit/settings.py converts
@@ -190,7 +191,7 @@ def add_arguments(parser) -> None:
     add(
         agents,
         "--request-timeout",
-        web_ui=True,
+        form_group="agents",
         default=None,
         help="time a request may take, connect to last byte, streams included, before it is a timeout "
         f"row, e.g. 30s (default {DEFAULTS.request_timeout:g}s)",
@@ -212,29 +213,29 @@ def add_arguments(parser) -> None:
     add(
         agents,
         "--model",
-        web_ui=True,
+        form_group="agents",
         default=None,
         help="model name sent to the gateway (default: the preset's)",
     )
-    add(agents, "--prompt", web_ui=True, default=None, help="prompt text agents send")
+    add(agents, "--prompt", form_group="agents", default=None, help="prompt text agents send")
     add(
         agents,
         "--max-tokens",
-        web_ui=True,
+        form_group="agents",
         default=None,
         help=f"max_tokens asked per chat call (default {DEFAULTS.max_tokens})",
     )
     add(
         agents,
         "--poll-interval",
-        web_ui=True,
+        form_group="agents",
         default=None,
         help=f"time between task status polls, e.g. 3s, 500ms (default {DEFAULTS.poll_interval:g}s)",
     )
     add(
         agents,
         "--task-timeout",
-        web_ui=True,
+        form_group="agents",
         default=None,
         help=f"time a task may take before it is recorded as timeout, e.g. 15m "
         f"(default {DEFAULTS.task_timeout:g}s)",
@@ -256,7 +257,7 @@ def add_arguments(parser) -> None:
     add(
         agents,
         "--session-policy",
-        web_ui=True,
+        form_group="profile",
         type=session_policy_arg,
         default=DEFAULTS.session_policy,
         help="how long an agent keeps a gateway session: sticky (whole run), fresh (new per task) or N turns",
@@ -386,63 +387,9 @@ def add_arguments(parser) -> None:
 
 
 def add_workload_arguments(parser) -> None:
-    """What agents send (docs/workloads.md): sizes, a shared prefix, a dataset or a trace, the think time,
-    the seed; the rest in a workload file. Text defaulting to None: scenarios/workload.py converts them."""
-    workload = parser.add_argument_group("loadkit: workload", "what agents send (docs/workloads.md)")
-    add(
-        workload,
-        "--workload",
-        dest="workload_file",
-        web_ui=True,
-        default=None,
-        help="workload file (TOML; examples/workloads/); the options below override its values",
-    )
-    sizes = (
-        ("input", "input tokens per request, the shared prefix included"),
-        ("output", "output tokens per request, sent as max_tokens (instead of --max-tokens)"),
-    )
-    for name, what in sizes:
-        add(workload, f"--{name}-tokens", web_ui=True, default=None, help=f"mean {what}")
-        add(workload, f"--{name}-tokens-stdev", default=None, help=f"spread of --{name}-tokens (default 0)")
-        add(workload, f"--{name}-tokens-min", default=None, help=f"smallest --{name}-tokens drawn (clipped)")
-        add(workload, f"--{name}-tokens-max", default=None, help=f"largest --{name}-tokens drawn (clipped)")
-        add(
-            workload,
-            f"--{name}-tokens-distribution",
-            choices=KINDS,
-            default=None,
-            help=f"distribution of --{name}-tokens (default: fixed, normal with a stdev)",
-        )
-    add(
-        workload,
-        "--prefix-tokens",
-        web_ui=True,
-        default=None,
-        help="a shared prefix (system prompt) of N tokens every request repeats, part of --input-tokens",
-    )
-    add(workload, "--dataset", default=None, help="JSONL of OpenAI messages lists or ShareGPT conversations")
-    add(
-        workload,
-        "--dataset-order",
-        choices=ORDERS,
-        default=None,
-        help="random (seeded, the default) or sequential (the file's order, cycled)",
-    )
-    add(
-        workload,
-        "--trace",
-        default=None,
-        help="JSONL trace (AIPerf's: timestamp, input_length, output_length...) replayed at its own timing",
-    )
-    add(workload, "--trace-speed", default=None, help="replay the trace this many times faster (default 1)")
-    add(
-        workload,
-        "--think-time",
-        web_ui=True,
-        default=None,
-        help="pause between an agent's requests: 0, 2s or 1s..3s (default: each agent's own, 0.5-1.5 s chat)",
-    )
-    add(workload, "--seed", default=None, help="seed of every draw (prompts, sizes, think times); default 0")
+    """What agents send (docs/workloads.md): the workload room's options (scenarios/workload_options.py),
+    then the recorded sessions replayed instead (agents/session_replay.py)."""
+    workload = workload_options.add_arguments(parser)
     add(
         workload,
         "--sessions",

@@ -1,5 +1,6 @@
 """`python -m kit.options_doc`: docs/options.md, every option of the kit rendered from the option registry
-(kit/options.py and the profiles' scenarios/registry.py), grouped as the parser groups them.
+(kit/options.py and the profiles' scenarios/registry.py), grouped as the parser groups them, with each
+option's start-form group and workload-file key as its one declaration (contract/cli.py `add`) says.
 
 Renders and writes that one file; a test fails when the committed file differs from what this renders.
 """
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from locust.argument_parser import get_empty_argument_parser
 
+from contract.cli import form_groups, workload_options
 from kit.help import kit_parser
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "options.md"
@@ -22,9 +24,11 @@ _INTRO = f"""# Every option
 Generated from the option registry by `{COMMAND}` (a test fails when this file differs from
 what it renders): the kit's options, added to Locust's own (`-u`, `-r`, `-t`, `--host`, `--csv`,
 `--html`, ... all work as Locust documents them). Each is also read from its `LOCUST_...` environment
-variable (`--peak-users`: `LOCUST_PEAK_USERS`) and from `locust.conf`; "form" marks the ones the web
-UI's start form shows. Every duration takes `30s`, `2m`, `1h`, `1h30m`, `250ms` or plain seconds
-(`90`); sizes take `512MiB`, `1GiB`. `python -m kit.help` prints the same options with their help text.
+variable (`--peak-users`: `LOCUST_PEAK_USERS`) and from `locust.conf`; "web UI" names the start form's
+group of the ones the form shows, "workload file" the key of a workload file (docs/workloads.md) the
+option overrides (`[think]`: the whole section; `seed`: the top level). Every duration takes `30s`,
+`2m`, `1h`, `1h30m`, `250ms` or plain seconds (`90`); sizes take `512MiB`, `1GiB`. `python -m kit.help`
+prints the same options with their help text.
 """
 
 
@@ -47,14 +51,23 @@ def render() -> str:
 
 def _table(title: str, actions: list[argparse.Action], parser: argparse.ArgumentParser) -> str:
     formatter = parser._get_formatter()
+    groups = form_groups(actions)
+    keys = {id(action): key for key, action in workload_options(actions).items()}
     rows = [
         f"| `{', '.join(a.option_strings)}` | {_default(a)} | {_cell(formatter._expand_help(a))} | "
-        f"{'form' if getattr(a, 'include_in_web_ui', False) else ''} |"
+        f"{groups.get(a.dest, '')} | {_workload_key(keys.get(id(a)))} |"
         for a in actions
     ]
-    return "\n".join(
-        [title, "", "| option | default | what it does | web UI |", "|---|---|---|---|", *rows, ""]
-    )
+    header = ["| option | default | what it does | web UI | workload file |", "|---|---|---|---|---|"]
+    return "\n".join([title, "", *header, *rows, ""])
+
+
+def _workload_key(key: tuple[str, str] | None) -> str:
+    """A workload key as docs/workloads.md writes it: `[input] mean`, `[think]`, `seed` (top level)."""
+    if key is None:
+        return ""
+    section, name = key
+    return "`" + " ".join(part for part in (f"[{section}]" if section else "", name) if part) + "`"
 
 
 def _default(action: argparse.Action) -> str:

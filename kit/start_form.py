@@ -8,7 +8,8 @@ values the last start left in it.
 
 A list option (--threshold, --slo) has one text in the form, its values joined by LIST_SEPARATOR: shown,
 sent and read back alike, run after run (left to Locust, its page shows a list joined by "," and its
-/swarm splits it there, unlike the kit). Reads options and builds settings; starts nothing.
+/swarm splits it there, unlike the kit). The fields are grouped by the form group each option declares
+(contract/cli.py `add`). Reads options and builds settings; starts nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from locust.util.timespan import parse_timespan
 
+from contract.cli import FORM_GROUPS
 from contract.errors import KitError, one_line
 from contract.units import show, show_field
 from kit.settings import KitSettings
@@ -129,4 +131,19 @@ def lists_as_text(fields: Mapping[str, dict]) -> dict[str, dict]:
         if isinstance(info.get("default_value"), list)
         else info
         for dest, info in fields.items()
+    }
+
+
+def grouped(extra: dict, groups: Mapping[str, str]) -> dict:
+    """The kit's options in the start form by the group each declares (Locust draws them in this order;
+    its own template sorts them by name): the load profile and its parameters, thresholds, then the
+    agents' options; each field's label names its group."""
+
+    def group(dest: str) -> str:
+        return groups.get(dest, FORM_GROUPS[0])
+
+    order = sorted(extra, key=lambda dest: (FORM_GROUPS.index(group(dest)), dest != "load_profile"))
+    return {
+        dest: extra[dest] | {"help_text": f"{group(dest)}: {extra[dest].get('help_text') or ''}"}
+        for dest in order
     }

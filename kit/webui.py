@@ -15,14 +15,15 @@ import html
 import json
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from jinja2.utils import htmlsafe_json_dumps
-from locust.argument_parser import ui_extra_args_dict
+from locust.argument_parser import get_parser, ui_extra_args_dict
 from locust.runners import STATE_RUNNING, STATE_SPAWNING
 
 from contract import schema
+from contract.cli import FORM_GROUPS, form_groups
 from kit import prometheus, start_form
 from kit.live import READY, LiveRun
 from kit.session import Session
@@ -40,18 +41,6 @@ ROOT = "/loadkit"
 STATIC = Path(__file__).parent / "static"
 SHAPE = "KitShape"  # locustfile.py's one shape: the kit's profiles run through it
 _TEMPLATE_ARGS = "window.templateArgs = "
-FORM_GROUPS = ("profile", "thresholds", "agents", "workload")  # the start form's order, profile first
-_GROUP_OF = (
-    {"threshold": "thresholds", "thresholds": "thresholds", "slo": "thresholds"}
-    | {
-        dest: "agents"
-        for dest in ("request_timeout", "model", "prompt", "max_tokens", "poll_interval", "task_timeout")
-    }
-    | {
-        dest: "workload"
-        for dest in ("workload_file", "input_tokens", "output_tokens", "prefix_tokens", "think_time")
-    }
-)
 _COCKPIT_TAGS = (
     f'<link rel="stylesheet" href="{ROOT}/static/cockpit.css">'
     f'<script src="{ROOT}/static/cockpit.js" defer></script>'
@@ -71,6 +60,7 @@ def install(
     guard = web_ui.auth_required_if_enabled
     options = web_ui.environment.parsed_options
     form = start_form.StartForm.of(options, ui_extra_args_dict())
+    groups = form_groups(get_parser()._actions)  # the parser Locust builds its form from, with our options
     if web_ui.userclass_picker_is_active:  # the picker offers (and preselects) the preset's agents only
         environment = web_ui.environment
         environment.available_user_classes = {c.__name__: c for c in environment.user_classes}
@@ -152,7 +142,7 @@ def install(
 
         if request.endpoint == "locust.index" and response.status_code == 200:
             response.direct_passthrough = False
-            response.set_data(_cockpit_page(response.get_data(as_text=True)))
+            response.set_data(_cockpit_page(response.get_data(as_text=True), groups))
         elif request.path == "/stats/requests" and response.is_json:
             table = current().table()
             response.set_data(
@@ -185,33 +175,20 @@ def _edit(form, edit: Callable[[int, float], str | None], host: str) -> dict:
     return {"success": refused is None, "message": message, "host": host}
 
 
-def _cockpit_page(page: str) -> str:
+def _cockpit_page(page: str, groups: Mapping[str, str]) -> str:
     """Locust's index page with the cockpit's script, the kit's shape first in the picker (the picker
-    preselects the first; "Default" would bypass the kit's profiles), and list options as their text."""
+    preselects the first; "Default" would bypass the kit's profiles), and list options as their text,
+    grouped by `groups` (option dest -> form group)."""
     head, sep, rest = page.partition(_TEMPLATE_ARGS)
     if sep:
         args, end = json.JSONDecoder().raw_decode(rest)
         shapes = args.get("available_shape_classes") or []
         if SHAPE in shapes:
             args["available_shape_classes"] = [SHAPE] + [s for s in shapes if s != SHAPE]
-        args["extra_options"] = _grouped(start_form.lists_as_text(args.get("extra_options") or {}))
+        extra = start_form.lists_as_text(args.get("extra_options") or {})
+        args["extra_options"] = start_form.grouped(extra, groups)
         page = head + sep + str(htmlsafe_json_dumps(args)) + rest[end:]
     return page.replace("</body>", _COCKPIT_TAGS + "</body>", 1)
-
-
-def _grouped(extra: dict) -> dict:
-    """The kit's options in the start form by group (Locust draws them in this order; its own template
-    sorts them by name): the load profile and its parameters, thresholds, then the agents' options;
-    each field's label names its group."""
-
-    def group(dest: str) -> str:
-        return _GROUP_OF.get(dest, "profile")
-
-    order = sorted(extra, key=lambda dest: (FORM_GROUPS.index(group(dest)), dest != "load_profile"))
-    return {
-        dest: extra[dest] | {"help_text": f"{group(dest)}: {extra[dest].get('help_text') or ''}"}
-        for dest in order
-    }
 
 
 def _profile_defaults() -> dict[str, dict]:

@@ -63,14 +63,14 @@ def add_arguments(parser: Any) -> None:
     add(
         group,
         "--memory-budget",
-        web_ui=True,
+        form_group="profile",
         default=DEFAULT_BUDGET,
         help="capacity/churn: stop when the target's memory reaches this, e.g. 1GiB, 512MiB (default 1GiB)",
     )
     add(
         group,
         "--capacity-metric",
-        web_ui=True,
+        form_group="profile",
         choices=METRICS,
         default="rss",
         help="capacity/churn: memory judged against the budget: rss (summed RSS) or pss (for "
@@ -79,14 +79,14 @@ def add_arguments(parser: Any) -> None:
     add(
         group,
         "--capacity-at-n",
-        web_ui=True,
+        form_group="profile",
         default=str(CAPACITY_AT_N),
         help="capacity: report the target's memory at this agent count (default 200)",
     )
     add(
         group,
         "--capacity-connection",
-        web_ui=True,
+        form_group="profile",
         choices=CONNECTIONS,
         default="fresh",
         help="capacity/churn: time start-up on a fresh TCP connection per request (default; no "
@@ -95,7 +95,7 @@ def add_arguments(parser: Any) -> None:
     add(
         group,
         "--acp-sessions",
-        web_ui=True,
+        form_group="profile",
         choices=ACP_SESSIONS,
         default="process",
         help="capacity/churn on ACP: one agent process per session (default) or sessions in one process",

@@ -31,14 +31,14 @@ def add_arguments(parser: Any) -> None:
     add(
         group,
         "--churn-cycles",
-        web_ui=True,
+        form_group="profile",
         default=str(DEFAULT_CYCLES),
         help="churn: cycles of open-prompt-close (default 10)",
     )
     add(
         group,
         "--churn-batch",
-        web_ui=True,
+        form_group="profile",
         default=str(DEFAULT_BATCH),
         help="churn: sessions opened and closed per cycle (default 5)",
     )

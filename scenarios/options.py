@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contract.cli import env_var
+from contract.cli import add
 from contract.units import parse_duration, positive_number, whole_number
 from scenarios import capacity, churn
 from scenarios.arrival_process import PROCESSES, ArrivalProcess
@@ -21,7 +21,8 @@ from scenarios.errors import ProfileConfigError
 
 MAX_USERS = 10_000  # per load-generator process
 LIST_SEPARATOR = ";"  # between the values of a list option (--threshold, --slo) in one web UI field
-# (flag, help). All are strings defaulting to None so the web UI shows a text field and passes text.
+# (flag, help) of the profile's parameters, in the start form's profile group. All are strings defaulting
+# to None so the web UI shows a text field and passes text.
 _TEXT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--peak-users", "users at the plateau (smoke/average/stress/soak) or breakpoint's cap"),
     ("--base-users", "spike: users before and after the spike"),
@@ -44,7 +45,6 @@ _TEXT_OPTIONS: tuple[tuple[str, str], ...] = (
     ),
     ("--arrival-seed", "open model: seed of the Poisson/gamma arrivals (default 0: every run the same)"),
     ("--sweep-rates", "sweep: rates between the synchronous and the throughput pass (default 8)"),
-    ("--thresholds", "TOML file of thresholds (NFRs), see examples/thresholds.toml"),
 )
 
 
@@ -86,48 +86,54 @@ class ProfileOptions:
 
 def add_arguments(parser: Any, profile_names: Sequence[str]) -> None:
     """Register the options on Locust's parser (pass it from events.init_command_line_parser)."""
-    parser.add_argument(
+    add(
+        parser,
         "--load-profile",
-        env_var=env_var("--load-profile"),
+        form_group="profile",
         choices=list(profile_names),
         default=None,
-        include_in_web_ui=True,
         help="load profile; default: smoke when headless without -u/-t, else manual (follows -u/-r/-t)",
     )
     for flag, text in _TEXT_OPTIONS:
-        parser.add_argument(
-            flag, env_var=env_var(flag), type=str, default=None, include_in_web_ui=True, help=text
-        )
-    parser.add_argument(
+        add(parser, flag, form_group="profile", type=str, default=None, help=text)
+    add(
+        parser,
+        "--thresholds",
+        form_group="thresholds",
+        type=str,
+        default=None,
+        help="TOML file of thresholds (NFRs), see examples/thresholds.toml",
+    )
+    add(
+        parser,
         "--arrivals",
-        env_var=env_var("--arrivals"),
+        form_group="profile",
         choices=list(PROCESSES),
         default=None,
-        include_in_web_ui=True,
         help="open model: arrival process, constant (default), poisson or gamma (see --burstiness)",
     )
-    parser.add_argument(
+    add(
+        parser,
         "--threshold",
-        env_var=env_var("--threshold"),
+        form_group="thresholds",
         action="append",
         default=None,
-        include_in_web_ui=True,
         help='a threshold, repeatable, e.g. "ttft_ms p95 < 500 abort grace=10s" (";" separates in the UI)',
     )
-    parser.add_argument(
+    add(
+        parser,
         "--allow-unjudged",
-        env_var=env_var("--allow-unjudged"),
+        form_group="profile",
         action="store_true",
         default=False,
-        include_in_web_ui=True,
         help="a threshold with no data to judge it does not fail the run (default: exit code 8)",
     )
-    parser.add_argument(
+    add(
+        parser,
         "--slo",
-        env_var=env_var("--slo"),
+        form_group="thresholds",
         action="append",
         default=None,
-        include_in_web_ui=True,
         help="a service level a request or task must meet to count in goodput, repeatable, e.g. "
         '"ttft_ms <= 500", "tpot_ms p95 <= 50", "task_total_ms <= 5m" (";" separates in the UI)',
     )

@@ -3,7 +3,8 @@
 between an agent's requests; the seed every draw derives from.
 
 From the options (`--input-tokens`...) over the workload file (`--workload FILE`), the command line
-winning. Pure: it reads the files it is pointed at and converts; it draws nothing and sends nothing.
+winning; which option overrides which key is declared with the option (scenarios/workload_options.py).
+Pure: it reads the files it is pointed at and converts; it draws nothing and sends nothing.
 Every bad value is a WorkloadError naming the flag, or the file, line and key.
 """
 
@@ -22,12 +23,12 @@ from scenarios.tool_loop import SECTIONS as LOOP_SECTIONS
 from scenarios.tool_loop import ToolLoop, tool_loop_of
 from scenarios.traces import BLOCK_TOKENS, Trace, load_trace
 from scenarios.workload_file import EXTENSIONS, Value, WorkloadFile, read_workload_file
+from scenarios.workload_options import FILE_DEST, declared
 from scenarios.workload_values import distribution_of, seconds_of, tokens_of, whole_of
 
 DEFAULT_SEED = 0
 TAIL_QUANTILE = 0.9999  # a drawn size's largest expected: the pool holds twice it (longer slices wrap)
 EXTENSIONS.update(LOOP_SECTIONS)  # the agent loop's [tools], [loop] and [subagents] (scenarios/tool_loop.py)
-_DESTS = {"distribution": "distribution", "mean": "", "stdev": "stdev", "min": "min", "max": "max"}
 
 
 @dataclass(frozen=True)
@@ -79,10 +80,9 @@ class WorkloadSettings:
 
 def read_workload(ns: Any) -> WorkloadSettings:
     """The workload of the parsed options (command line, LOCUST_*, locust.conf, web form)."""
-    path = _text(ns, "workload_file")
+    path = _text(ns, FILE_DEST)
     found = read_workload_file(path) if path else WorkloadFile("")
-    options = _option_fields(ns)
-    replaced = {section for section, key in options if section == "think"}  # the option is a whole spec
+    options, replaced = _option_fields(ns)
     fields = {k: v for k, v in found.fields.items() if k[0] not in replaced}
     fields.update(options)
     trace = _trace(fields)
@@ -104,34 +104,26 @@ def read_workload(ns: Any) -> WorkloadSettings:
     return settings
 
 
-# (section, key) <- option dest; None values (not given) are left out.
-_OPTIONS: dict[tuple[str, str], str] = {
-    **{("input", k): f"input_tokens{'_' + d if d else ''}" for k, d in _DESTS.items()},
-    **{("output", k): f"output_tokens{'_' + d if d else ''}" for k, d in _DESTS.items()},
-    ("prefix", "tokens"): "prefix_tokens",
-    ("dataset", "file"): "dataset",
-    ("dataset", "order"): "dataset_order",
-    ("trace", "file"): "trace",
-    ("trace", "speed"): "trace_speed",
-    ("", "seed"): "seed",
-}
+def _option_fields(ns: Any) -> tuple[dict[tuple[str, str], Value], set[str]]:
+    """The given options as the workload file's fields, each named by its flag, and the sections given
+    whole by an option (`--think-time`: [think]), which replace the file's."""
+    out: dict[tuple[str, str], Value] = {}
+    whole: set[str] = set()
+    for (section, key), action in declared().items():
+        value = _text(ns, action.dest)
+        if value is None:
+            continue
+        where = action.option_strings[0]
+        if key:
+            out[(section, key)] = Value(value, where)
+        else:
+            out.update({(section, k): v for k, v in _WHOLE_SECTIONS[section](value, where).items()})
+            whole.add(section)
+    return out, whole
 
 
-def _option_fields(ns: Any) -> dict[tuple[str, str], Value]:
-    out = {}
-    for key, dest in _OPTIONS.items():
-        value = _text(ns, dest)
-        if value is not None:
-            out[key] = Value(value, "--" + dest.replace("_", "-"))
-    think = _text(ns, "think_time")
-    if think is not None:
-        out.update({(("think", k), v) for k, v in _think_option(think).items()})
-    return out
-
-
-def _think_option(text: str) -> dict[str, Value]:
+def _think_option(text: str, where: str) -> dict[str, Value]:
     """`0`, `2s` (fixed) or `1s..3s` (uniform between)."""
-    where = "--think-time"
     if ".." in text:
         low, _, high = text.partition("..")
         return {
@@ -140,6 +132,9 @@ def _think_option(text: str) -> dict[str, Value]:
             "max": Value(high.strip(), where),
         }
     return {"distribution": Value("fixed", where), "mean": Value(text, where)}
+
+
+_WHOLE_SECTIONS = {"think": _think_option}  # section -> its keys from an option's one text
 
 
 def _think(fields: dict) -> Distribution | None:
