@@ -13,13 +13,14 @@ import sqlite3
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.gateways.harness import free_port, listening_pid, running_server
+from tests.gateways.mcp_runs import BACKEND
 
 CONTEXTFORGE = os.environ.get("LOADKIT_CONTEXTFORGE_BIN") or shutil.which("mcpgateway")
 NEEDS_CONTEXTFORGE = [
@@ -31,14 +32,13 @@ NEEDS_CONTEXTFORGE = [
     ),
 ]
 ADMIN = "admin@example.com"  # the platform admin ContextForge makes at its first start
-BACKEND = "sim"  # the registered backend's name: its tools are listed as `sim-<tool>`
 
 
 @dataclass(frozen=True)
 class ContextForge:
     url: str
     pid: int  # the uvicorn process serving it, whose tree the sampler reads
-    token: str  # a JWT for the admin, signed with this gateway's secret
+    token: str = field(repr=False)  # a JWT for the admin, signed with this gateway's secret
     server_path: str  # the virtual server's MCP endpoint, /servers/ID/mcp
     database: Path
 

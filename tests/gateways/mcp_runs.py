@@ -1,29 +1,49 @@
 """`--gateway mcp` runs through a real MCP gateway in front of the simulator's MCP endpoint, and the
-readings their tests share: the simulator's own counters (the truth behind the gateway), the kit's rows,
-and a gateway-side count polled while the run goes on. Not a test module; nothing here is a fixture.
+checks their tests share: the simulator's own tools/call counters (the truth behind the gateway) against
+the kit's rows, and the gateway's own count of live sessions, polled while the run goes on and read
+after it. Not a test module; nothing here is a fixture.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pandas as pd
 
-from contract import schema
+from analysis import churn as churn_study
+from contract import exit_codes, schema
 from tests.gateways.harness import rows
-from tests.locust_runs import locust_command
+from tests.locust_runs import locust_command, run_locust
 from tests.paths import REPO
 
 SIM_TOOLS = ("search", "fetch")
 SIM_KNOBS = ["--mcp-preload", "--mcp-tools", ",".join(SIM_TOOLS)]
+BACKEND = "sim"  # the simulator's name on each gateway, which lists its tools as `sim-<tool>`
+MIX = f"{BACKEND}-search=2,{BACKEND}-fetch=1"
 KEY_ENV = "LOADKIT_TEST_MCP_GATEWAY_KEY"  # the gateway's key, for the kit's --api-key-env
+AGENTS = 4
+
+
+@dataclass(frozen=True)
+class McpGateway:
+    """A gateway under test: its origin and MCP path, the pid whose tree is sampled, and its own count
+    of the live MCP sessions of a client name (`loadkit-RUN_ID`; a gateway that cannot tell clients
+    apart counts all of them)."""
+
+    url: str
+    path: str
+    pid: int
+    sessions: Callable[[str], int]
 
 
 def sim_tool_calls(sim_url: str) -> Counter:
@@ -31,14 +51,10 @@ def sim_tool_calls(sim_url: str) -> Counter:
     return Counter(httpx.get(f"{sim_url}/v1/sim/mcp", timeout=10).json()["tool_calls"])
 
 
-def mcp_args(host: str, path: str, *extra: str) -> list[str]:
-    return ["--gateway", "mcp", "--host", host, "--mcp-url", path, "--api-key-env", KEY_ENV, *extra]
-
-
-def smoke_args(host: str, path: str, pid: int, *extra: str, agents: int = 4) -> list[str]:
-    """A smoke run of `agents` MCP sessions, memory sampled on the gateway's process tree at `pid`."""
-    profile = ["--load-profile", "smoke", "--peak-users", str(agents), "--duration", "8s"]
-    return mcp_args(host, path, "--target-pid", str(pid), *profile, *extra)
+def mcp_args(gateway: McpGateway, *extra: str) -> list[str]:
+    """The kit pointed at the gateway, its key from KEY_ENV, memory sampled on the gateway's tree."""
+    target = ["--host", gateway.url, "--mcp-url", gateway.path, "--target-pid", str(gateway.pid)]
+    return ["--gateway", "mcp", *target, "--api-key-env", KEY_ENV, *extra]
 
 
 def run_polling(
@@ -64,14 +80,17 @@ def run_polling(
         return proc.returncode, peak, err.read().decode(errors="replace")[-3000:]
 
 
-def calls_by_tool(run_dir: Path, name_of: Callable[[str], str]) -> tuple[Counter, Counter]:
-    """The kit's answered tools/call rows and those the run's end cut short, per backend tool
-    (`name_of`: the gateway's tool name to the backend's)."""
+def calls_by_tool(run_dir: Path) -> tuple[Counter, Counter]:
+    """The kit's answered tools/call rows and those the run's end cut short, per backend tool."""
     calls = [r for r in rows(run_dir, schema.REQUESTS_CSV) if r["operation"] == "mcp.tools_call"]
-    cut = Counter(name_of(r["tool_name"]) for r in calls if r["error_kind"] == schema.ERROR_INTERRUPTED)
+    cut = [r for r in calls if r["error_kind"] == schema.ERROR_INTERRUPTED]
     answered = [r for r in calls if r["error_kind"] != schema.ERROR_INTERRUPTED]
     assert answered and all(r["ok"] == "1" for r in answered), [r["error"] for r in answered][:3]
-    return Counter(name_of(r["tool_name"]) for r in answered), cut
+
+    def by_tool(chosen: list[dict]) -> Counter:
+        return Counter(r["tool_name"].removeprefix(f"{BACKEND}-") for r in chosen)
+
+    return by_tool(answered), by_tool(cut)
 
 
 def assert_server_counted_the_kits_calls(answered: Counter, cut: Counter, served: Counter) -> None:
@@ -82,15 +101,57 @@ def assert_server_counted_the_kits_calls(answered: Counter, cut: Counter, served
         assert answered[tool] <= served[tool] <= answered[tool] + cut[tool], (tool, answered, cut, served)
 
 
-def assert_sampled_the_gateway(run_dir: Path, pid: int) -> list[dict]:
+def assert_sampled_the_gateway(run_dir: Path, pid: int) -> None:
     """The run's memory samples are of the gateway's own process tree (processes.csv names its pid)."""
     targets = [r for r in rows(run_dir, schema.PROCESSES_CSV) if r["role"] == "target"]
     assert str(pid) in {r["pid"] for r in targets}, targets
     samples = [r for r in rows(run_dir, schema.SAMPLES_CSV) if r["target_rss_bytes"]]
     assert len(samples) >= 5 and all(int(s["target_rss_bytes"]) > 50 * schema.MIB for s in samples)
-    return samples
+
+
+def assert_no_key_in(run_dir: Path) -> None:
+    """The gateway's key (a JWT, a master key) is in no file of the run directory."""
+    key = os.environ[KEY_ENV].encode()
+    assert not [p.name for p in run_dir.rglob("*") if p.is_file() and key in p.read_bytes()]
 
 
 def session_events(run_dir: Path) -> Counter:
     """agents.csv's session events (created, closed, failed)."""
     return Counter(r["event"] for r in rows(run_dir, schema.AGENTS_CSV))
+
+
+def smoke_through(gateway: McpGateway, sim_url: str, run_dir: Path) -> None:
+    """A smoke run of AGENTS sessions by the tool mix: it passes, the simulator ran every call the kit
+    has a row for, the gateway held each session while the run went on and holds none after."""
+    before = sim_tool_calls(sim_url)
+    run_id = f"mcp-gw-{secrets.token_hex(4)}"
+    client = f"loadkit-{run_id}"  # every session's client name (agents/mcp.py)
+    profile = ["--load-profile", "smoke", "--peak-users", str(AGENTS), "--duration", "8s"]
+    args = mcp_args(gateway, *profile, "--mcp-tool-mix", MIX, "--run-id", run_id)
+    code, peak, stderr = run_polling(run_dir, args, lambda: gateway.sessions(client))
+    assert code == exit_codes.OK, stderr
+    answered, cut = calls_by_tool(run_dir)
+    assert set(answered) == set(SIM_TOOLS) and sum(answered.values()) >= 10, answered
+    assert_server_counted_the_kits_calls(answered, cut, sim_tool_calls(sim_url) - before)
+    assert (peak, gateway.sessions(client)) == (AGENTS, 0)
+    assert session_events(run_dir) == {"created": AGENTS, "closed": AGENTS}
+    assert_sampled_the_gateway(run_dir, gateway.pid)
+    assert_no_key_in(run_dir)
+    calls = pd.read_csv(run_dir / schema.REQUESTS_CSV).query("operation == 'mcp.tools_call' and ok == 1")
+    print(f"{len(calls)} calls through the gateway, p50 {calls['latency_ms'].median():.1f} ms")
+
+
+def churn_through(gateway: McpGateway, run_dir: Path, cycles: int = 4, batch: int = 3) -> None:
+    """A churn run: it passes, every session it opened was closed (the DELETE answered 200), and the
+    gateway holds none of the run's after it."""
+    run_id = f"mcp-churn-{secrets.token_hex(4)}"
+    churn = ["--load-profile", "churn", "--churn-cycles", str(cycles), "--churn-batch", str(batch)]
+    args = mcp_args(gateway, *churn, "--run-id", run_id)
+    done = run_locust(run_dir, *args, timeout=300)
+    assert done.returncode == exit_codes.OK, done.stderr[-3000:]
+    result = churn_study.churn_result(pd.read_csv(run_dir / schema.CAPACITY_CSV))
+    assert result.sessions_closed == cycles * batch, result
+    closes = [r for r in rows(run_dir, schema.REQUESTS_CSV) if r["operation"] == "mcp.close"]
+    assert len(closes) == cycles * batch and {(r["ok"], r["status_code"]) for r in closes} == {("1", "200")}
+    assert gateway.sessions(f"loadkit-{run_id}") == 0
+    print(f"churn through the gateway: {result.verdict}")
