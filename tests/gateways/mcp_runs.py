@@ -23,7 +23,7 @@ import pandas as pd
 from analysis import churn as churn_study
 from contract import exit_codes, schema
 from tests.gateways.harness import rows
-from tests.locust_runs import locust_command, run_locust
+from tests.locust_runs import locust_command, run_locust, wait_for
 from tests.paths import REPO
 
 SIM_TOOLS = ("search", "fetch")
@@ -46,9 +46,14 @@ class McpGateway:
     sessions: Callable[[str], int]
 
 
+def sim_mcp(sim_url: str) -> dict:
+    """The simulator's own MCP counters (GET /v1/sim/mcp)."""
+    return httpx.get(f"{sim_url}/v1/sim/mcp", timeout=10).raise_for_status().json()
+
+
 def sim_tool_calls(sim_url: str) -> Counter:
     """tools/call per tool as the simulator itself counted them."""
-    return Counter(httpx.get(f"{sim_url}/v1/sim/mcp", timeout=10).json()["tool_calls"])
+    return Counter(sim_mcp(sim_url)["tool_calls"])
 
 
 def mcp_args(gateway: McpGateway, *extra: str) -> list[str]:
@@ -122,7 +127,8 @@ def session_events(run_dir: Path) -> Counter:
 
 def smoke_through(gateway: McpGateway, sim_url: str, run_dir: Path) -> None:
     """A smoke run of AGENTS sessions by the tool mix: it passes, the simulator ran every call the kit
-    has a row for, the gateway held each session while the run went on and holds none after."""
+        has a row for, the gateway held each session while the run went on and holds none after, nor does
+    it keep a session open on the simulator."""
     before = sim_tool_calls(sim_url)
     run_id = f"mcp-gw-{secrets.token_hex(4)}"
     client = f"loadkit-{run_id}"  # every session's client name (agents/mcp.py)
@@ -134,6 +140,7 @@ def smoke_through(gateway: McpGateway, sim_url: str, run_dir: Path) -> None:
     assert set(answered) == set(SIM_TOOLS) and sum(answered.values()) >= 10, answered
     assert_server_counted_the_kits_calls(answered, cut, sim_tool_calls(sim_url) - before)
     assert (peak, gateway.sessions(client)) == (AGENTS, 0)
+    wait_for(lambda: sim_mcp(sim_url)["sessions"]["open"] == 0, 10, "the gateway's backend sessions closed")
     assert session_events(run_dir) == {"created": AGENTS, "closed": AGENTS}
     assert_sampled_the_gateway(run_dir, gateway.pid)
     assert_no_key_in(run_dir)
