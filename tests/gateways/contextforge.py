@@ -50,8 +50,9 @@ class ContextForge:
 
 def gateway_env(folder: Path, port: int) -> dict[str, str]:
     """Its settings (mcpgateway/config.py): SQLite in `folder`, stateful sessions (the kit's churn and
-    cleanup need an Mcp-Session-Id), the admin API on, loopback backends allowed (SSRF guard), fresh
-    secrets so nothing of a default signs a token."""
+    cleanup need an Mcp-Session-Id), the admin API on, loopback backends allowed (SSRF guard), its rate
+    limiter off (by default 100 MCP requests a minute per client: the module's third run got 429s),
+    fresh secrets so nothing of a default signs a token."""
     return {
         **os.environ,
         "HOST": "127.0.0.1",
@@ -66,6 +67,7 @@ def gateway_env(folder: Path, port: int) -> dict[str, str]:
         "MCPGATEWAY_ADMIN_API_ENABLED": "true",
         "USE_STATEFUL_SESSIONS": "true",
         "SSRF_ALLOW_LOCALHOST": "true",
+        "RATE_LIMITING_ENABLED": "false",
     }
 
 

@@ -10,6 +10,7 @@ import os
 import secrets
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -162,3 +163,19 @@ def churn_through(gateway: McpGateway, run_dir: Path, cycles: int = 4, batch: in
     assert len(closes) == cycles * batch and {(r["ok"], r["status_code"]) for r in closes} == {("1", "200")}
     assert gateway.sessions(f"loadkit-{run_id}") == 0
     print(f"churn through the gateway: {result.verdict}")
+
+
+def cleanup_through(gateway: McpGateway, run_dir: Path) -> None:
+    """A run that keeps its sessions (`--no-cleanup`) leaves AGENTS on the gateway; `python -m
+    kit.cleanup RUN_DIR` (the gateway and its MCP path from run.json) closes them all."""
+    run_id = f"mcp-left-{secrets.token_hex(4)}"
+    client = f"loadkit-{run_id}"
+    profile = ["--load-profile", "smoke", "--peak-users", str(AGENTS), "--duration", "4s"]
+    done = run_locust(run_dir, *mcp_args(gateway, *profile, "--run-id", run_id, "--no-cleanup"), timeout=300)
+    assert done.returncode == exit_codes.OK, done.stderr[-3000:]
+    assert gateway.sessions(client) == AGENTS
+    command = [sys.executable, "-m", "kit.cleanup", str(run_dir), "--api-key-env", KEY_ENV]
+    cleaned = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert cleaned.returncode == exit_codes.OK, cleaned.stderr
+    assert gateway.sessions(client) == 0
+    assert session_events(run_dir) == {"created": AGENTS, "closed": AGENTS}

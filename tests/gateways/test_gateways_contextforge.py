@@ -11,7 +11,14 @@ import pytest
 
 from simgateway import launch
 from tests.gateways.contextforge import NEEDS_CONTEXTFORGE, contextforge_gateway
-from tests.gateways.mcp_runs import KEY_ENV, SIM_KNOBS, McpGateway, churn_through, smoke_through
+from tests.gateways.mcp_runs import (
+    KEY_ENV,
+    SIM_KNOBS,
+    McpGateway,
+    churn_through,
+    cleanup_through,
+    smoke_through,
+)
 
 pytestmark = NEEDS_CONTEXTFORGE
 
@@ -38,3 +45,8 @@ def test_smoke_through_contextforge_every_call_reaches_the_server_and_no_session
 def test_churn_through_contextforge_closes_every_session_on_the_gateway(stack, tmp_path):
     _sim, gateway = stack
     churn_through(gateway, tmp_path)
+
+
+def test_kit_cleanup_closes_the_sessions_a_run_left_on_contextforge(stack, tmp_path):
+    _sim, gateway = stack
+    cleanup_through(gateway, tmp_path)

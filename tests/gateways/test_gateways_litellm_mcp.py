@@ -20,7 +20,15 @@ import pytest
 
 from simgateway import launch
 from tests.gateways.harness import free_port, installed, listening_pid, running_server
-from tests.gateways.mcp_runs import BACKEND, KEY_ENV, SIM_KNOBS, McpGateway, churn_through, smoke_through
+from tests.gateways.mcp_runs import (
+    BACKEND,
+    KEY_ENV,
+    SIM_KNOBS,
+    McpGateway,
+    churn_through,
+    cleanup_through,
+    smoke_through,
+)
 
 pytestmark = [
     pytest.mark.e2e,
@@ -85,3 +93,8 @@ def test_smoke_through_litellms_mcp_gateway_every_call_reaches_the_server_and_no
 def test_churn_through_litellms_mcp_gateway_closes_every_session_on_it(stack, tmp_path):
     _sim, gateway = stack
     churn_through(gateway, tmp_path)
+
+
+def test_kit_cleanup_closes_the_sessions_a_run_left_on_litellms_mcp_gateway(stack, tmp_path):
+    _sim, gateway = stack
+    cleanup_through(gateway, tmp_path)
