@@ -30,11 +30,19 @@ RUN_ID = "gwtest-run"
 
 @contextmanager
 def running_server(
-    command: list[str], health_path: str, port: int, timeout_s: float = 30.0, cwd: Path | None = None
+    command: list[str],
+    health_path: str,
+    port: int,
+    timeout_s: float = 30.0,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[str]:
-    """Start `command` (which must listen on `port`), yield its URL once healthy, always stop it."""
+    """Start `command` (which must listen on `port`; `env`: its whole environment, else ours), yield its
+    URL once healthy, always stop it."""
     log = tempfile.TemporaryFile()
-    popen = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+    popen = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=env, start_new_session=True
+    )
     target = Target(url=f"http://127.0.0.1:{port}", pid=popen.pid, command=command, popen=popen)
     try:
         try:
