@@ -48,6 +48,7 @@ def test_hermes_runs_complete_with_usage_and_the_servers_times(hermes_url, tmp_p
         created, updated = server_times(hermes_url, task["task_id"])
         assert abs(float(task["finished_ts"]) - updated) < 0.05, (task, updated)
         if follow == "poll":  # the server's own span, the polled one (late by up to 300 ms) beside it
+            # 50 ms fixed, against the server's own span: the client's polled span is up to 300 ms off
             assert abs(float(task["run_ms"]) - (updated - created) * 1000) < 50, task
             assert float(task["poll_interval_ms"]) == 300 and task["polled_run_ms"] != "", task
     if follow == "events":

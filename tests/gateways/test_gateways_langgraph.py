@@ -122,6 +122,7 @@ def test_run_times_are_the_servers_own_within_50ms_with_the_polled_figure_beside
     assert len(tasks) == 3
     for task in tasks:
         assert task["status"] == "done" and task["times_from"] == "gateway", task
+        # 50 ms fixed, against the server's own run time: a client's polled span is up to 200 ms off
         assert abs(float(task["run_ms"]) - server[task["task_id"]]) < 50, (task, server)
         assert float(task["run_ms"]) >= work_s * 1000, task  # the graph's sleep is inside the server's span
         assert float(task["poll_interval_ms"]) == interval * 1000, task
