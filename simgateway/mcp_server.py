@@ -1,9 +1,9 @@
 """The simulator's MCP server, built on the official `mcp` SDK's low-level `Server`: tools with known
 latency and result size, a resource and a prompt, and the counts the tests compare the kit's rows with.
 
-One definition for both transports: Streamable HTTP in the simulator's own process
-(simgateway/mcp_http.py, `/mcp`, loaded on first use by simgateway/mcp_endpoint.py) and stdio, a
-process per client (simgateway/mcp_stdio.py). The protocol is the SDK's; this module holds only the
+One definition for every transport: Streamable HTTP and HTTP+SSE in the simulator's own process
+(simgateway/mcp_http.py, `/mcp` and `/sse`, loaded on first use by simgateway/mcp_endpoint.py) and stdio,
+a process per client (simgateway/mcp_stdio.py). The protocol is the SDK's; this module holds only the
 simulated behaviour and its counts.
 """
 
@@ -99,10 +99,10 @@ class SimMcp:
     """The MCP server's behaviour (the knobs) and its ledger; the SDK speaks the protocol, `server` is
     what a transport runs."""
 
-    def __init__(self, knobs: Knobs) -> None:
+    def __init__(self, knobs: Knobs, ledger: McpLedger | None = None) -> None:
         self.knobs = knobs
         self.rng = random.Random(f"{knobs.seed}/mcp")
-        self.ledger = McpLedger()
+        self.ledger = ledger or McpLedger()  # one ledger for every transport a process serves
         self.tools = {tool.name: tool for tool in knobs.mcp_tools}
         server: Server[Any] = Server(
             "simgateway",
