@@ -40,7 +40,7 @@ class McpHttp:
         # HTTP+SSE: the same server's behaviour and ledger; a call is timed from its dispatch to its result
         # (its POST is answered 202 at once, the result rides the session's stream)
         self.legacy = SimMcp(knobs, self.ledger)
-        self.legacy.server.middleware.append(self.timed)
+        self.legacy.server.middleware.append(self.legacy.timed)
         self.sse = SseServerTransport(messages_path)
         self.sse_ids = itertools.count(1)
 
@@ -86,15 +86,6 @@ class McpHttp:
     async def handle_message(self, request: web.Request) -> web.StreamResponse:
         """POST /messages/?session_id=...: an HTTP+SSE session's message (202; its answer on the stream)."""
         return await serve_asgi(self.sse.handle_post_message, request, await request.read())
-
-    async def timed(self, ctx, call_next):
-        if ctx.method != "tools/call":
-            return await call_next(ctx)
-        started = time.perf_counter()
-        try:
-            return await call_next(ctx)
-        finally:
-            self.ledger.call_ms.append((time.perf_counter() - started) * 1000.0)
 
     async def stats(self, _request: web.Request) -> web.Response:
         return web.json_response(self.ledger.as_json())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import mmap
 import random
+import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,6 +132,17 @@ class SimMcp:
         if self.knobs.mcp_initialize == "wrong-version":
             result = _with_version(result, WRONG_VERSION)
         return result
+
+    async def timed(self, ctx, call_next):
+        """Middleware for a transport whose HTTP request is not the call (HTTP+SSE): each tools/call timed
+        from its dispatch to its result, into the ledger."""
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        started = time.perf_counter()
+        try:
+            return await call_next(ctx)
+        finally:
+            self.ledger.call_ms.append((time.perf_counter() - started) * 1000.0)
 
     async def list_tools(self, _ctx, _params) -> types.ListToolsResult:
         return types.ListToolsResult(
