@@ -1,11 +1,12 @@
 """MCP agent (`--gateway mcp`): each simulated agent opens one MCP session, over Streamable HTTP
-(`--mcp-url`) or over stdio to a server process of its own (`--mcp-command`, agents/mcp_stdio.py):
-initialize, notifications/initialized, tools/list; it calls tools by the run's tool mix, and closes the
-session (a DELETE; over stdio, the process ended) when it stops. One requests.csv row per request
+(`--mcp-url`; HTTP+SSE where the server refuses the POST, agents/mcp_sse.py) or over stdio to a server
+process of its own (`--mcp-command`, agents/mcp_stdio.py): initialize, notifications/initialized,
+tools/list; it calls tools by the run's tool mix, and closes the session (a DELETE; over HTTP+SSE, its
+stream closed; over stdio, the process ended) when it stops. One requests.csv row per request
 (`mcp.initialize`, `mcp.tools_list`, `mcp.tools_call` with its tool, `mcp.resources_read`,
 `mcp.prompts_get`, `mcp.ping`, `mcp.close`) with latency, bytes and the JSON-RPC error code; an
 `isError` result is a failed tool call. Sessions are agents.csv rows (created, failed, closed), so
-capacity, churn and kit.cleanup see them (kit.cleanup speaks Streamable HTTP only).
+capacity, churn and kit.cleanup see them (kit.cleanup speaks MCP over HTTP only).
 
 The client info of every session names the run, so a gateway's own session list shows whose they are.
 """

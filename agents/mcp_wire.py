@@ -1,7 +1,9 @@
 """MCP's client side, what every transport shares (`McpSession`: the handshake's version check, a
 response read into an Answer, the server's own requests answered) and Streamable HTTP on the agent's own
 sync httpx client (Locust's agents are greenlets: no asyncio client fits): initialize,
-notifications/initialized, requests, DELETE to close. Stdio is agents/mcp_stdio.py.
+notifications/initialized, requests, DELETE to close; where the server answers the initialize POST with
+a 4xx, the same session over the 2024-11-05 HTTP+SSE transport (agents/mcp_sse.py). Stdio is
+agents/mcp_stdio.py.
 
 An answer is JSON or an SSE stream; on the stream the server's notifications (progress, logs) are counted
 and its own requests answered at once (ping with an empty result, anything else with a JSON-RPC error:
@@ -13,27 +15,24 @@ from __future__ import annotations
 
 import abc
 import itertools
-import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import httpx
 
+from agents.mcp_messages import McpProtocolError, parsed
+from agents.mcp_sse import SSE_VERSION, SseChannel, falls_back
 from agents.reading import BoundedBody, ReadBounds, deadline, error_preview
 from agents.sse import iter_sse
 
 PROTOCOL_VERSION = "2025-11-25"  # the newest revision of the initialize handshake
 HTTP_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")  # Streamable HTTP's revisions
+SSE_VERSIONS = (SSE_VERSION, *HTTP_VERSIONS)  # HTTP+SSE is 2024-11-05's; its servers may agree a later one
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 ACCEPT = "application/json, text/event-stream"
 METHOD_NOT_FOUND = -32601
 ENDED_BY_SERVER = "the server ended the session (HTTP 404 to its Mcp-Session-Id)"
-
-
-class McpProtocolError(Exception):
-    """The answer is not what MCP says it must be (not JSON-RPC, no answer to the request, a protocol
-    version the kit does not speak)."""
 
 
 @dataclass
@@ -97,12 +96,14 @@ class McpSession(abc.ABC):
     def initialize_params(self) -> dict:
         return {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": self.client_info}
 
-    def agree(self, answer: Answer) -> None:
-        """The version an initialize answer names kept; one the kit does not speak is a McpProtocolError."""
+    def agree(self, answer: Answer, versions: tuple[str, ...] | None = None) -> None:
+        """The version an initialize answer names kept; one the kit does not speak (on this transport:
+        `versions`, else the class's) is a McpProtocolError."""
         version = (answer.result or {}).get("protocolVersion")
-        if version not in self.versions:
+        versions = versions or self.versions
+        if version not in versions:
             raise McpProtocolError(
-                f"the server answered protocol version {version!r}; the kit speaks {', '.join(self.versions)}"
+                f"the server answered protocol version {version!r}; the kit speaks {', '.join(versions)}"
             )
         self.protocol_version = version
 
@@ -150,30 +151,58 @@ class McpSession(abc.ABC):
 
 
 class McpHttpSession(McpSession):
-    """One MCP session over Streamable HTTP at `path` on the client's origin."""
+    """One MCP session at `path` on the client's origin: over Streamable HTTP, or over HTTP+SSE (the
+    2024-11-05 transport, agents/mcp_sse.py) when the server answers the initialize POST with a 4xx and a
+    GET of the same URL opens an event stream (`sse`: a session known to be there, no POST tried)."""
 
-    def __init__(self, client: httpx.Client, path: str, bounds: ReadBounds, client_info: dict) -> None:
+    def __init__(
+        self, client: httpx.Client, path: str, bounds: ReadBounds, client_info: dict, sse: bool = False
+    ) -> None:
         super().__init__(bounds, client_info)
         self.client = client
         self.path = path
+        self.sse_known = sse  # the server speaks HTTP+SSE here (found by this session, or told)
+        self.channel: SseChannel | None = None  # the HTTP+SSE session's stream, when it speaks that
+        self.notifications = 0  # over HTTP+SSE, server notifications (they ride no request's answer)
+        self.refused = 0  # over HTTP+SSE, server requests answered with an error
 
     def fresh(self) -> McpHttpSession:
-        return McpHttpSession(self.client, self.path, self.bounds, self.client_info)
+        return McpHttpSession(self.client, self.path, self.bounds, self.client_info, self.sse_known)
 
     def headers(self) -> dict[str, str]:
         headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
-        if self.session_id:
+        if self.session_id and self.channel is None:
             headers[SESSION_HEADER] = self.session_id
         if self.protocol_version:
             headers[VERSION_HEADER] = self.protocol_version
         return headers
 
     def initialize(self) -> Answer:
-        """The handshake's request: the session id and the version agreed are kept from its answer."""
+        """The handshake's request: the session id and the version agreed are kept from its answer. A POST
+        answered with a 4xx that names no other trouble (404, 405...) is tried as HTTP+SSE, as MCP's
+        backwards compatibility has a client do; the one answer is then that transport's."""
+        if self.sse_known:
+            return self._initialize_over_sse(None)
         answer, response = self._exchange("initialize", self.initialize_params())
+        if falls_back(answer.status_code):
+            return self._initialize_over_sse(answer)
         if answer.ok:
             self.agree(answer)
             self.session_id = response.headers.get(SESSION_HEADER)
+        return answer
+
+    def _initialize_over_sse(self, posted: Answer | None) -> Answer:
+        """The GET's stream opened (the session exists once its endpoint is named), then initialize."""
+        channel = SseChannel(self.client, self.path, self.bounds, self._heard, self._ended)
+        refused = channel.open()
+        if refused is not None:
+            tried = f"POST answered {posted.status_code}; " if posted is not None else ""
+            error = f"{tried}GET (HTTP+SSE) answered {refused.status_code}: {refused.error}"
+            return Answer(refused.status_code, error=error, size=len(refused.error or ""))
+        self.channel, self.session_id, self.sse_known = channel, channel.session_id, True
+        answer = self.request("initialize", self.initialize_params())
+        if answer.ok:
+            self.agree(answer, SSE_VERSIONS)
         return answer
 
     def initialized(self) -> None:
@@ -183,12 +212,18 @@ class McpHttpSession(McpSession):
             self.send_only(message, "notifications/initialized")
 
     def request(self, method: str, params: dict | None = None) -> Answer:
+        if self.channel is not None:
+            return self._over_sse(self.channel, method, params)
         return self._exchange(method, params)[0]
 
     def close(self) -> Answer:
         """DELETE the session. 405 (the server does not let clients end sessions; it is left to expire)
         and 404 (the server had ended it: agents.csv says so) are not failures of the close; nor is a
-        session without an id (a stateless server)."""
+        session without an id (a stateless server). Over HTTP+SSE the close is the stream's."""
+        if self.channel is not None:
+            self.channel.close()
+            self.session_id = None
+            return Answer(200)
         if not self.session_id:
             return Answer(200)
         with deadline(self.bounds.deadline_s):
@@ -196,6 +231,17 @@ class McpHttpSession(McpSession):
         self.dropped = self.dropped or response.status_code == 404  # the server had ended it already
         self.session_id = None
         return Answer(200 if response.status_code in (404, 405) else response.status_code)
+
+    def end(self) -> None:
+        """Over HTTP+SSE, the stream closed (the session ends with it); over Streamable HTTP nothing is
+        held on this side."""
+        if self.channel is not None:
+            self.channel.close()
+
+    def ended_why(self) -> str:
+        if self.channel is not None and self.channel.why_ended is not None:
+            return f"the server ended the session ({self.channel.why_ended})"
+        return ENDED_BY_SERVER
 
     def _exchange(self, method: str, params: dict | None) -> tuple[Answer, httpx.Response]:
         request_id, message = self.message(method, params)
@@ -209,6 +255,32 @@ class McpHttpSession(McpSession):
                 return Answer(response.status_code, error=preview, size=len(preview)), response
             answer = self._read(response, request_id)
         return answer, response
+
+    def _over_sse(self, channel: SseChannel, method: str, params: dict | None) -> Answer:
+        """A request POSTed to the session's endpoint, its response read off the stream."""
+        request_id, message = self.message(method, params)
+        with deadline(self.bounds.deadline_s):
+            posted, size, response = channel.request(request_id, message, self.headers())
+        if posted.status_code >= 400:
+            if posted.status_code == 404:  # the server no longer knows the session
+                self._ended(f"HTTP 404 to its endpoint {channel.endpoint}")
+            return Answer(posted.status_code, error=posted.error, size=len(posted.error or ""))
+        answer = Answer(posted.status_code, size=size)
+        self.take(response, request_id, answer)
+        return answer
+
+    def _heard(self, message: dict) -> None:
+        """A server message on the HTTP+SSE stream that answers no request: counted, or answered."""
+        if "id" in message:
+            self.refused += self.answer_server(message)
+        else:
+            self.notifications += 1
+
+    def _ended(self, why: str) -> None:
+        """The server ended the HTTP+SSE session (its stream closed, a 404 to its endpoint)."""
+        self.dropped = True
+        if self.channel is not None:
+            self.channel.why_ended = self.channel.why_ended or why
 
     def _read(self, response: httpx.Response, request_id: int) -> Answer:
         kind = response.headers.get("content-type", "").split(";")[0].strip()
@@ -232,17 +304,11 @@ class McpHttpSession(McpSession):
 
     def send_only(self, message: dict, what: str) -> None:
         """A message that gets no JSON-RPC answer (a notification, a response): 202 (or 200) expected."""
-        response = self.client.post(self.path, json=message, headers=self.headers())
-        if response.status_code >= 400:
-            raise McpProtocolError(f"{what}: HTTP {response.status_code} {response.text[:120]}")
-
-
-def parsed(data: bytes) -> dict:
-    """One JSON-RPC message; McpProtocolError naming its start when it is not one."""
-    try:
-        message = json.loads(data)
-    except ValueError:
-        raise McpProtocolError(f"not JSON-RPC: {data[:60]!r}") from None
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        raise McpProtocolError(f"not a JSON-RPC 2.0 message: {data[:60]!r}")
-    return message
+        if self.channel is not None:
+            posted = self.channel.post(message, self.headers())
+            status, text = posted.status_code, posted.error or ""
+        else:
+            response = self.client.post(self.path, json=message, headers=self.headers())
+            status, text = response.status_code, response.text
+        if status >= 400:
+            raise McpProtocolError(f"{what}: HTTP {status} {text[:120]}")

@@ -336,7 +336,8 @@ def add_arguments(parser) -> None:
         protocols,
         "--mcp-url",
         default=DEFAULTS.mcp_url,
-        help="MCP: the Streamable HTTP endpoint, a path on --host or a URL on its origin",
+        help="MCP: the server's URL (Streamable HTTP; HTTP+SSE where it refuses the POST), a path on --host "
+        "or a URL on its origin",
     )
     add(
         protocols,

@@ -40,19 +40,34 @@ def asgi_scope(request: web.Request) -> Scope:
     }
 
 
+# How often an answer still being sent looks whether it is complete or its client gone: an HTTP+SSE session
+# closed by its client frees its memory this late at most (a capacity or churn reading right after).
+DISCONNECT_POLL_S = 0.05
+
+
+def client_left(request: web.Request) -> bool:
+    """Whether the client's connection is gone (aiohttp drops the request's transport when it closes)."""
+    return request.transport is None or request.transport.is_closing()
+
+
 async def serve_asgi(app: AsgiApp, request: web.Request, body: bytes) -> web.StreamResponse:
     """Run `app` for `request` (whose body was read as `body`); its answer streamed back chunk by chunk
     (an SSE response's events reach the client as the application sends them)."""
     sent_body = False
     gone = asyncio.Event()  # set when the answer is complete: a waiting receive() then sees a disconnect
+    complete: asyncio.Future | None = None  # gone.wait(), once a receive() waits on it
     response: web.StreamResponse | None = None
 
     async def receive() -> Message:
-        nonlocal sent_body
+        """The body, then a disconnect once the answer is complete or its client gone (aiohttp tells a
+        handler nothing of that: an endless answer, an SSE session's stream, looks every so often)."""
+        nonlocal sent_body, complete
         if not sent_body:
             sent_body = True
             return {"type": "http.request", "body": body, "more_body": False}
-        await gone.wait()
+        complete = complete or asyncio.ensure_future(gone.wait())
+        while not complete.done() and not client_left(request):
+            await asyncio.wait({complete}, timeout=DISCONNECT_POLL_S)
         return {"type": "http.disconnect"}
 
     async def send(message: Message) -> None:
@@ -64,16 +79,21 @@ async def serve_asgi(app: AsgiApp, request: web.Request, body: bytes) -> web.Str
             await response.prepare(request)
         elif message["type"] == "http.response.body" and response is not None:
             chunk = message.get("body", b"")
-            if chunk:
-                await response.write(chunk)
-            if not message.get("more_body", False):
-                await response.write_eof()
+            try:
+                if chunk:
+                    await response.write(chunk)
+                if not message.get("more_body", False):
+                    await response.write_eof()
+                    gone.set()
+            except ConnectionResetError:  # the client left mid-answer: the application hears a disconnect
                 gone.set()
 
     try:
         await app(asgi_scope(request), receive, send)
     finally:
         gone.set()
+        if complete is not None:
+            complete.cancel()
     if response is None:
         return web.Response(status=500, text="the MCP application sent no answer")
     return response

@@ -20,11 +20,13 @@ from aiohttp import web
 from simgateway.knobs import Knobs
 
 MCP_PATH = "/mcp"
+SSE_PATH = "/sse"  # HTTP+SSE (2024-11-05): GET opens a session's stream; its messages go to MESSAGES_PATH
+MESSAGES_PATH = "/messages/"
 STATS_PATH = "/v1/sim/mcp"
 
 
 class LazyMcp:
-    """Routes /mcp and /v1/sim/mcp to a `mcp_http.McpHttp` built on first use.
+    """Routes /mcp, /sse, /messages/ and /v1/sim/mcp to a `mcp_http.McpHttp` built on first use.
 
     The SDK's session manager runs inside an anyio task group, which must be entered and left by one task:
     a task of its own holds it from the first request to the application's cleanup."""
@@ -41,7 +43,7 @@ class LazyMcp:
             if self._mcp is None:
                 module = await asyncio.to_thread(importlib.import_module, "simgateway.mcp_http")
                 gc.freeze()  # the SDK lives as long as the process: keep it out of every collection
-                mcp, ready = module.McpHttp(self.knobs), asyncio.Event()
+                mcp, ready = module.McpHttp(self.knobs, MESSAGES_PATH), asyncio.Event()
                 self._holder = asyncio.create_task(self._hold(mcp, ready))
                 await ready.wait()
                 self._mcp = mcp
@@ -55,6 +57,12 @@ class LazyMcp:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         return await (await self._loaded()).handle(request)
 
+    async def handle_sse(self, request: web.Request) -> web.StreamResponse:
+        return await (await self._loaded()).handle_sse(request)
+
+    async def handle_message(self, request: web.Request) -> web.StreamResponse:
+        return await (await self._loaded()).handle_message(request)
+
     async def stats(self, request: web.Request) -> web.Response:
         return await (await self._loaded()).stats(request)
 
@@ -67,6 +75,8 @@ class LazyMcp:
     def add_routes(self, app: web.Application) -> None:
         for method in ("GET", "POST", "DELETE"):
             app.router.add_route(method, MCP_PATH, self.handle)
+        app.router.add_get(SSE_PATH, self.handle_sse)  # a POST to it is 405: the kit's cue to fall back
+        app.router.add_post(MESSAGES_PATH, self.handle_message)
         app.router.add_get(STATS_PATH, self.stats)
         app.cleanup_ctx.append(self._lifetime)
         if self.knobs.mcp_preload:  # before the ready line: a timed run must not spend its first seconds here

@@ -1,9 +1,9 @@
 """The simulator's MCP server, built on the official `mcp` SDK's low-level `Server`: tools with known
 latency and result size, a resource and a prompt, and the counts the tests compare the kit's rows with.
 
-One definition for both transports: Streamable HTTP in the simulator's own process
-(simgateway/mcp_http.py, `/mcp`, loaded on first use by simgateway/mcp_endpoint.py) and stdio, a
-process per client (simgateway/mcp_stdio.py). The protocol is the SDK's; this module holds only the
+One definition for every transport: Streamable HTTP and HTTP+SSE in the simulator's own process
+(simgateway/mcp_http.py, `/mcp` and `/sse`, loaded on first use by simgateway/mcp_endpoint.py) and stdio,
+a process per client (simgateway/mcp_stdio.py). The protocol is the SDK's; this module holds only the
 simulated behaviour and its counts.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import mmap
 import random
+import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,10 +100,10 @@ class SimMcp:
     """The MCP server's behaviour (the knobs) and its ledger; the SDK speaks the protocol, `server` is
     what a transport runs."""
 
-    def __init__(self, knobs: Knobs) -> None:
+    def __init__(self, knobs: Knobs, ledger: McpLedger | None = None) -> None:
         self.knobs = knobs
         self.rng = random.Random(f"{knobs.seed}/mcp")
-        self.ledger = McpLedger()
+        self.ledger = ledger or McpLedger()  # one ledger for every transport a process serves
         self.tools = {tool.name: tool for tool in knobs.mcp_tools}
         server: Server[Any] = Server(
             "simgateway",
@@ -131,6 +132,17 @@ class SimMcp:
         if self.knobs.mcp_initialize == "wrong-version":
             result = _with_version(result, WRONG_VERSION)
         return result
+
+    async def timed(self, ctx, call_next):
+        """Middleware for a transport whose HTTP request is not the call (HTTP+SSE): each tools/call timed
+        from its dispatch to its result, into the ledger."""
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        started = time.perf_counter()
+        try:
+            return await call_next(ctx)
+        finally:
+            self.ledger.call_ms.append((time.perf_counter() - started) * 1000.0)
 
     async def list_tools(self, _ctx, _params) -> types.ListToolsResult:
         return types.ListToolsResult(

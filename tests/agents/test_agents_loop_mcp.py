@@ -13,7 +13,7 @@ import pytest
 from contract.exit_codes import OK
 from contract.schema import ERROR_INTERRUPTED, REQUEST, TASK
 from simgateway.client import request
-from tests.locust_runs import run_locust
+from tests.locust_runs import run_locust, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -22,17 +22,18 @@ RESULT_BYTES = 2000  # 500 tokens at the simulator's 4 characters a token
 TOOL_MS = 30
 TOOLS = ["--mcp-preload", "--mcp-tools", "search,fetch,lookup", "--mcp-tool-ms", str(TOOL_MS)]
 WORKLOAD = """[tools]
-mcp = "/mcp"
+mcp = "{url}"
 
 [loop]
 max_steps = 10
 """
 
 
-def test_each_task_calls_three_mcp_tools_whose_results_grow_the_next_steps_context(simulator, tmp_path):
+@pytest.mark.parametrize("url", ["/mcp", "/sse"])  # Streamable HTTP; HTTP+SSE, the POST's 405 its cue
+def test_each_task_calls_three_mcp_tools_whose_results_grow_the_next_steps_context(simulator, tmp_path, url):
     sim = simulator(*MODEL, *TOOLS, "--mcp-result-bytes", str(RESULT_BYTES))
     workload = tmp_path / "w.toml"
-    workload.write_text(WORKLOAD)
+    workload.write_text(WORKLOAD.format(url=url))
     run_dir = tmp_path / "run"
     smoke = ("--load-profile", "smoke", "--peak-users", "3", "--duration", "4s", "--think-time", "0")
     done = run_locust(run_dir, "ChatAgent", "--host", sim.url, *smoke, "--workload", str(workload))
@@ -55,7 +56,8 @@ def test_each_task_calls_three_mcp_tools_whose_results_grow_the_next_steps_conte
             (call,) = before["tool_calls"]
             appended = (len(call["name"]) + len(call["arguments"]) + RESULT_BYTES) / 4
             assert abs(after["prompt_tokens"] - before["prompt_tokens"] - appended) <= 2, (before, after)
-    server = httpx.get(f"{sim.url}/v1/sim/mcp").json()
+    wait_for(lambda: mcp_stats(sim.url)["sessions"]["open"] == 0, 2.0, "every MCP session closed")
+    server = mcp_stats(sim.url)
     all_calls = requests[requests[REQUEST.operation] == "mcp.tools_call"]
     cut = all_calls[all_calls[REQUEST.error_kind] == ERROR_INTERRUPTED]  # a call the run's end cut
     assert len(all_calls) - len(cut) <= sum(server["tool_calls"].values()) <= len(all_calls)
@@ -69,10 +71,14 @@ def test_each_task_calls_three_mcp_tools_whose_results_grow_the_next_steps_conte
     assert "## MCP" in report and "time in MCP tools" in report and "## Agent loop" in report
 
 
+def mcp_stats(url: str) -> dict:
+    return httpx.get(f"{url}/v1/sim/mcp").json()
+
+
 def test_a_loop_whose_mcp_session_the_server_ends_goes_on_in_a_new_one(simulator, tmp_path):
     sim = simulator(*MODEL, *TOOLS, "--mcp-idle-timeout", "0.3")  # the SDK ends a session idle 0.3 s
     workload = tmp_path / "w.toml"
-    workload.write_text(WORKLOAD)
+    workload.write_text(WORKLOAD.format(url="/mcp"))
     run_dir = tmp_path / "run"
     smoke = ("--load-profile", "smoke", "--peak-users", "2", "--duration", "4s", "--think-time", "0.6")
     run_locust(run_dir, "ChatAgent", "--host", sim.url, *smoke, "--workload", str(workload))

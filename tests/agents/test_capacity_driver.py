@@ -41,20 +41,28 @@ def simulator():
 
 
 def drive(
-    agent_class, target, run_dir: Path, timeout_s: float = 90.0, gateway: str = "simulator", **options
+    agent_class,
+    target,
+    run_dir: Path,
+    timeout_s: float = 90.0,
+    gateway: str = "simulator",
+    settings: dict | None = None,
+    **options,
 ) -> pd.DataFrame:
-    """Run one driver user in a real Locust LocalRunner until it stops the run; capacity.csv as a frame."""
+    """Run one driver user in a real Locust LocalRunner until it stops the run; capacity.csv as a frame.
+    `settings`: more of the agents' settings (`mcp_url`); `options`: the profile's, as typed."""
     profile = read_options(Namespace(**options))
     env = Environment(user_classes=[agent_class], host=target.url)
-    settings = AgentSettings(
+    agent_settings = AgentSettings(
         run_id="test-run",
         run_dir=run_dir,
         target_pid=(target.pid,),
         gateway=gateway,
         capacity=profile.capacity,
         churn=profile.churn,
+        **(settings or {}),
     )
-    new_context(env, settings)
+    new_context(env, agent_settings)
     runner = env.create_local_runner()
     try:
         runner.start(1, spawn_rate=1)

@@ -14,6 +14,7 @@ from contract import schema
 from kit import cleanup
 from lifecycle.target import free_port, simulator_command, start_target, stop_target
 from tests.agents.test_capacity_driver import drive
+from tests.locust_runs import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -33,6 +34,10 @@ def sessions(target) -> dict:
     return httpx.get(f"{target.url}/v1/sim/mcp").json()["sessions"]
 
 
+def all_closed(target) -> None:
+    wait_for(lambda: sessions(target)["open"] == 0, 2.0, "every MCP session closed on the server")
+
+
 def test_capacity_on_mcp_sessions_reads_back_the_session_mib_within_5pct(mcp_simulator, tmp_path):
     frame = drive(
         CapacityAgent, mcp_simulator, tmp_path, gateway="mcp", memory_budget="300MiB", max_agents="60"
@@ -45,6 +50,45 @@ def test_capacity_on_mcp_sessions_reads_back_the_session_mib_within_5pct(mcp_sim
     methods = httpx.get(f"{mcp_simulator.url}/v1/sim/mcp").json()["methods"]
     assert methods["initialize"] == methods["notifications/initialized"] == result.agents_ready
     assert result.duplicate_session_ids == 0
+
+
+def test_capacity_and_churn_over_http_sse_hold_each_session_by_its_stream_and_close_every_one(
+    mcp_simulator, tmp_path
+):
+    over_sse = {"mcp_url": "/sse"}  # the simulator's POST there is 405: every session falls back
+    for part in ("capacity", "churn"):
+        (tmp_path / part).mkdir()
+    frame = drive(
+        CapacityAgent,
+        mcp_simulator,
+        tmp_path / "capacity",
+        gateway="mcp",
+        settings=over_sse,
+        memory_budget="300MiB",
+        max_agents="40",
+    )
+    result = cap.capacity_result(frame)
+    assert result.failures == 0 and result.agents_ready == 40
+    assert result.marginal_mib == pytest.approx(SESSION_MIB, rel=0.05), result.marginal_mib
+    all_closed(mcp_simulator)  # the simulator sees a stream closed within DISCONNECT_POLL_S
+    counts = sessions(mcp_simulator)
+    assert counts["opened"] == counts["closed"] == 40
+    methods = httpx.get(f"{mcp_simulator.url}/v1/sim/mcp").json()["methods"]
+    assert methods["initialize"] == methods["notifications/initialized"] == 40  # each on its own stream
+    drive(
+        ChurnAgent,
+        mcp_simulator,
+        tmp_path / "churn",
+        gateway="mcp",
+        settings=over_sse,
+        churn_cycles="3",
+        churn_batch="4",
+    )
+    all_closed(mcp_simulator)
+    counts = sessions(mcp_simulator)
+    assert counts["opened"] == counts["closed"] >= 40 + 12
+    methods = httpx.get(f"{mcp_simulator.url}/v1/sim/mcp").json()["methods"]
+    assert methods["tools/list"] >= 12  # each churn prompt, sent on the clock's thread where its stream is
 
 
 def test_kit_cleanup_closes_the_mcp_sessions_a_run_left_open(mcp_simulator, tmp_path):
