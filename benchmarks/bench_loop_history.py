@@ -30,7 +30,7 @@ from agents.openai_chat import ChatAgent  # noqa: E402
 from agents.recorder import Recorder  # noqa: E402
 from agents.run_context import new_context  # noqa: E402
 from agents.settings import AgentSettings  # noqa: E402
-from lifecycle.target import free_port, simulator_command, start_target, stop_target  # noqa: E402
+from lifecycle.target import free_port, start_simulator, stop_target  # noqa: E402
 from scenarios.workload import read_workload  # noqa: E402
 
 STEPS = 8
@@ -78,7 +78,7 @@ def main() -> None:
     print(f"{platform.node()} {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
     port = free_port()
     sim = f"--ttft-ms 0 --itl-ms 0 --output-tokens 16 --tool-call-steps {STEPS - 1}"
-    target = start_target(simulator_command(port, sim), f"http://127.0.0.1:{port}")
+    target = start_simulator(port, sim)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             grown = cpu_by_step(target.url, Path(tmp), prompt, args.tasks)

@@ -27,7 +27,8 @@ sys.path.insert(0, str(REPO))
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402  (tests/netns.py skips through pytest when namespaces are not permitted)
 
-from lifecycle.target import free_port, simulator_command, start_target, stop_target  # noqa: E402
+from contract.child_env import kit_module_env  # noqa: E402
+from lifecycle.target import free_port, simulator_command, start_simulator, stop_target  # noqa: E402
 from sampler.loop import Sampler  # noqa: E402
 from sampler.options import SamplerOptions  # noqa: E402
 from sampler.row_buffer import RowBuffer  # noqa: E402
@@ -122,7 +123,9 @@ def namespaces(knobs: str, tmp: Path) -> None:
         with lan("gw", "lg", "wk") as hosts:
             gw = hosts["gw"]
             sim = [*simulator_command(NS_GATEWAY_PORT, knobs), "--bind", gw.address]
-            gateway = subprocess.Popen(gw.command(sim), stdout=subprocess.PIPE, text=True)
+            gateway = subprocess.Popen(
+                gw.command(sim), stdout=subprocess.PIPE, text=True, env=kit_module_env()
+            )
             try:
                 assert "listening" in (gateway.stdout.readline() if gateway.stdout else "")
                 for workers in (0, 1, 2):
@@ -140,7 +143,7 @@ def main() -> None:
     print(f"{platform.node()}: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     port = free_port()
     knobs = "--ttft-ms 0 --itl-ms 0 --output-tokens 2"
-    target = start_target(simulator_command(port, knobs), f"http://127.0.0.1:{port}")
+    target = start_simulator(port, knobs)
     try:
         print("sampler service:", service_costs(target.pid))
         with tempfile.TemporaryDirectory() as tmp:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import httpx
 
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
-from contract.child_env import kit_module_command
+from contract.child_env import kit_module_command, kit_module_env
 from contract.errors import InputError
 
 _PR_SET_PDEATHSIG = 1
@@ -53,6 +53,13 @@ def free_port() -> int:
 
 def simulator_command(port: int, sim_args: str = "") -> list[str]:
     return kit_module_command("simgateway", "--port", str(port), *shlex.split(sim_args or ""))
+
+
+def start_simulator(port: int, sim_args: str = "", timeout_s: float = 30.0) -> Target:
+    """The kit's simulator on 127.0.0.1:`port`, healthy; started as the kit starts its own modules (from
+    any working directory, the repo's packages first)."""
+    url = f"http://127.0.0.1:{port}"
+    return start_target(simulator_command(port, sim_args), url, "/health", timeout_s, kit_module_env())
 
 
 def target_command(template: str, port: int) -> list[str]:

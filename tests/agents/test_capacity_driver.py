@@ -16,7 +16,7 @@ from agents.settings import AgentSettings
 from analysis import capacity as cap
 from analysis import churn as churn_study
 from contract import schema
-from lifecycle.target import free_port, simulator_command, start_target, stop_target
+from lifecycle.target import free_port, start_simulator, stop_target
 from scenarios.options import read_options
 
 pytestmark = pytest.mark.e2e
@@ -31,7 +31,7 @@ def simulator():
 
     def start(*knobs: str):
         port = free_port()
-        target = start_target(simulator_command(port, " ".join([*FAST, *knobs])), f"http://127.0.0.1:{port}")
+        target = start_simulator(port, " ".join([*FAST, *knobs]))
         started.append(target)
         return target
 

@@ -12,7 +12,7 @@ from agents.capacity import CapacityAgent, ChurnAgent
 from analysis import capacity as cap
 from contract import schema
 from kit import cleanup
-from lifecycle.target import free_port, simulator_command, start_target, stop_target
+from lifecycle.target import free_port, start_simulator, stop_target
 from tests.agents.test_capacity_driver import drive
 from tests.locust_runs import wait_for
 
@@ -25,7 +25,7 @@ SESSION_MIB = 4.0
 def mcp_simulator():
     port = free_port()
     knobs = f"--mcp-preload --mcp-session-mib {SESSION_MIB:g} --mcp-json-response"
-    target = start_target(simulator_command(port, knobs), f"http://127.0.0.1:{port}")
+    target = start_simulator(port, knobs)
     yield target
     stop_target(target)
 

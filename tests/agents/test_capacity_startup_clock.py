@@ -27,7 +27,7 @@ from agents.settings import AgentSettings
 from analysis.capacity import capacity_section
 from analysis.load import load_run
 from contract import schema
-from lifecycle.target import free_port, simulator_command, start_target, stop_target
+from lifecycle.target import free_port, start_simulator, stop_target
 from scenarios.capacity import CapacityParams
 from tests.machine_noise import NoiseWindow, Take, judge, retake
 
@@ -70,7 +70,7 @@ class BusyStream(ChatAgent):
 @pytest.fixture
 def gateway():
     port = free_port()
-    target = start_target(simulator_command(port, SIM), f"http://127.0.0.1:{port}")
+    target = start_simulator(port, SIM)
     yield target
     stop_target(target)
 
