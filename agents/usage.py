@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
+from contract.records import UsageFields
 from contract.schema import REQUEST
 
 N = TypeVar("N", int, float)
@@ -21,21 +22,14 @@ _ANTHROPIC_KEYS = ("cache_creation_input_tokens", "cache_read_input_tokens")
 _ANTHROPIC_EVENTS = ("message", "message_start", "message_delta")
 
 
-@dataclass(frozen=True)
-class Usage:
-    """One call's (or one task's summed) usage, in requests.csv terms.
+@dataclass
+class Usage(UsageFields):
+    """One call's (or one task's summed) usage, in requests.csv terms (its fields are the request row's
+    usage columns, contract/records.py). A value: its methods give a new Usage, never change this one.
 
     tokens_in counts every input token, cached ones included, in every dialect (Anthropic's uncached
     `input_tokens` is converted); tokens_out includes reasoning tokens.
     """
-
-    tokens_in: int | None = None
-    tokens_cached: int | None = None
-    tokens_cache_write: int | None = None
-    tokens_out: int | None = None
-    tokens_reasoning: int | None = None
-    model: str | None = None
-    gateway_cost_usd: float | None = None
 
     def __add__(self, other: Usage) -> Usage:
         """Sum two usages field by field: missing + missing stays missing, missing + n is n."""

@@ -10,7 +10,23 @@ from dataclasses import dataclass
 
 
 @dataclass
-class RequestRecord:
+class UsageFields:
+    """A model call's token usage and the gateway's own cost, declared once: a request row's usage
+    columns and agents/usage.py's Usage (what a response reports) are these fields."""
+
+    tokens_in: int | None = None
+    tokens_cached: int | None = None
+    tokens_cache_write: int | None = None
+    tokens_out: int | None = None
+    tokens_reasoning: int | None = None
+    model: str | None = None
+    gateway_cost_usd: float | None = None
+
+
+@dataclass
+class _RequestHead:
+    """The request row's columns before its usage ones (RequestRecord's bases give the column order)."""
+
     ts: float
     agent_id: str
     operation: str
@@ -23,13 +39,13 @@ class RequestRecord:
     itl_ms_mean: float | None = None
     itl_ms_max: float | None = None
     chunks: int | None = None
-    tokens_in: int | None = None
-    tokens_cached: int | None = None
-    tokens_cache_write: int | None = None
-    tokens_out: int | None = None
-    tokens_reasoning: int | None = None
-    model: str | None = None
-    gateway_cost_usd: float | None = None
+
+
+@dataclass
+class RequestRecord(UsageFields, _RequestHead):
+    """One request's row: the head's columns, the usage ones, then these (a dataclass's fields follow its
+    bases from the last listed, so the columns keep contract/schema.py's order)."""
+
     retry_after_s: float | None = None
     session_id: str | None = None
     request_id: str | None = None
