@@ -17,7 +17,7 @@ from locust import between, tag, task
 from locust.exception import StopUser
 
 from agents.base import KitAgent, classify_exception, one_line, paced, thinking
-from agents.openai_chat import fill_usage
+from agents.model_call import fill_usage
 from agents.reading import DeadlineExceeded, ReadBounds, TooLarge, deadline
 from agents.sse import StreamTiming
 from agents.stdio_child import StdioChild, StdioCut

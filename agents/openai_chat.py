@@ -16,22 +16,77 @@ import time
 
 from locust import between, tag, task
 
-from agents.agent_loop import CHAT, LoopStep, check_step, first_token, loop_runner_of, step_fields
-from agents.base import KitAgent, failed_record, http_record, one_line, paced, thinking
+from agents.agent_loop import CHAT, LoopStep, first_token, loop_runner_of
+from agents.base import one_line, paced, thinking
 from agents.gateway_events import gateway_tool_runs
 from agents.mcp_tools import close_mcp_tools
+from agents.model_call import CallApi, ModelCallAgent, fill_usage
+from agents.reading import BoundedBody
 from agents.session_policy import session_key
 from agents.sse import StreamTiming, iter_sse
 from agents.tool_deltas import ToolCall, ToolCallAssembler, chat_token_kind, message_calls
-from agents.usage import parse_usage
 from agents.workload import Draw
 from contract.records import RequestRecord
 from contract.schema import FIRST_TOKEN_CONTENT
 
 
-class ChatAgent(KitAgent):
+def read_body(body: dict, headers, record: RequestRecord) -> list[ToolCall]:
+    """A non-streamed completion: usage from the body, cost from the gateway's header when it sends one;
+    the tool calls of its message."""
+    record.request_id = body.get("id")
+    record.model = body.get("model")
+    fill_usage(record, body, headers)
+    messages = [c.get("message") or {} for c in body.get("choices") or ()]
+    calls = message_calls(messages)
+    record.tool_calls = len(calls)
+    if not calls and not any(m.get("content") for m in messages):
+        record.ok, record.error_kind, record.error = False, "protocol", "completion carried no content"
+    return calls
+
+
+def read_stream(body: BoundedBody, headers, record: RequestRecord, timing: StreamTiming) -> list[ToolCall]:
+    """Consume the SSE stream, each chunk handled in this one loop, marking each content or tool-call
+    chunk's arrival (TTFT is the first either: first_token_kind says which); fill timing and usage; the
+    tool calls reassembled. After `[DONE]` the body's end is read too (`finish`): a stream left unread
+    closes its connection, and every next request would pay a new connect on the timed path."""
+    usage_chunk = None
+    calls = ToolCallAssembler()
+    gateway_tools = 0  # tool calls the gateway ran itself and said so on the stream (Hermes)
+    for event in iter_sse(body.lines()):
+        if event.data.strip() == "[DONE]":
+            break
+        chunk = _json_or_none(event.data)
+        if chunk is None:
+            raise ValueError(f"malformed SSE chunk: {one_line(event.data, 80)}")
+        ran = gateway_tool_runs(event.event, chunk)
+        if ran:
+            gateway_tools += len(ran)
+            continue
+        kind = chat_token_kind(chunk, calls)
+        if kind:
+            first_token(record, kind)
+            timing.mark_token(event.arrived, kind == FIRST_TOKEN_CONTENT)
+        if chunk.get("usage"):
+            usage_chunk = chunk
+        record.request_id = record.request_id or chunk.get("id")
+        record.model = record.model or chunk.get("model")
+    record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
+    body.finish()
+    timing.fill(record)
+    record.itl_ms_mean = timing.itl_ms_mean
+    record.itl_ms_max = timing.itl_ms_max
+    fill_usage(record, usage_chunk, headers)
+    found = calls.calls()
+    record.tool_calls = len(found) + gateway_tools
+    if not timing.token_times:
+        record.ok, record.error_kind, record.error = False, "protocol", "stream carried no content token"
+    return found
+
+
+class ChatAgent(ModelCallAgent):
     """One chat session per simulated agent, streamed."""
 
+    api = CallApi("/v1/chat/completions", "chat", read_stream, read_body)
     weight = 3
     wait_time = thinking(between(0.5, 1.5))
     turns = 0  # chat calls made so far: the session policy renews the session by it
@@ -55,51 +110,16 @@ class ChatAgent(KitAgent):
             self.workload.observe(draw, record.tokens_in)
         self.turns += 1
 
-    def model_call(
-        self, draw: Draw, history: list[dict], step: LoopStep | None
-    ) -> tuple[RequestRecord, list[ToolCall]]:
-        """One chat completion of `history` (offering the loop's tools at a step), reported as a row; the
-        tool calls it answered with."""
-        self.honour_backoff()
-        stream = self.settings.chat_stream
-        operation = "chat.stream" if stream else "chat"
-        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **draw.asked())
-        step_fields(record, step)
-        session = record.session_id = self.session_of(draw, self.session_key)
-        calls: list[ToolCall] = []
-        started = time.perf_counter()
-        try:
-            with (
-                self.reported_if_cut(record, started),
-                self.streamed(
-                    "POST",
-                    "/v1/chat/completions",
-                    json=self.chat_body(stream, draw, session, history, step),
-                    headers=session_headers(self.settings.session_header, session),
-                ) as response,
-            ):
-                if response.status_code >= 400:
-                    http_record(record, response)
-                elif stream:
-                    record.status_code = response.status_code
-                    calls = self.read_stream(response, record, StreamTiming(started, []))
-                else:
-                    record.status_code = response.status_code
-                    calls = read_body(json.loads(self.body(response).read()), response.headers, record)
-        except Exception as exc:  # every failure becomes a row, never a crash
-            failed_record(record, exc, started)
-        if record.latency_ms is None:
-            record.latency_ms = (time.perf_counter() - started) * 1000.0
-        check_step(record, calls, step)
-        self.report(record)
-        return record, calls
+    @property
+    def streams(self) -> bool:
+        return self.settings.chat_stream
 
     @property
     def session_key(self) -> str:
         """This turn's session (one per agent unless `--session-policy` renews it), carrying the run id."""
         return session_key(self.run_id, self.agent_id, self.turns, self.settings.session_policy)
 
-    def chat_body(
+    def request_body(
         self,
         stream: bool,
         draw: Draw,
@@ -119,73 +139,6 @@ class ChatAgent(KitAgent):
         if step is not None and step.tools is not None:
             body.update(CHAT.offer(step.tools))
         return body
-
-    def read_stream(self, response, record: RequestRecord, timing: StreamTiming) -> list[ToolCall]:
-        """Consume the SSE stream, each chunk handled in this one loop, marking each content or tool-call
-        chunk's arrival (TTFT is the first either: first_token_kind says which); fill timing and usage;
-        the tool calls reassembled. After `[DONE]` the body's end is read too (`finish`): a stream left
-        unread closes its connection, and every next request would pay a new connect on the timed path."""
-        usage_chunk = None
-        calls = ToolCallAssembler()
-        gateway_tools = 0  # tool calls the gateway ran itself and said so on the stream (Hermes)
-        body = self.body(response)
-        for event in iter_sse(body.lines()):
-            if event.data.strip() == "[DONE]":
-                break
-            chunk = _json_or_none(event.data)
-            if chunk is None:
-                raise ValueError(f"malformed SSE chunk: {one_line(event.data, 80)}")
-            ran = gateway_tool_runs(event.event, chunk)
-            if ran:
-                gateway_tools += len(ran)
-                continue
-            kind = chat_token_kind(chunk, calls)
-            if kind:
-                first_token(record, kind)
-                timing.mark_token(event.arrived, kind == FIRST_TOKEN_CONTENT)
-            if chunk.get("usage"):
-                usage_chunk = chunk
-            record.request_id = record.request_id or chunk.get("id")
-            record.model = record.model or chunk.get("model")
-        record.latency_ms = (time.perf_counter() - timing.sent) * 1000.0
-        body.finish()
-        timing.fill(record)
-        record.itl_ms_mean = timing.itl_ms_mean
-        record.itl_ms_max = timing.itl_ms_max
-        fill_usage(record, usage_chunk, response.headers)
-        found = calls.calls()
-        record.tool_calls = len(found) + gateway_tools
-        if not timing.token_times:
-            record.ok, record.error_kind, record.error = False, "protocol", "stream carried no content token"
-        return found
-
-
-def read_body(body: dict, headers, record: RequestRecord) -> list[ToolCall]:
-    """A non-streamed completion: usage from the body, cost from the gateway's header when it sends one;
-    the tool calls of its message."""
-    record.request_id = body.get("id")
-    record.model = body.get("model")
-    fill_usage(record, body, headers)
-    messages = [c.get("message") or {} for c in body.get("choices") or ()]
-    calls = message_calls(messages)
-    record.tool_calls = len(calls)
-    if not calls and not any(m.get("content") for m in messages):
-        record.ok, record.error_kind, record.error = False, "protocol", "completion carried no content"
-    return calls
-
-
-def fill_usage(record: RequestRecord, body: dict | None, headers) -> None:
-    """Copy the usage the gateway reported into the row; a field it did not report stays empty."""
-    for name, value in parse_usage(body, headers).as_row().items():
-        if value is not None:
-            setattr(record, name, value)
-
-
-def session_headers(header: str | None, session_key: str) -> dict[str, str]:
-    """`user` (or nothing) means stickiness by the body's `user` field only, which is always sent."""
-    if not header or header == "user":
-        return {}
-    return {header: session_key}
 
 
 def _json_or_none(text: str) -> dict | None:

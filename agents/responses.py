@@ -12,19 +12,11 @@ import time
 
 from locust import between, tag, task
 
-from agents.agent_loop import (
-    RESPONSES,
-    LoopStep,
-    check_step,
-    first_token,
-    input_items,
-    loop_runner_of,
-    step_fields,
-)
-from agents.base import KitAgent, failed_record, http_record, one_line, paced, thinking
+from agents.agent_loop import RESPONSES, LoopStep, first_token, input_items, loop_runner_of
+from agents.base import one_line, paced, thinking
 from agents.gateway_events import gateway_tool_runs, response_item_runs
 from agents.mcp_tools import close_mcp_tools
-from agents.openai_chat import fill_usage, session_headers
+from agents.model_call import CallApi, ModelCallAgent, fill_usage
 from agents.reading import BoundedBody
 from agents.sse import StreamTiming, iter_sse
 from agents.tool_deltas import ToolCall, ToolCallAssembler, output_calls
@@ -36,103 +28,6 @@ DELTA_EVENT = "response.output_text.delta"
 DONE_EVENT = "response.completed"
 FAILED_EVENTS = ("response.failed", "response.incomplete", "error")
 TEXT = object()  # a token of text, not of a tool call
-
-
-class ResponsesAgent(KitAgent):
-    """One conversation per simulated agent over the Responses API (`--responses-stream` to stream)."""
-
-    weight = 3
-    wait_time = thinking(between(0.5, 1.5))
-
-    def on_stop(self) -> None:
-        close_mcp_tools(self)  # a loop whose tools are an MCP server's: its session closed
-        super().on_stop()
-
-    @tag("responses")
-    @task
-    @paced
-    def respond(self) -> None:
-        """One response; with tools in the workload, one agent-loop task of them (agents/agent_loop.py)."""
-        draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
-        loop = self.settings.workload.tool_loop
-        if loop is not None:
-            loop_runner_of(self, loop).run_task(self, draw, RESPONSES)
-            return
-        record, _ = self.model_call(draw, None, None)
-        self.workload.observe(draw, record.tokens_in)
-
-    def model_call(
-        self, draw: Draw, history: list[dict] | None, step: LoopStep | None
-    ) -> tuple[RequestRecord, list[ToolCall]]:
-        """One response to `history` (None: the draw as it is; offering the loop's tools at a step),
-        reported as a row; the tool calls it answered with."""
-        self.honour_backoff()
-        stream = self.settings.responses_stream
-        operation = "responses.stream" if stream else "responses"
-        record = RequestRecord(ts=time.time(), agent_id=self.agent_id, operation=operation, **draw.asked())
-        step_fields(record, step)
-        record.session_id = self.session_of(draw, self.session_key)
-        calls: list[ToolCall] = []
-        started = time.perf_counter()
-        try:
-            with self.reported_if_cut(record, started):
-                calls = self.send(record, stream, started, draw, history, step)
-        except Exception as exc:  # every failure becomes a row, never a crash
-            failed_record(record, exc, started)
-        if record.latency_ms is None:
-            record.latency_ms = (time.perf_counter() - started) * 1000.0
-        check_step(record, calls, step)
-        self.report(record)
-        return record, calls
-
-    @property
-    def session_key(self) -> str:
-        return f"{self.run_id}-{self.agent_id}"
-
-    def send(
-        self,
-        record: RequestRecord,
-        stream: bool,
-        started: float,
-        draw: Draw,
-        history: list[dict] | None = None,
-        step: LoopStep | None = None,
-    ) -> list[ToolCall]:
-        session = self.session_of(draw, self.session_key)
-        headers = session_headers(self.settings.session_header, session)
-        body = self.request_body(session, stream, draw, history, step)
-        with self.streamed("POST", "/v1/responses", json=body, headers=headers) as response:
-            if response.status_code >= 400:
-                http_record(record, response)
-                return []
-            record.status_code = response.status_code
-            if stream:
-                return read_stream(self.body(response), response.headers, record, StreamTiming(started, []))
-            return read_body(json.loads(self.body(response).read()), response.headers, record)
-
-    def request_body(
-        self,
-        session_key: str,
-        stream: bool,
-        draw: Draw,
-        history: list[dict] | None = None,
-        step: LoopStep | None = None,
-    ) -> dict:
-        """One user message goes as the `input` text (as it always did); more, or a loop's history, as
-        input items (`store: false`: each step sends the whole history, none is kept by the gateway)."""
-        single = history is None and len(draw.messages) == 1 and draw.messages[0].get("role") == "user"
-        items = input_items(draw.messages) if history is None else as_items(history)
-        body = {
-            "model": self.settings.model,
-            "input": draw.messages[0]["content"] if single else items,
-            "stream": stream,
-            "max_output_tokens": draw.max_tokens,
-            "user": session_key,
-            "store": False,
-        }
-        if step is not None and step.tools is not None:
-            body.update(RESPONSES.offer(step.tools))
-        return body
 
 
 def read_body(body: dict, headers, record: RequestRecord) -> list[ToolCall]:
@@ -203,3 +98,60 @@ def as_items(history: list[dict]) -> list[dict]:
     """A loop's history, typed at its start (`RESPONSES.first_items`), goes as it is: its encoded parts
     are reused (agents/request_body.py); any other list is typed here."""
     return history if all("type" in m for m in history) else input_items(history)
+
+
+class ResponsesAgent(ModelCallAgent):
+    """One conversation per simulated agent over the Responses API (`--responses-stream` to stream)."""
+
+    api = CallApi("/v1/responses", "responses", read_stream, read_body)
+    weight = 3
+    wait_time = thinking(between(0.5, 1.5))
+
+    def on_stop(self) -> None:
+        close_mcp_tools(self)  # a loop whose tools are an MCP server's: its session closed
+        super().on_stop()
+
+    @tag("responses")
+    @task
+    @paced
+    def respond(self) -> None:
+        """One response; with tools in the workload, one agent-loop task of them (agents/agent_loop.py)."""
+        draw = self.workload.next_request(self.tagged_prompt(), self.arrival)
+        loop = self.settings.workload.tool_loop
+        if loop is not None:
+            loop_runner_of(self, loop).run_task(self, draw, RESPONSES)
+            return
+        record, _ = self.model_call(draw, None, None)
+        self.workload.observe(draw, record.tokens_in)
+
+    @property
+    def streams(self) -> bool:
+        return self.settings.responses_stream
+
+    @property
+    def session_key(self) -> str:
+        return f"{self.run_id}-{self.agent_id}"
+
+    def request_body(
+        self,
+        stream: bool,
+        draw: Draw,
+        session: str,
+        history: list[dict] | None = None,
+        step: LoopStep | None = None,
+    ) -> dict:
+        """One user message goes as the `input` text (as it always did); more, or a loop's history, as
+        input items (`store: false`: each step sends the whole history, none is kept by the gateway)."""
+        single = history is None and len(draw.messages) == 1 and draw.messages[0].get("role") == "user"
+        items = input_items(draw.messages) if history is None else as_items(history)
+        body = {
+            "model": self.settings.model,
+            "input": draw.messages[0]["content"] if single else items,
+            "stream": stream,
+            "max_output_tokens": draw.max_tokens,
+            "user": session,
+            "store": False,
+        }
+        if step is not None and step.tools is not None:
+            body.update(RESPONSES.offer(step.tools))
+        return body

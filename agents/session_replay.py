@@ -118,7 +118,7 @@ class ReplayAgent(ChatAgent):
         asked = body.get("max_completion_tokens", body.get("max_tokens")) or step.completion_tokens
         return Draw(tuple(messages), int(asked or self.settings.max_tokens), step.prompt_tokens, None)
 
-    def chat_body(
+    def request_body(
         self,
         stream: bool,
         draw: Draw,
@@ -127,7 +127,7 @@ class ReplayAgent(ChatAgent):
         step: LoopStep | None = None,
     ) -> dict[str, Any]:
         """The chat agent's body (model, stream, max_tokens, session), with the recorded call's own offer."""
-        body = super().chat_body(stream, draw, session, history, step)
+        body = super().request_body(stream, draw, session, history, step)
         if self.replaying is not None:
             body.update({k: self.replaying.body[k] for k in OFFER_KEYS if k in self.replaying.body})
         return body

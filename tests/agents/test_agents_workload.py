@@ -45,7 +45,7 @@ def test_the_default_chat_body_is_what_the_kit_always_sent():
     new_context(environment, AgentSettings(run_id="r1"))
     agent = ChatAgent(environment)
     draw = agent.workload.next_request(agent.tagged_prompt())
-    body = agent.chat_body(True, draw, agent.session_key)
+    body = agent.request_body(True, draw, agent.session_key)
     prompt = "Summarise the state of the task board in one sentence."
     assert body == {
         "model": "sim-model",

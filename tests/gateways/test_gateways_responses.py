@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.openai_chat import session_headers
+from agents.model_call import session_headers
 from agents.presets import preset
 from agents.responses import ResponsesAgent
 from contract import schema
