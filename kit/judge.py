@@ -19,7 +19,6 @@ from contract.errors import InputError
 from contract.schema import REQUEST
 from contract.trend_rule import TrendData, clock
 from kit.settings import KitSettings
-from scenarios import registry
 from scenarios.evaluator import ThresholdEvaluator, ThresholdResult
 from scenarios.metrics import TREND_METRICS
 from scenarios.slo import Slo
@@ -141,7 +140,7 @@ def refuse_short_trends(settings: KitSettings) -> None:
     """Before load: a soak, or a run with a trend threshold, too short for the verdict's data would end
     "not judged"; it is refused (exit 2) with the rule and the shortest run that reaches it."""
     trend_rules = [th.expr for th in settings.thresholds if th.metric.name in TREND_METRICS]
-    profile = registry.build_profile(settings.profile_name, settings.profile)
+    profile = settings.built_profile
     if not (profile.judges_trends or trend_rules):
         return
     run_s = profile.end_s

@@ -22,7 +22,6 @@ from contract.schema import USER
 from kit.fleet import Fleet
 from kit.judge import LiveJudge
 from kit.settings import KitSettings
-from scenarios import registry
 from scenarios.breakpoint import stop_point
 from scenarios.profile import params_of
 from scenarios.shape import Tick
@@ -35,11 +34,11 @@ class Load:
     def __init__(
         self, environment: Environment, settings: KitSettings, fleet: Fleet | None, now: float
     ) -> None:
-        """`fleet`: a master's side of the fleet protocol. Raises KitError on a profile the settings
-        cannot build (a bad value in the web UI form)."""
+        """`fleet`: a master's side of the fleet protocol; the profile is the one the settings built
+        (kit/settings.py: a web-UI run's are read anew before its load, so its profile is its own)."""
         self.environment = environment
         self.settings = settings
-        self.profile = profile = registry.build_profile(settings.profile_name, settings.profile)
+        self.profile = profile = settings.built_profile
         self.driver_class = presets.resolve_class(profile.driver) if profile.driver else None
         lead = WORKER_SPAWN_LEAD_S if fleet is not None else LOCAL_SPAWN_LEAD_S
         self.lead_s = lead if profile.spawns_pool_first else 0.0  # arrivals wait for the pool to spawn

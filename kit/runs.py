@@ -46,7 +46,6 @@ from kit.startup import (
     warn_before_load,
 )
 from lifecycle.target import stop_target
-from scenarios import registry
 
 log = logging.getLogger("loadkit")
 
@@ -202,6 +201,6 @@ def on_worker_test_start(environment: Environment) -> None:
         except KitError as exc:
             fail(exc)
         context_of(environment).settings = settings.agent
-        profile = registry.build_profile(settings.profile_name, settings.profile)
+        profile = settings.built_profile
         if pacing_for(profile.paced_by(time.time())).rounds_plan() is not None:
             fleet.expect_round_grants(environment)

@@ -28,6 +28,7 @@ from contract.units import parse_size, positive_number, whole_number
 from kit import input_checks
 from scenarios import ceilings, registry
 from scenarios.options import ProfileOptions, read_options
+from scenarios.profile import Profile
 from scenarios.session_file import load_sessions
 from scenarios.slo import Slo, check_goodput_thresholds
 from scenarios.thresholds import Threshold
@@ -89,6 +90,9 @@ class KitSettings:
     host_price: float | None
     profile_name: str
     profile: ProfileOptions
+    # the profile built from them, once: the checks before load and the load read this one (each read of
+    # the options builds its own: a web-UI run, whose manual profile takes edits, never shares one)
+    built_profile: Profile = dataclasses.field(compare=False, repr=False)
     thresholds: tuple[Threshold, ...]
     slos: tuple[Slo, ...]
     agent: AgentSettings
@@ -135,7 +139,7 @@ def check_mcp_urls(settings: KitSettings) -> None:
 
 def refuse_unfit_driver(settings: KitSettings) -> None:
     """A profile's own driver (capacity, churn) refuses, before any load, a run it cannot carry out."""
-    driver = registry.build_profile(settings.profile_name, settings.profile).driver
+    driver = settings.built_profile.driver
     if driver:
         kit_starts_target = bool(settings.target.target_cmd) or not settings.target.host
         driver_class = cast("type[SerialDriver]", presets.resolve_class(driver))  # profiles name serial ones
@@ -158,7 +162,7 @@ def refresh(settings: KitSettings, options: Any) -> KitSettings:
 def _form_part(
     options: Any, preset: presets.GatewayPreset, run_id: str, run_dir: Path, host_auth: HostCredentials | None
 ) -> dict[str, Any]:
-    """The part of the settings the web UI form may change; the profile is built once to check it."""
+    """The part of the settings the web UI form may change; the profile is built here, once."""
     workload = read_workload(options)
     profile = read_options(options)
     if workload.trace is not None:  # the trace's timestamps pace the run (scenarios/trace_replay.py)
@@ -175,6 +179,7 @@ def _form_part(
     return {
         "profile_name": name,
         "profile": profile,
+        "built_profile": built,
         "thresholds": thresholds,
         "slos": slos,
         "agent": agent,

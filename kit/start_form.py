@@ -26,7 +26,6 @@ from contract.cli import FORM_GROUPS
 from contract.errors import KitError, one_line
 from contract.units import show, show_field
 from kit.settings import KitSettings
-from scenarios import registry
 from scenarios.options import LIST_SEPARATOR
 from scenarios.profile import params_of
 
@@ -100,7 +99,7 @@ def preview(
     answer: dict[str, Any] = {"carried": start_form.carried(form), "from_run": last_run, "error": None}
     try:
         settings = settings_for(start_form.options_of(options, form))
-        params = params_of(registry.build_profile(settings.profile_name, settings.profile))
+        params = params_of(settings.built_profile)  # the preview's own settings: its own build
     except (KitError, ValueError) as exc:  # ValueError: Locust's own fields (user count, run time)
         return answer | {"error": one_line(exc)}
     return answer | {

@@ -90,7 +90,7 @@ def refuse_distributed(settings: KitSettings) -> None:
     """A serial driver (capacity, churn: one user reading the target after each step) and a profile
     that says so (the sweep measures its rates as it goes) run in one process: refused on a master or
     a worker."""
-    profile = registry.build_profile(settings.profile_name, settings.profile)
+    profile = settings.built_profile
     if profile.one_process:
         why = "a serial driver" if profile.driver else "it measures its own rates as it goes"
         raise InputError(
