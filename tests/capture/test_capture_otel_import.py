@@ -12,6 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.load import load_run
+from analysis.sessions import sessions_section
 from capture.otel_import import read_export
 from contract.exit_codes import BAD_INPUT, OK
 from kit.capture import main
@@ -97,6 +99,16 @@ def test_imported_spans_replay_against_the_simulator_step_for_step(tmp_path):
             assert (first_user, number, True, tools) in seen, (session.name, number, seen)
     by_session = requests.dropna(subset=["step"]).groupby("task_id")["step"].max()
     assert set(by_session) <= {1, 2} and 2 in set(by_session)
+    section = sessions_section(load_run(run_dir))  # the hello span has no output tokens: said, not made up
+    assert section is not None
+    hello = (requests["recorded_tokens_out"].isna()).sum()
+    assert (
+        hello
+        and f"{hello} of {len(requests)} replayed calls have no recorded completion tokens"
+        in " ".join(section.notes)
+    )
+    per_session = dict(section.tables)["per recorded session, beside the recording"]
+    assert set(per_session.index) == {s.name for s in recorded.sessions}
 
 
 def _no_input(path: Path) -> Path:
