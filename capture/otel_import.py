@@ -48,7 +48,7 @@ def any_value(value: object) -> object:
     if "stringValue" in value:
         return value["stringValue"]
     if "intValue" in value:
-        return int(value["intValue"])
+        return _whole(value["intValue"])
     if "doubleValue" in value:
         return float(value["doubleValue"])
     if "boolValue" in value:
@@ -58,6 +58,13 @@ def any_value(value: object) -> object:
     if "kvlistValue" in value:
         return attributes((value["kvlistValue"] or {}).get("values", []))
     return None
+
+
+def _whole(value: object) -> int | None:
+    try:
+        return int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return None
 
 
 def attributes(items: object) -> dict[str, object]:
@@ -252,7 +259,8 @@ def _answer(attrs: dict, output: dict, latency_ms: float) -> dict:
     usage = None
     if isinstance(usage_in, int) or isinstance(usage_out, int):
         usage = {"prompt_tokens": usage_in, "completion_tokens": usage_out}
-    calls = [c.get("function", {}) | {"id": c.get("id")} for c in _list(output.get("tool_calls"))]
+    chat_calls = [c for c in _list(output.get("tool_calls")) if isinstance(c, dict)]
+    calls = [(c.get("function") or {}) | {"id": c.get("id")} for c in chat_calls]
     reasons = attrs.get("gen_ai.response.finish_reasons")
     return {
         "status": 200,
