@@ -21,7 +21,7 @@ from agents.agent_loop import END_ANSWER, END_ERROR, LoopStep, Tally
 from agents.base import paced
 from agents.openai_chat import ChatAgent
 from agents.workload import Draw
-from contract.records import TaskRecord
+from contract.records import RequestRecord, TaskRecord
 from contract.schema import TASK_STATUS
 from scenarios.session_file import RecordedSession, RecordedStep
 
@@ -61,6 +61,7 @@ class ReplayAgent(ChatAgent):
     needs_sessions = True  # kit.startup: named without --sessions, the run is refused
     copies = 0  # sessions this agent has replayed
     replaying: RecordedStep | None = None
+    due_ts: float | None = None  # when the step being replayed was due (None: a session's first)
 
     @tag("replay")
     @task
@@ -81,6 +82,7 @@ class ReplayAgent(ChatAgent):
     def replay(self, session: RecordedSession) -> TaskRecord:
         task_id = f"{self.run_id}-{self.agent_id}-r{self.copies}"
         task = TaskRecord(task_id=task_id, agent_id=self.agent_id, round=self.round)
+        task.recorded_session, task.recorded_steps = session.name, len(session.steps)
         task.submitted_ts = task.started_ts = time.time()
         tally = Tally(task)
         tag_text = None if self.settings.identical_copies else f"[copy {task_id}]"
@@ -97,19 +99,31 @@ class ReplayAgent(ChatAgent):
         return task
 
     def _steps(self, session: RecordedSession, task_id: str, tag_text: str | None, tally: Tally) -> str:
+        self.due_ts = None
         for number, step in enumerate(session.steps, 1):
-            if number > 1 and step.think_s:
-                time.sleep(step.think_s / self.settings.sessions_speed)
+            if self.due_ts is not None:
+                self.due_ts += (step.think_s or 0.0) / self.settings.sessions_speed
+                time.sleep(max(0.0, self.due_ts - time.time()))
             messages = step.messages if tag_text is None else copy_tagged(step.messages, tag_text)
             self.replaying = step
             record, calls = self.model_call(
                 self.draw_of(step, messages), messages, LoopStep(number, task_id, None, step.prompt_tokens)
             )
+            self.due_ts = record.ts + (record.latency_ms or 0.0) / 1000.0  # the answer's end
             tally.add(record, len(calls))
             if not record.ok:
                 tally.task.error = record.error
                 return END_ERROR
         return END_ANSWER
+
+    def report(self, record: RequestRecord, response_length: int = 0) -> None:
+        """A replayed call's row also carries what the recording says of it, and how late it was sent."""
+        if self.replaying is not None:
+            late = None if self.due_ts is None else (record.ts - self.due_ts) * 1000.0
+            record.replay_late_ms = late
+            record.recorded_latency_ms = self.replaying.latency_ms
+            record.recorded_tokens_out = self.replaying.completion_tokens
+        super().report(record, response_length)
 
     def draw_of(self, step: RecordedStep, messages: list[dict]) -> Draw:
         """The call as a draw: its messages and the output it may take (the recorded max_tokens, else as

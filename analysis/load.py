@@ -42,8 +42,10 @@ TEXT_COLUMNS = frozenset(
         TASK.end_reason,
         REQUEST.tool_name,
         TASK.parent_task_id,
+        TASK.recorded_session,
     }
 )
+LATENESS = (REQUEST.start_lateness_ms, REQUEST.replay_late_ms)  # may be negative: sent early
 NAN_TEXTS = frozenset({"nan", "+nan", "-nan"})  # what float() reads as not-a-number
 
 
@@ -256,7 +258,7 @@ def _blank_negative_durations(frame: pd.DataFrame, dtypes: dict, name: str, miss
     durations = [
         c
         for c, kind in dtypes.items()
-        if kind == "float64" and unit_of(c) == "ms" and c != REQUEST.start_lateness_ms and c in frame
+        if kind == "float64" and unit_of(c) == "ms" and c not in LATENESS and c in frame
     ]
     negative = np.zeros(len(frame), dtype=bool)
     for column in durations:

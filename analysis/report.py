@@ -34,6 +34,7 @@ from analysis.remote_samplers import remote_samplers_section
 from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, unmeasured_series
 from analysis.rounds import WORKER_RULE, rounds_table
 from analysis.rss_by_n import rss_by_agent_count
+from analysis.sessions import sessions_section
 from analysis.soak import data_rule, soak_table, soak_trends
 from analysis.stats import MIN_SAMPLES
 from analysis.summary import record_gaps, run_summary_table, thresholds_table
@@ -82,6 +83,7 @@ EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [
     mcp.mcp_section,
     drift_section,
     remote_samplers_section,
+    sessions_section,
 ]
 
 PERCENTILE_RULE = (

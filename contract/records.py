@@ -62,6 +62,9 @@ class RequestRecord(UsageFields, _RequestHead):
     content_tokens: int | None = None
     content_span_ms: float | None = None
     parent_task_id: str | None = None
+    replay_late_ms: float | None = None
+    recorded_latency_ms: float | None = None
+    recorded_tokens_out: int | None = None
 
 
 @dataclass
@@ -94,6 +97,8 @@ class TaskRecord:
     tool_ms: float | None = None
     parent_task_id: str | None = None
     children_wait_ms: float | None = None
+    recorded_session: str | None = None
+    recorded_steps: int | None = None
 
     def adopt_server_times(self, started_ts: float | None, finished_ts: float | None) -> None:
         """Replace the client's observed start/finish by the gateway's own timestamps (where it gives

@@ -119,6 +119,11 @@ class RequestColumns:
     content_tokens: str  # content tokens the client received: one a content chunk (streams only)
     content_span_ms: str  # first to last received content token (streams only): TPOT's numerator
     parent_task_id: str  # agent loop: a sub-agent's call carries its parent's task (task_id is its own)
+    # --sessions replay: sent minus due (the previous answer's end plus the recorded think time, scaled by
+    # --sessions-speed), ms; empty on a session's first call and outside replay
+    replay_late_ms: str
+    recorded_latency_ms: str  # --sessions replay: the recorded call's own latency (empty: not recorded)
+    recorded_tokens_out: str  # --sessions replay: the recorded call's completion tokens (empty: no usage)
 
 
 REQUEST = _named(RequestColumns)
@@ -172,6 +177,8 @@ class TaskColumns:
     tool_ms: str  # agent loop: time spent running tools (waits between model calls)
     parent_task_id: str  # sub-agents: the task that spawned this one (empty: a top-level task)
     children_wait_ms: str  # sub-agents: the parent's wait for its children, spawn to the last one's end
+    recorded_session: str  # --sessions replay: the recorded session this task replayed
+    recorded_steps: str  # --sessions replay: the calls that session recorded
 
 
 TASK = _named(TaskColumns)

@@ -4,6 +4,10 @@ Point the agent at the address it prints (its OpenAI base URL) and use it as usu
 and Responses call passes through unchanged and is written to FILE (docs/record-replay.md). It listens on
 loopback unless told otherwise, never overwrites a file, and ends on SIGINT/SIGTERM with the count of what
 it wrote. Bad input: one line on stderr, exit code 2.
+
+`python -m kit.capture import-otel SPANS.json --out FILE` writes the same session file from an
+OpenTelemetry GenAI trace export instead (capture/otel_import.py): one command makes session files,
+whichever way the calls were seen.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from capture.otel_import import OtelImportError, import_export
 from capture.proxy import Recorder, build_app
 from capture.session_log import SessionLog
 from contract import exit_codes
@@ -95,7 +100,30 @@ async def serve(upstream: str, host: str, port: int, sessions: SessionLog, heade
         await runner.cleanup()
 
 
+def import_otel(argv: list[str]) -> int:
+    """`import-otel SPANS.json --out FILE`: the export's chat spans as a session file."""
+    parser = argparse.ArgumentParser(
+        prog="python -m kit.capture import-otel", description="OTLP JSON GenAI spans -> a session file"
+    )
+    parser.add_argument("spans", help="an OTLP JSON trace export (resourceSpans...)")
+    parser.add_argument("--out", required=True, help="the session file to write (must not exist)")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    try:
+        sessions = import_export(Path(args.spans), out)
+    except OtelImportError as exc:
+        sys.stderr.write(f"kit.capture: error: {exc}\n")
+        return exit_codes.BAD_INPUT
+    sys.stdout.write(
+        f"kit.capture: {sessions.calls} calls in {len(sessions.sessions)} sessions written to {out}\n"
+    )
+    return exit_codes.OK
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["import-otel"]:
+        return import_otel(argv[1:])
     logging.basicConfig(level=logging.INFO, format="kit.capture: %(message)s", stream=sys.stderr)
     args = parse_args(argv)
     try:

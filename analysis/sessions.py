@@ -1,0 +1,153 @@
+"""The Sessions section of a `--sessions` replay: how faithfully it kept the recording (each call's start
+against the recorded think time after the previous answer, tokens in against the recorded usage, steps
+per session), and per recorded session the replay's model time and dollars beside the recording's own,
+so "same agent, more of them" is one table. The recording's figures travel on the replay's own rows
+(requests.csv `recorded_*`, tasks.csv `recorded_session`, `recorded_steps`): the run directory needs
+no session file to be read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis import cost
+from analysis.model import RunData, Section
+from analysis.prices import PriceTable, PriceTableError
+from analysis.stats import describe
+from contract.schema import REQUEST, TASK, TASK_STATUS
+
+TITLE = "Sessions"
+SHOWN = (50, 95)
+LATENESS_RULE = (
+    "start lateness: a replayed call sent minus when it was due, the previous answer's end plus the think "
+    "time recorded before it (over --sessions-speed); a session's first call has none"
+)
+
+
+def replay_rows(run: RunData) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(the replayed sessions' task rows, their request rows); None when the run replayed none."""
+    tasks, requests = run.tasks, run.requests
+    if tasks is None or requests is None or tasks[TASK.recorded_session].isna().all():
+        return None
+    tasks = tasks[tasks[TASK.recorded_session].notna()]
+    return tasks, requests[requests[REQUEST.task_id].isin(tasks[TASK.task_id])]
+
+
+def ended(tasks: pd.DataFrame) -> pd.DataFrame:
+    """The copies that ran to their end (an answer or a failed call), not those the run's stop cut."""
+    return tasks[tasks[TASK.status] != TASK_STATUS.unfinished]
+
+
+def fidelity_table(tasks: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
+    """Start lateness (ms), tokens in over the recorded usage, and steps replayed over recorded (ratios),
+    each with its n and p50/p95."""
+    asked = requests[REQUEST.asked_tokens_in]
+    ratio = (requests[REQUEST.tokens_in] / asked).where(asked > 0)
+    copies = ended(tasks)
+    rows = {
+        "start lateness (ms)": describe(requests[REQUEST.replay_late_ms], percentiles=SHOWN),
+        "tokens in / recorded": describe(ratio, percentiles=SHOWN),
+        "steps replayed / recorded": describe(
+            copies[TASK.steps] / copies[TASK.recorded_steps], percentiles=SHOWN
+        ),
+    }
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("replay fidelity")
+
+
+def per_session_table(
+    tasks: pd.DataFrame, requests: pd.DataFrame, prices: PriceTable | PriceTableError
+) -> pd.DataFrame:
+    """One row per recorded session: copies replayed and done, steps, model time and dollars per copy
+    (p50 over its done copies) beside the recording's own (NaN where the recording has none)."""
+    replayed, recorded = _per_copy(requests, prices)
+    rows = []
+    for name, copies in tasks.groupby(TASK.recorded_session, sort=False):
+        done = copies[copies[TASK.status] == TASK_STATUS.done][TASK.task_id]
+        steps = ended(copies)[TASK.steps]
+        rows.append(
+            {
+                "session": name,
+                "copies": len(copies),
+                "done": len(done),
+                "steps recorded": copies[TASK.recorded_steps].iloc[0],
+                "steps replayed p50": _median(steps),
+                "model time ms p50": _median(replayed["ms"].reindex(done)),
+                "model time ms recorded": _median(recorded["ms"].reindex(done)),
+                "$ p50 (list)": _median(replayed["usd"].reindex(done)),
+                "$ recorded (list)": _median(recorded["usd"].reindex(done)),
+            }
+        )
+    return pd.DataFrame(rows).set_index("session")
+
+
+def _median(values: pd.Series) -> float:
+    """The median of the figures there are; NaN (shown as not scored) when there are none."""
+    clean = values.dropna()
+    return float(clean.median()) if len(clean) else np.nan
+
+
+def _per_copy(
+    requests: pd.DataFrame, prices: PriceTable | PriceTableError
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per task: the sum of its calls' latency and list-price dollars, as replayed and as recorded (a
+    sum is NaN when any of its calls lacks the figure: never a partial total)."""
+    as_recorded = requests.assign(
+        **{
+            REQUEST.latency_ms: requests[REQUEST.recorded_latency_ms],
+            REQUEST.tokens_in: requests[REQUEST.asked_tokens_in],
+            REQUEST.tokens_out: requests[REQUEST.recorded_tokens_out],
+            REQUEST.tokens_cached: np.nan,
+            REQUEST.tokens_cache_write: np.nan,
+        }
+    )
+    return _sums(requests, prices), _sums(as_recorded, prices)
+
+
+def _sums(rows: pd.DataFrame, prices: PriceTable | PriceTableError) -> pd.DataFrame:
+    usd = cost.price_rows(rows, prices)[0]["usd_list"] if not isinstance(prices, PriceTableError) else np.nan
+    frame = pd.DataFrame({"ms": rows[REQUEST.latency_ms], "usd": usd, "task": rows[REQUEST.task_id]})
+    grouped = frame.groupby("task")
+    return grouped.sum(min_count=1).mask(grouped.agg(lambda v: v.isna().any()))
+
+
+def sessions_section(run: RunData) -> Section | None:
+    """The Sessions section; None when the run replayed no session file."""
+    found = replay_rows(run)
+    if found is None:
+        return None
+    tasks, requests = found
+    prices = cost.run_prices(run)
+    section = Section(TITLE)
+    section.tables.append(("replay fidelity", fidelity_table(tasks, requests)))
+    section.tables.append(
+        ("per recorded session, beside the recording", per_session_table(tasks, requests, prices))
+    )
+    section.notes.append(LATENESS_RULE)
+    section.notes += _gaps(requests, prices)
+    section.notes.append(
+        "model time: a copy's calls' latency summed (think times apart), p50 over its done copies; "
+        "dollars at list price for the run's model on both sides (the recording names no cached tokens); "
+        "the copy tag adds a few tokens a call unless --identical-copies"
+    )
+    return section
+
+
+def _gaps(requests: pd.DataFrame, prices: PriceTable | PriceTableError) -> list[str]:
+    """What the recording lacks, said rather than made up."""
+    notes = []
+    n = len(requests)
+    for column, what in (
+        (
+            REQUEST.asked_tokens_in,
+            "recorded prompt tokens: their token ratio and the recording's $ are not scored",
+        ),
+        (REQUEST.recorded_tokens_out, "recorded completion tokens: the recording's $ is not scored"),
+        (REQUEST.recorded_latency_ms, "recorded latency: the recording's model time is not scored"),
+    ):
+        lacking = int(requests[column].isna().sum())
+        if lacking:
+            notes.append(f"{lacking} of {n} replayed calls have no {what}")
+    if isinstance(prices, PriceTableError):
+        notes.append(f"no dollars: the price table was refused ({prices})")
+    return notes
