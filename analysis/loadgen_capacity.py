@@ -27,7 +27,7 @@ class ProcessLoad:
 
     def text(self, cpu: float | None) -> str:
         at = f", CPU p90 {cpu:.0f} %" if cpu is not None else ""
-        return f"pid {self.pid}: {self.per_s:,.1f} req/s, {self.streams:,.1f} streams{at}"
+        return f"pid {self.pid}: {self.per_s:,.1f} req/s, {self.streams:,.1f} streams in flight{at}"
 
 
 @dataclass(frozen=True)
