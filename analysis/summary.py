@@ -17,6 +17,7 @@ from analysis.goodput import goodput
 from analysis.headline import headline
 from analysis.hosts import judged_samples
 from analysis.knee import SATURATION_REMEDY
+from analysis.loadgen_capacity import loadgen_capacity
 from analysis.model import RunData
 from analysis.prices import PriceTableError
 from analysis.scores import SCORE_INPUTS, tpot_absent, with_scores
@@ -129,6 +130,8 @@ def console_summary(run: RunData) -> str:
     lines += _cost_lines(run)
     lines += _capacity_lines(run)
     lines += _verdict_lines(run)
+    if (loadgen := loadgen_capacity(run, run_validity(run))) is not None:
+        lines.append(loadgen.line())
     lines += [f"missing: {m}" for m in run.missing] + [f"missing: {g}" for g in record_gaps(run)]
     lines.append(f"exit code: {run.meta.get('exit_code', NOT_RECORDED)}   run directory: {run.path}")
     return "\n".join(lines)

@@ -40,13 +40,15 @@ class Check:
     limit: float
     n: int  # readings it was computed from
     rule: str
+    over: tuple[str, ...] = ()  # of several processes, each above the limit with its figure
 
     @property
     def passed(self) -> bool | None:
         return None if self.value is None else self.value <= self.limit
 
     def reason(self) -> str:
-        return f"{self.name} {self.value:,.1f} {self.unit} > {self.limit:g} {self.unit}"
+        which = f" ({', '.join(self.over)})" if self.over else ""
+        return f"{self.name} {self.value:,.1f} {self.unit} > {self.limit:g} {self.unit}{which}"
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ class Validity:
             "rule": SATURATION_RULE,
             "loadgen_cpu_p90": self.checks[0].value,
             "helpers_cpu_mean": self.helpers_cpu_mean,
-            "checks": [asdict(c) | {"passed": c.passed} for c in self.checks],
+            "checks": [asdict(c) | {"over": list(c.over), "passed": c.passed} for c in self.checks],
         }
         if len(self.processes) > 1:
             doc["worst"] = max(self.processes, key=lambda k: self.processes[k])
@@ -148,10 +150,18 @@ def run_validity(run: RunData) -> Validity:
     local = _column(samples, SAMPLE.loadgen_cpu_pct)
     processes = _process_p90s(run, local)
     worst = max(processes.values()) if processes else None
-    cpu = Check("load generator CPU p90", worst, "%", LOADGEN_CPU_PCT, len(local), SATURATION_RULE)
+    over = saturated(processes) if len(processes) > 1 else ()
+    cpu = Check("load generator CPU p90", worst, "%", LOADGEN_CPU_PCT, len(local), SATURATION_RULE, over)
     helpers = _column(samples, SAMPLE.loadgen_children_cpu_pct)
     mean = round(statistics.fmean(helpers), 1) if helpers else None
     return Validity((cpu, *(rule.check(run) for rule in RULES)), processes, mean)
+
+
+def saturated(processes: dict[str, float]) -> tuple[str, ...]:
+    """The processes whose own CPU p90 is above the limit, worst first, each with its figure: which one
+    to relieve ("worker 2 (pid 4242) at 98.0 %"), where the fleet-wide figure says only that one did."""
+    over = sorted((p for p in processes.items() if p[1] > LOADGEN_CPU_PCT), key=lambda p: -p[1])
+    return tuple(f"{name} at {cpu:.1f} %" for name, cpu in over)
 
 
 def loadgen_samples(run: RunData) -> pd.DataFrame | None:

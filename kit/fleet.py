@@ -37,6 +37,7 @@ from scenarios.sweep import SweepPlan
 SHARE_MESSAGE = "kit_open_model_share"  # master -> worker: its share of the arrivals (Profile.share_doc)
 ARRIVALS_KEY = "kit_arrivals"  # worker -> master, in each report: {"issued", "dropped", "first"}
 CPU_KEY = "kit_loadgen_cpu_pct"  # worker -> master, in each report: its own CPU % since the last one
+PID_KEY = "kit_loadgen_pid"  # worker -> master, in each report: its process id (names it in the verdict)
 ROUND_GRANT_MESSAGE = "kit_round_grant"  # master -> worker: {"round": r, "tasks": k}; round 0 resets
 ROUND_TASK_MESSAGE = "kit_round_task"  # worker -> master: {"round": r, "event": submitted | finished}
 ROUND_TASK_SUBMITTED, ROUND_TASK_FINISHED = "submitted", "finished"
@@ -61,7 +62,7 @@ def follow_master(environment: Environment) -> None:
         pacing.grant(int(msg.data["round"]), int(msg.data["tasks"]))
 
     def report(client_id, data) -> None:
-        data[CPU_KEY] = own.cpu_percent(None)
+        data[CPU_KEY], data[PID_KEY] = own.cpu_percent(None), own.pid
         pacing = context_of(environment).pacing
         if pacing is not None and (arrivals := pacing.arrivals(time.time())) is not None:
             data[ARRIVALS_KEY] = {
@@ -276,7 +277,12 @@ class Fleet:
         if self.arrivals is not None:
             self.arrivals.note_report(client_id, data)
         if isinstance(data.get(CPU_KEY), (int, float)):
-            self.on_cpu(str(client_id), float(data[CPU_KEY]))
+            self.on_cpu(self._name(str(client_id), data.get(PID_KEY)), float(data[CPU_KEY]))
+
+    def _name(self, client_id: str, pid: object) -> str:
+        """A worker as the validity verdict names it: Locust's index of it and its process id."""
+        index = self.runner.worker_indexes.get(client_id)
+        return f"worker {client_id if index is None else index}" + (f" (pid {pid})" if pid else "")
 
 
 def stop_workers(runner, now: bool) -> None:

@@ -84,7 +84,7 @@ class LiveJudge:
         return self.results
 
     def observe_worker_cpu(self, worker: str, cpu_pct: float) -> None:
-        """A Locust worker's own CPU %, as it reported it (agents/worker_cpu.py)."""
+        """A Locust worker's own CPU %, as it reported it (kit/fleet.py names it: "worker 1 (pid 4242)")."""
         self.worker_cpu.setdefault(worker, []).append(cpu_pct)
 
     def as_json(self) -> list[dict]:
@@ -110,11 +110,7 @@ class LiveJudge:
         with fewer than three reports (one every ~3 s) is not judged."""
         from analysis.validity import MIN_WORKER_READINGS, cpu_p90  # pandas at the end only (as trends)
 
-        return {
-            f"worker {w}": cpu_p90(cpu)
-            for w, cpu in self.worker_cpu.items()
-            if len(cpu) >= MIN_WORKER_READINGS
-        }
+        return {w: cpu_p90(cpu) for w, cpu in self.worker_cpu.items() if len(cpu) >= MIN_WORKER_READINGS}
 
 
 def trend_values(run_dir: Path) -> dict[str, tuple[float | None, int]]:

@@ -47,9 +47,9 @@ def skip_if_workers_were_lost(done) -> None:
 def test_a_worker_with_too_few_cpu_reports_is_not_judged(tmp_path):
     judge = LiveJudge([], 0.0, tmp_path / "samples.csv", lambda now: 0)
     for cpu in (95.0, 96.0, 97.0):
-        judge.observe_worker_cpu("a", cpu)
+        judge.observe_worker_cpu("worker a", cpu)
     for cpu in (99.0, 99.0):
-        judge.observe_worker_cpu("b", cpu)
+        judge.observe_worker_cpu("worker b", cpu)
     judged = judge.workers_cpu_p90()
     assert set(judged) == {"worker a"}  # b: two reports are too few to judge
     assert judged["worker a"] > LOADGEN_CPU_PCT
@@ -85,6 +85,13 @@ def test_every_worker_reports_its_cpu_to_the_masters_saturation_check(tmp_path):
     assert len(workers) == 2, (validity, done.stderr[-1500:])
     worst = max(validity["processes"].values())
     assert validity["loadgen_cpu_p90"] == worst and validity["valid"] is (worst <= LOADGEN_CPU_PCT)
+    # each worker named by Locust's index and the pid its agents' rows carry (agent ids start with it)
+    pids = set(pd.read_csv(run_dir / "requests.csv")["agent_id"].str.split("-").str[0])
+    named = {name.split(" (pid ")[0]: name.split(" (pid ")[1].rstrip(")") for name in workers}
+    assert set(named) == {"worker 0", "worker 1"} and set(named.values()) == pids, (workers, pids)
+    measured = "load generator measured: 2 processes"
+    ending = [line for line in done.stdout.splitlines() if line.startswith(measured)]
+    assert len(ending) == 1 and all(f"pid {p}: " in ending[0] for p in pids), done.stdout[-1500:]
 
 
 @pytest.mark.e2e
