@@ -14,8 +14,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
+from locust import between
+
 from agents.agent_loop import LoopStep, check_step, step_fields
-from agents.base import KitAgent, failed_record, http_record
+from agents.base import KitAgent, failed_record, http_record, thinking
+from agents.mcp_tools import close_mcp_tools
 from agents.reading import BoundedBody
 from agents.sse import StreamTiming
 from agents.tool_deltas import ToolCall
@@ -36,10 +39,16 @@ class CallApi:
 
 
 class ModelCallAgent(KitAgent):
-    """An agent whose unit of work is one model call (`model_call`, also the agent loop's step)."""
+    """An agent whose unit of work is one model call (`model_call`, also the agent loop's step); its own
+    think time 0.5-1.5 s, its loop's MCP session (if any) closed at its stop."""
 
     abstract = True
     api: ClassVar[CallApi]
+    wait_time = thinking(between(0.5, 1.5))
+
+    def on_stop(self) -> None:
+        close_mcp_tools(self)  # a loop whose tools are an MCP server's: its session closed
+        super().on_stop()
 
     @property
     def streams(self) -> bool:

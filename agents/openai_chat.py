@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 import time
 
-from locust import between, tag, task
+from locust import tag, task
 
 from agents.agent_loop import CHAT, LoopStep, first_token, loop_runner_of
-from agents.base import one_line, paced, thinking
+from agents.base import one_line, paced
 from agents.gateway_events import gateway_tool_runs
-from agents.mcp_tools import close_mcp_tools
 from agents.model_call import CallApi, ModelCallAgent, fill_usage
 from agents.reading import BoundedBody
 from agents.session_policy import session_key
@@ -88,12 +87,7 @@ class ChatAgent(ModelCallAgent):
 
     api = CallApi("/v1/chat/completions", "chat", read_stream, read_body)
     weight = 3
-    wait_time = thinking(between(0.5, 1.5))
     turns = 0  # chat calls made so far: the session policy renews the session by it
-
-    def on_stop(self) -> None:
-        close_mcp_tools(self)  # a loop whose tools are an MCP server's: its session closed
-        super().on_stop()
 
     @tag("chat")
     @task

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import time
 
-from locust import between, tag, task
+from locust import tag, task
 
 from agents.agent_loop import RESPONSES, LoopStep, first_token, input_items, loop_runner_of
-from agents.base import one_line, paced, thinking
+from agents.base import one_line, paced
 from agents.gateway_events import gateway_tool_runs, response_item_runs
-from agents.mcp_tools import close_mcp_tools
 from agents.model_call import CallApi, ModelCallAgent, fill_usage
 from agents.reading import BoundedBody
 from agents.sse import StreamTiming, iter_sse
@@ -105,11 +104,6 @@ class ResponsesAgent(ModelCallAgent):
 
     api = CallApi("/v1/responses", "responses", read_stream, read_body)
     weight = 3
-    wait_time = thinking(between(0.5, 1.5))
-
-    def on_stop(self) -> None:
-        close_mcp_tools(self)  # a loop whose tools are an MCP server's: its session closed
-        super().on_stop()
 
     @tag("responses")
     @task

@@ -21,10 +21,14 @@ import pytest
 from simgateway import launch
 from tests.gateways.harness import free_port, installed, listening_pid, running_server
 from tests.gateways.mcp_runs import (
+    AGENTS,
     BACKEND,
+    BATCH,
+    CYCLES,
     KEY_ENV,
     SIM_KNOBS,
     McpGateway,
+    Sessions,
     churn_through,
     cleanup_through,
     smoke_through,
@@ -87,14 +91,14 @@ def stack(tmp_path_factory):
 
 def test_smoke_through_litellms_mcp_gateway_every_call_reaches_the_server_and_none_is_left(stack, tmp_path):
     sim, gateway = stack
-    smoke_through(gateway, sim.url, tmp_path)
+    assert smoke_through(gateway, sim.url, tmp_path) == Sessions(peak=AGENTS, after=0)
 
 
 def test_churn_through_litellms_mcp_gateway_closes_every_session_on_it(stack, tmp_path):
     _sim, gateway = stack
-    churn_through(gateway, tmp_path)
+    assert churn_through(gateway, tmp_path) == (CYCLES * BATCH, 0)  # (closed, left on the gateway)
 
 
 def test_kit_cleanup_closes_the_sessions_a_run_left_on_litellms_mcp_gateway(stack, tmp_path):
     _sim, gateway = stack
-    cleanup_through(gateway, tmp_path)
+    assert cleanup_through(gateway, tmp_path) == (AGENTS, 0)  # (left by the run, left after cleanup)
