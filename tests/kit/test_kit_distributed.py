@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -13,7 +14,7 @@ import pandas as pd
 import pytest
 
 from analysis.validity import LOADGEN_CPU_PCT
-from contract.exit_codes import BAD_INPUT, OK
+from contract.exit_codes import BAD_INPUT, LOAD_NOT_DELIVERED, OK
 from kit.judge import LiveJudge
 from lifecycle.target import free_port
 from tests.locust_runs import LOCUST, REPO, locust_command, run_locust
@@ -42,6 +43,14 @@ def skip_if_workers_were_lost(done) -> None:
     what these tests check is not under test (tests/kit/test_kit_worker_losses.py checks that ending)."""
     if "failed to send heartbeat" in done.stderr or "went missing, stopping test" in done.stderr:
         pytest.skip("Locust lost a worker (heartbeat timeout) on this loaded machine")
+
+
+def late_only(code: int, stop_reason: str) -> bool:
+    """A run the kit judged not delivered only because over 5 % of its arrivals started over 100 ms late:
+    what a starved CPU does to three Locust processes on a shared machine (seen on CI), which
+    the kit rightly says; every arrival was still issued, none dropped, which the test goes on to check."""
+    late = re.fullmatch(r"load not delivered: at [\d.]+ arrivals/s: [\d.]+ % late \([\d,]+\)", stop_reason)
+    return code == LOAD_NOT_DELIVERED and late is not None
 
 
 def test_a_worker_with_too_few_cpu_reports_is_not_judged(tmp_path):
@@ -100,8 +109,8 @@ def test_open_model_on_two_workers_issues_the_profiles_arrivals_and_rows_match_l
     rate = ("--arrival-rate", "10", "--max-agents", "8")
     done = distributed_smoke(run_dir, "--ttft-ms 20 --itl-ms 1 --output-tokens 4", *rate)
     skip_if_workers_were_lost(done)
-    assert done.returncode == OK, done.stderr[-1500:]
     meta = json.loads((run_dir / "run.json").read_text())
+    assert done.returncode == OK or late_only(done.returncode, meta["stop_reason"]), done.stderr[-1500:]
     expected = meta["profile"]["params"]["expected_arrivals"]
     arrivals = meta["open_model"]
     assert arrivals["issued_arrivals"] == pytest.approx(expected, rel=0.05)

@@ -150,9 +150,15 @@ def test_spike_at_an_arrival_rate_too_few_agents_can_serve_reports_dropped_arriv
     assert summary["arrivals"]["dropped"]["count"] == dropped
 
 
+# Process mode reads PSS once a second while the profile steps 2 agents a second: a reading one step late
+# (a starved CPU slows the read of every agent process's smaps; seen on CI) is two agents off the
+# prediction, past its one-agent bar. Alone on a quiet machine, with the other timing tests, it lands.
 @pytest.mark.parametrize(
     "mode, metric, agent_mib, budget_mib",
-    [("inprocess", "target_rss_bytes", 32, 420), ("process", "target_pss_bytes", 128, 1400)],
+    [
+        ("inprocess", "target_rss_bytes", 32, 420),
+        pytest.param("process", "target_pss_bytes", 128, 1400, marks=pytest.mark.timing),
+    ],
 )
 def test_breakpoint_with_a_memory_budget_stops_itself_near_the_level_the_knobs_predict(
     tmp_path, mode, metric, agent_mib, budget_mib
