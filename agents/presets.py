@@ -58,6 +58,9 @@ class GatewayPreset:
     # is given, there is no URL to load (ACP always; MCP with --mcp-command).
     stdio_command: str = ""
     lowercases_keys: bool = False  # the gateway lower-cases session keys (which carry the run id)
+    # Its session header makes the gateway answer from the history it stored, not the body's: a replay
+    # (--sessions), whose bodies carry the recorded history, sends none unless --session-header is given
+    stored_history: bool = False
     calls_mcp: bool = False  # its agents speak MCP: the embedded simulator loads its MCP endpoint first
 
 
@@ -86,6 +89,7 @@ PRESETS: dict[str, GatewayPreset] = {
             api_key_env="API_SERVER_KEY",
             defaults={"model": "hermes-agent"},
             sessions=session_steps.HERMES,
+            stored_history=True,  # X-Hermes-Session-Id: the history from its state.db
         ),
         GatewayPreset(
             name="openclaw",

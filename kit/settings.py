@@ -231,6 +231,8 @@ def agent_settings(
     values["langgraph_input"] = _json_object("langgraph_input", values.get("langgraph_input"))
     if values.get("sessions") is not None:
         values["sessions"] = load_sessions(str(values["sessions"]))
+        if preset.stored_history and _given(options, "session_header") is None:
+            values["session_header"] = "user"  # the body's `user` only: the recording's history is replayed
     _check_session_policy(values.get("session_policy", DEFAULTS.session_policy))
     for name in _COMMANDS:
         input_checks.command("--" + name.replace("_", "-"), values.get(name))
