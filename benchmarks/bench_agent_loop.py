@@ -42,10 +42,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workload = Path(tmp) / "loop.toml"
         workload.write_text(LOOP)
-        configs = {"plain": (), "looping": ("--workload", str(workload))}
-        (plain_rate, plain_cpu), (loop_rate, loop_cpu) = bench_workload.alternated(
-            args.seconds, args.pairs, configs
-        )
+        configs = {"plain": ("ChatAgent",), "looping": ("ChatAgent", "--workload", str(workload))}
+        runs = bench_workload.alternated(args.seconds, args.pairs, configs)
+    (plain_rate, plain_cpu), (loop_rate, loop_cpu) = (bench_workload.summed(r) for r in runs.values())
     print(
         f"request rate, 100 users, no think time: looping agent at {loop_rate / plain_rate * 100:.0f} % of "
         f"the plain agent's; load generator CPU per request {plain_cpu:.2f} vs {loop_cpu:.2f} ms; "

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -50,23 +51,25 @@ def generation_us(workload: WorkloadSettings, draws: int = 20_000) -> tuple[floa
     return statistics.median(draw_s) * 1e6, statistics.median(body_s) * 1e6
 
 
-def request_rate(seconds: int, *workload: str) -> tuple[float, float, float]:
-    """Successful chat requests per second over a smoke plateau of 100 agents, and the CPU ms per
-    request of the load generator and of the simulator (the sampler's readings): the rate moves with
-    what else runs on a shared host, the CPU per request much less."""
+@dataclass(frozen=True)
+class Plateau:
+    """One run's plateau: successful requests per second, the CPU ms per request of the load generator and
+    of the simulator (the sampler's readings), and the load generator's peak RSS. The rate moves with what
+    else runs on a shared host, the CPU per request much less."""
+
+    rate: float
+    loadgen_cpu_ms: float
+    target_cpu_ms: float
+    loadgen_rss_mib: float
+
+
+def request_rate(seconds: int, agent: str, *extra: str) -> Plateau:
+    """A smoke plateau of 100 `agent`s (a locustfile class) with `extra` options, as a user runs it."""
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
-        command = [
-            sys.executable,
-            "-m",
-            "locust",
-            "-f",
-            str(REPO / "locustfile.py"),
-            "--headless",
-            "ChatAgent",
-        ]
+        command = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfile.py"), "--headless", agent]
         command += ["--load-profile", "smoke", "--peak-users", "100", "--duration", f"{seconds}s"]
-        command += ["--think-time", "0", "--sim-args", SIM, "--run-dir", str(run_dir), *workload]
+        command += ["--think-time", "0", "--sim-args", SIM, "--run-dir", str(run_dir), *extra]
         done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=seconds + 180)
         # exit 4: the load generator saturated its core, the case this comparison is about
         if done.returncode not in (OK, INVALID_RUN):
@@ -77,26 +80,34 @@ def request_rate(seconds: int, *workload: str) -> tuple[float, float, float]:
     span = ts[-1] - ts[0]
     rate = (len(ts) - 1) / span if span > 0 else 0.0
     inside = [s for s in samples if ts[0] <= float(s["ts"]) <= ts[-1]]
-    return (
+    rss = max((float(s["loadgen_rss_bytes"]) for s in inside if s.get("loadgen_rss_bytes")), default=0.0)
+    return Plateau(
         rate,
         _cpu_ms_per_request(inside, "loadgen_cpu_pct", rate),
         _cpu_ms_per_request(inside, "target_cpu_pct", rate),
+        rss / 2**20,
     )
 
 
-def alternated(seconds: int, pairs: int, configs: dict[str, tuple[str, ...]]) -> list[tuple[float, float]]:
-    """Run each configuration (its extra options) in turn, `pairs` times, printing each run; per
-    configuration, its summed rate and mean load-generator CPU ms per request."""
-    runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in configs}
+def alternated(seconds: int, pairs: int, configs: dict[str, tuple[str, ...]]) -> dict[str, list[Plateau]]:
+    """Run each configuration (its agent class, then its extra options) in turn, `pairs` times, printing
+    each run; its runs, per configuration."""
+    runs: dict[str, list[Plateau]] = {name: [] for name in configs}
     for _ in range(pairs):
-        for name, extra in configs.items():
-            runs[name].append(request_rate(seconds, *extra))
-            rate, loadgen, target = runs[name][-1]
+        for name, (agent, *extra) in configs.items():
+            run = request_rate(seconds, agent, *extra)
+            runs[name].append(run)
             print(
-                f"  {name}: {rate:.1f} req/s, load generator {loadgen:.2f} CPU ms/request, simulator "
-                f"{target:.2f} (load average {os.getloadavg()[0]:.2f})"
+                f"  {name}: {run.rate:.1f} req/s, load generator {run.loadgen_cpu_ms:.2f} CPU ms/request "
+                f"(peak RSS {run.loadgen_rss_mib:.0f} MiB), simulator {run.target_cpu_ms:.2f} "
+                f"(load average {os.getloadavg()[0]:.2f})"
             )
-    return [(sum(r[0] for r in runs[n]), statistics.mean(r[1] for r in runs[n])) for n in runs]
+    return runs
+
+
+def summed(runs: list[Plateau]) -> tuple[float, float]:
+    """A configuration's summed rate and mean load-generator CPU ms per request."""
+    return sum(r.rate for r in runs), statistics.mean(r.loadgen_cpu_ms for r in runs)
 
 
 def _rows(path: Path) -> list[dict]:
@@ -126,9 +137,10 @@ def main() -> None:
         draw_us, body_us = generation_us(workload)
         print(f"generation ({name}): {draw_us:.1f} µs a draw, {body_us:.1f} µs with its JSON body")
     synthetic = ("--input-tokens", str(args.input_tokens))
-    (fixed_rate, fixed_cpu), (synthetic_rate, synthetic_cpu) = alternated(
-        args.seconds, args.pairs, {"fixed prompt": (), "synthetic": synthetic}
+    runs = alternated(
+        args.seconds, args.pairs, {"fixed prompt": ("ChatAgent",), "synthetic": ("ChatAgent", *synthetic)}
     )
+    (fixed_rate, fixed_cpu), (synthetic_rate, synthetic_cpu) = (summed(r) for r in runs.values())
     print(
         f"request rate, 100 users, no think time: synthetic {args.input_tokens} tokens at "
         f"{synthetic_rate / fixed_rate * 100:.0f} % of the fixed prompt's; load generator CPU per request "

@@ -81,11 +81,23 @@ def load_sessions(path: str) -> RecordedSessions:
         if offset < offsets.get(name, 0.0):
             raise WorkloadError(f"{where}: offset_s {offset}: before the session's previous call")
         offsets[name] = offset
+        if done:
+            share_prefix(done[-1].messages, step.messages)
         done.append(step)
     if not steps:
         raise WorkloadError(f"{path}: the session file records no call")
     sessions = tuple(RecordedSession(name, tuple(s)) for name, s in steps.items())
     return RecordedSessions(path, str(header.get("upstream", "")), sessions)
+
+
+def share_prefix(before: list[dict], messages: list[dict]) -> None:
+    """Each message of `messages` equal to the one at its place in the session's previous call becomes
+    that same object: an agent loop resends its history every step, so a session is held once, not once
+    a step, and a replay's History (agents/request_body.py) encodes only what each step appended."""
+    for i, (old, new) in enumerate(zip(before, messages, strict=False)):
+        if old is not new and old != new:
+            return
+        messages[i] = old
 
 
 def _lines(path: str) -> Iterator[tuple[int, object]]:

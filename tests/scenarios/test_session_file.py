@@ -50,6 +50,22 @@ def test_a_recording_reads_into_sessions_in_step_order(tmp_path):
     assert recorded.describe() == {"file": path, "upstream": HEADER["upstream"], "sessions": 2, "calls": 4}
 
 
+def test_a_session_holds_each_message_its_steps_resend_once(tmp_path):
+    system, task = {"role": "system", "content": "be brief"}, {"role": "user", "content": "do it"}
+    answer, result = {"role": "assistant", "content": "looked"}, {"role": "tool", "content": "42"}
+    steps = [
+        [system, task],
+        [system, task, answer, result],
+        [system, {"role": "user", "content": "new"}, answer],
+    ]
+    lines = [call("a", i, float(i), request={"model": "m", "messages": m}) for i, m in enumerate(steps)]
+    first, second, third = load_sessions(write(tmp_path, HEADER, *lines)).sessions[0].steps
+    assert all(a is b for a, b in zip(first.messages, second.messages, strict=False))
+    assert second.messages[2] is not first.messages[0] and third.messages[0] is first.messages[0]
+    assert third.messages[2] is not second.messages[2]  # past the first that differs, each is its own
+    assert [m["content"] for m in third.messages] == ["be brief", "new", "looked"]  # as the file has them
+
+
 @pytest.mark.parametrize(
     ("lines", "raw", "says"),
     [
