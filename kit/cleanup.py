@@ -95,6 +95,7 @@ def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, Rest
         api_key_env=args.api_key_env or chosen.api_key_env,
         request_timeout=args.request_timeout,
         gateway=gateway,
+        mcp_url=args.mcp_url or target.get("mcp_url") or AgentSettings.mcp_url,
     )
     new_context(environment, settings)
     recorder = Recorder(environment, run_dir)
@@ -126,6 +127,7 @@ def parse_args(argv: list[str] | None) -> Namespace:
     parser.add_argument(
         "--api-key-env", help="environment variable holding the API key (default: the preset's)"
     )
+    parser.add_argument("--mcp-url", help="the MCP endpoint, for an MCP run (default: the one in run.json)")
     parser.add_argument(
         "--request-timeout", type=positive_duration, default=30.0, help="time per close (default 30s)"
     )

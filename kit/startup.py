@@ -269,6 +269,7 @@ def initial_meta(settings: KitSettings, target: Target) -> dict:
             "command": redact_args(target.command) if target.command else None,
             "pid": target.pid,
             "sampled": rundir.sampled_target(settings.agent, target),
+            "mcp_url": settings.agent.mcp_url,  # where kit.cleanup closes MCP sessions a run left open
         },
         "profile": {},
         "thresholds": [],

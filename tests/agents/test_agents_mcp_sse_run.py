@@ -5,6 +5,7 @@ the knob, every call the server counted is a row, and every session (its stream)
 
 from __future__ import annotations
 
+import json
 import statistics
 
 import pytest
@@ -52,3 +53,6 @@ def test_an_sse_only_server_is_driven_over_its_stream_with_every_call_and_sessio
     events = rows(tmp_path, schema.AGENTS_CSV)[AGENT.event].value_counts().to_dict()
     assert events == {AGENT_EVENT.created: 4, AGENT_EVENT.closed: 4}
     assert "| left open | 0 |" in (tmp_path / schema.REPORT_MD).read_text()
+    assert (
+        json.loads((tmp_path / schema.RUN_JSON).read_text())["target"]["mcp_url"] == "/sse"
+    )  # kit.cleanup's
