@@ -211,12 +211,9 @@ class LoopRunner:
     def _steps(
         self, agent: LoopingAgent, draw: Draw, api: LoopApi, history: list[dict], tally: Tally, plan: TaskPlan
     ) -> str:
-        mcp = mcp_tools_of(agent, self.loop.tools) if self.loop.tools.from_mcp else None
-        tools = mcp.section if mcp is not None else self.loop.tools
-        if tools is None:  # the MCP session failed (its rows say why)
-            tally.task.error = "the MCP session of the loop's tools failed (see requests.csv)"
-            time.sleep(FAILED_TOOLS_PAUSE_S)  # no hot loop of failed tasks at --think-time 0
-            return END_ERROR
+        mcp, tools = self.tools_of(agent)
+        if tools is None:
+            return self.tools_failed(tally)
         schema_chars = mcp.schema_chars if mcp is not None else self.loop.schema_chars
         seen_ids = set[str]()
         for number in range(1, plan.max_steps + 1):
@@ -292,6 +289,18 @@ class LoopRunner:
             start = History(api.first_items(child_draw.messages))
         runner = LoopRunner(self.loop, random.Random(self.rng.random()), self.calibration)
         return runner, child_draw, child_plan, start
+
+    def tools_of(self, agent: Any) -> tuple[McpTools | None, ToolsSection | None]:
+        """The tools a task runs: the loop's MCP server's (its session opened on first use; no section
+        when it failed), else the loop's own drawn ones."""
+        mcp = mcp_tools_of(agent, self.loop.tools) if self.loop.tools.from_mcp else None
+        return mcp, (mcp.section if mcp is not None else self.loop.tools)
+
+    def tools_failed(self, tally: Tally) -> str:
+        """A task that cannot run: its tools' MCP session failed (its rows say why)."""
+        tally.task.error = "the MCP session of the loop's tools failed (see requests.csv)"
+        time.sleep(FAILED_TOOLS_PAUSE_S)  # no hot loop of failed tasks at --think-time 0
+        return END_ERROR
 
     def run_calls(
         self, mcp: McpTools | None, agent: Any, calls: list[ToolCall], tally: Tally, step: int

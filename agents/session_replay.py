@@ -7,19 +7,32 @@ what the real traffic would share; each copy is a session of its own at the gate
 One tasks.csv row per replayed session; its requests' rows carry the task id, the step and, as the size
 asked, the prompt tokens the recording's upstream reported, so the report's sizes section is the replay's
 fidelity. The agent makes each call through its chat agent's own request and stream reader.
+
+With `--live-tools` the gateway's tool calls are answered live by the workload's [tools] (its MCP server,
+else the loop's drawn tools: the agent loop's own runner), and each next step sends the copy's history so
+far, grown by the gateway's calls and the live results, plus what the recording adds besides
+(agents/live_tools.py). Where the gateway answers in text but the recording called on, the replay goes on
+with the recording's next user turn; calls the recording did not have are answered and sent again at once,
+up to the loop's max_steps in a row (then the copy ends `max_steps`).
 """
 
 from __future__ import annotations
 
+import itertools
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from gevent import GreenletExit
 from locust import constant, tag, task
 
-from agents.agent_loop import END_ANSWER, END_ERROR, LoopStep, Tally
+from agents.agent_loop import CHAT, END_ANSWER, END_ERROR, END_MAX_STEPS, LoopStep, Tally, loop_runner_of
 from agents.base import paced
+from agents.live_tools import continues_calls, kept, recorded_delta
 from agents.openai_chat import ChatAgent
+from agents.request_body import History
+from agents.tool_deltas import ToolCall
 from agents.workload import Draw
 from contract.records import RequestRecord, TaskRecord
 from contract.schema import TASK_STATUS
@@ -53,6 +66,20 @@ def copy_tagged(messages: list[dict], tag_text: str) -> list[dict]:
     return out
 
 
+@dataclass
+class LiveCopy:
+    """One copy replayed with live tools: the history it sends; whether the gateway's last answer asked
+    tool calls (answered, their results in the history); its calls numbered; what answers the calls."""
+
+    task_id: str
+    tally: Tally
+    max_steps: int  # the loop's: the most calls in a row the recording did not have
+    run: Callable[[list[ToolCall], int], list[str]]  # (calls, step) -> their results, live
+    history: History = field(default_factory=History)
+    called: bool = False
+    numbers: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+
 class ReplayAgent(ChatAgent):
     """Replays the sessions of `--sessions FILE`, one after another, from its own place in the file."""
 
@@ -60,7 +87,8 @@ class ReplayAgent(ChatAgent):
     wait_time = constant(0)  # a session's own recorded think times pace it
     needs_sessions = True  # kit.startup: named without --sessions, the run is refused
     copies = 0  # sessions this agent has replayed
-    replaying: RecordedStep | None = None
+    replaying: RecordedStep | None = None  # the recorded step being sent (None: a call it did not have)
+    offering: RecordedStep | None = None  # whose tools and max_tokens the call offers
     due_ts: float | None = None  # when the step being replayed was due (None: a session's first)
 
     @tag("replay")
@@ -100,21 +128,91 @@ class ReplayAgent(ChatAgent):
 
     def _steps(self, session: RecordedSession, task_id: str, tag_text: str | None, tally: Tally) -> str:
         self.due_ts = None
+        if self.settings.live_tools:
+            return self._live_steps(session, task_id, tag_text, tally)
         for number, step in enumerate(session.steps, 1):
-            if self.due_ts is not None:
-                self.due_ts += (step.think_s or 0.0) / self.settings.sessions_speed
-                time.sleep(max(0.0, self.due_ts - time.time()))
             messages = step.messages if tag_text is None else copy_tagged(step.messages, tag_text)
-            self.replaying = step
-            record, calls = self.model_call(
-                self.draw_of(step, messages), messages, LoopStep(number, task_id, None, step.prompt_tokens)
+            record, _ = self._send(
+                step, step, messages, LoopStep(number, task_id, None, step.prompt_tokens), tally
             )
-            self.due_ts = record.ts + (record.latency_ms or 0.0) / 1000.0  # the answer's end
-            tally.add(record, len(calls))
             if not record.ok:
-                tally.task.error = record.error
                 return END_ERROR
         return END_ANSWER
+
+    def _send(
+        self,
+        recorded: RecordedStep | None,
+        offer: RecordedStep,
+        messages: list[dict],
+        step: LoopStep,
+        tally: Tally,
+    ) -> tuple[RequestRecord, list[ToolCall]]:
+        """One call with `offer`'s tools and max_tokens: a recorded step once due (the previous answer's end
+        plus its think time), or one the recording did not have (`recorded` None: sent at once)."""
+        if recorded is not None and self.due_ts is not None:
+            self.due_ts += (recorded.think_s or 0.0) / self.settings.sessions_speed
+            time.sleep(max(0.0, self.due_ts - time.time()))
+        self.replaying, self.offering = recorded, offer
+        record, calls = self.model_call(self.draw_of(offer, messages), messages, step)
+        self.due_ts = record.ts + (record.latency_ms or 0.0) / 1000.0  # the answer's end
+        tally.add(record, len(calls))
+        if not record.ok:
+            tally.task.error = record.error
+        return record, calls
+
+    def _live_steps(self, session: RecordedSession, task_id: str, tag_text: str | None, tally: Tally) -> str:
+        """The session with the gateway's tool calls answered live (the module's docstring says the rule)."""
+        loop = self.settings.workload.tool_loop
+        assert loop is not None, "kit.settings refuses --live-tools without the workload's [tools]"
+        runner = loop_runner_of(self, loop)
+        mcp, tools = runner.tools_of(self)
+        if tools is None:
+            return runner.tools_failed(tally)
+        live = LiveCopy(
+            task_id, tally, loop.max_steps, lambda calls, n: runner.run_calls(mcp, self, calls, tally, n)
+        )
+        previous: RecordedStep | None = None
+        for step in session.steps:
+            before, previous = previous, step
+            delta = None if before is None else recorded_delta(before.messages, step.messages)
+            if delta is not None and continues_calls(delta) and not live.called:
+                continue  # the gateway answered where the recording called on: on to its next user turn
+            if before is None or delta is None:  # the first step, or a history the recording rewrote
+                live.history = History(
+                    step.messages if tag_text is None else copy_tagged(step.messages, tag_text)
+                )
+            else:
+                if live.called and not continues_calls(delta) and (end := self._unrecorded(live, before)):
+                    return end
+                live.history += kept(delta)
+            if (end := self._live_call(live, step, step)) is not None:
+                return end
+        assert previous is not None  # a session file records at least one call
+        return (self._unrecorded(live, previous) if live.called else None) or END_ANSWER
+
+    def _live_call(self, live: LiveCopy, recorded: RecordedStep | None, offer: RecordedStep) -> str | None:
+        """One call of the live history, the gateway's tool calls answered into it: END_ERROR, or None."""
+        number = next(live.numbers)
+        asked = recorded.prompt_tokens if recorded is not None else None
+        step = LoopStep(number, live.task_id, None, asked)
+        record, calls = self._send(recorded, offer, live.history, step, live.tally)
+        if not record.ok:
+            return END_ERROR
+        live.called = bool(calls)
+        if calls:
+            live.history += CHAT.step_items(calls, live.run(calls, number))
+        return None
+
+    def _unrecorded(self, live: LiveCopy, offer: RecordedStep) -> str | None:
+        """The gateway asked calls the recording did not have (answered already): the history sent again at
+        once until it answers in text; END_MAX_STEPS after the loop's max_steps such calls in a row."""
+        for _ in range(live.max_steps):
+            if (end := self._live_call(live, None, offer)) is not None:
+                return end
+            if not live.called:
+                return None
+        live.tally.task.error = f"no answer after {live.max_steps} steps the recording did not have"
+        return END_MAX_STEPS
 
     def report(self, record: RequestRecord, response_length: int = 0) -> None:
         """A replayed call's row also carries what the recording says of it, and how late it was sent."""
@@ -142,8 +240,8 @@ class ReplayAgent(ChatAgent):
     ) -> dict[str, Any]:
         """The chat agent's body (model, stream, max_tokens, session), with the recorded call's own offer."""
         body = super().request_body(stream, draw, session, history, step)
-        if self.replaying is not None:
-            body.update({k: self.replaying.body[k] for k in OFFER_KEYS if k in self.replaying.body})
+        if self.offering is not None:
+            body.update({k: self.offering.body[k] for k in OFFER_KEYS if k in self.offering.body})
         return body
 
 

@@ -71,6 +71,7 @@ class AgentSettings:
     sessions: RecordedSessions | None = None  # --sessions FILE, read whole and checked at start
     sessions_speed: float = 1.0
     identical_copies: bool = False
+    live_tools: bool = False  # a replay's tool calls answered live by the workload's [tools]
 
 
 DEFAULTS = AgentSettings()

@@ -144,8 +144,13 @@ def await_ramped_down(environment: Environment) -> None:
 
 
 def replayed(agent: AgentSettings) -> dict:
-    """run.json's record of a replay (--sessions): the file, its sessions and calls, speed and copies."""
+    """run.json's record of a replay (--sessions): the file, its sessions and calls, speed, copies and
+    whose tool results it sent (the recording's, or live ones: --live-tools)."""
     if agent.sessions is None:
         return {}
     copies = "identical" if agent.identical_copies else "tagged"
-    return {"sessions": agent.sessions.describe() | {"speed": agent.sessions_speed, "copies": copies}}
+    tools = "live" if agent.live_tools else "recorded"
+    return {
+        "sessions": agent.sessions.describe()
+        | {"speed": agent.sessions_speed, "copies": copies, "tools": tools}
+    }

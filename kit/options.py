@@ -410,3 +410,13 @@ def add_workload_arguments(parser) -> None:
         default=DEFAULTS.identical_copies,
         help="replay every copy of a session as recorded (default: a per-copy tag in its first user message)",
     )
+    add(
+        workload,
+        "--live-tools",
+        action="store_true",
+        default=DEFAULTS.live_tools,
+        help="replay: answer the gateway's tool calls live with the workload's [tools] (its MCP server, else "
+        "drawn tools) and send its calls and the live results in place of the recorded ones; user turns and "
+        "think times as recorded. A text answer where the recording called on: its next user turn; calls "
+        "it did not have: answered and sent again, up to [loop] max_steps in a row",
+    )

@@ -238,6 +238,7 @@ def agent_settings(
         input_checks.command("--" + name.replace("_", "-"), values.get(name))
     values.update(capacity=profile.capacity, churn=profile.churn, **fixed)
     _check_max_tokens(options, values.get("workload"))
+    _check_live_tools(values)
     return AgentSettings(**values)
 
 
@@ -249,6 +250,20 @@ def _check_max_tokens(options: Any, workload: WorkloadSettings | None) -> None:
         raise InputError("--max-tokens and --output-tokens both set max_tokens: give one (--output-tokens N)")
     if given is not None:
         ceilings.check_tokens(int(given), "--max-tokens", "an output", ceilings.MAX_OUTPUT_TOKENS)
+
+
+def _check_live_tools(values: dict[str, Any]) -> None:
+    """--live-tools answers a replay's tool calls with the workload's tools: it needs both."""
+    if not values.get("live_tools"):
+        return
+    if values.get("sessions") is None:
+        raise InputError("--live-tools answers a replay's tool calls: add --sessions FILE")
+    workload = values.get("workload")
+    if workload is None or workload.tool_loop is None:
+        raise InputError(
+            "--live-tools answers the gateway's tool calls with the workload's tools: add --workload FILE "
+            "with a [tools] section (drawn tools, or mcp = URL; examples/workloads/agent-loop.toml)"
+        )
 
 
 def _check_text_memory(workload: WorkloadSettings, agents: int) -> None:

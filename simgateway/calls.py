@@ -20,6 +20,7 @@ from simgateway.usage import Tokens
 RECENT_CALLS = 1000
 KNOWN_CONVERSATIONS = 10_000
 FIRST_USER_CHARS = 200  # how much of a conversation's first user message the log keeps to name it
+RESULT_CHARS = 80  # how much of each tool result the log keeps: enough to tell whose result it was
 
 
 def conversation_key(first_user: str) -> str:
@@ -77,6 +78,7 @@ class CallLog:
                 "completion_tokens": tokens.completion,
                 "tools_offered": list(conv.offered),
                 "tool_calls": [{"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in calls],
+                "tool_results": [r[:RESULT_CHARS] for r in conv.last_results],
             }
         )
 

@@ -27,6 +27,7 @@ class Conversation:
     parallel: bool = True  # the request's parallel_tool_calls (absent: allowed)
     step: int = 1
     called: tuple[str, ...] = ()  # tools already called in this turn, in order
+    last_results: tuple[str, ...] = ()  # the tool results since the history's last assistant message
 
 
 def _content_texts(content: object) -> list[str]:
@@ -75,6 +76,7 @@ class _Reader:
     steps: int = 0
     called: list[str] = field(default_factory=list)
     in_calls: bool = False  # the Responses API: consecutive function_call items are one step
+    results: list[str] = field(default_factory=list)  # the tool results since the last assistant message
 
     def message(self, role: object, content: object, calls: bool = False) -> None:
         """A message; an assistant's without tool calls is an answer, which ends the turn."""
@@ -86,12 +88,15 @@ class _Reader:
             self.first_user = "\n".join(texts)
         if role == "user" and self.turn_user is None:
             self.turn_user = "\n".join(texts)
+        if role == "assistant":
+            self.results = []
         if role == "assistant" and not calls:
             self.steps, self.called, self.turn_user = 0, [], None
 
     def calls(self, calls: list[tuple[object, object]], new_step: bool) -> None:
         """Tool calls the assistant made (name, arguments); `new_step` when they open a new step."""
         self.steps += 1 if new_step else 0
+        self.results = [] if new_step else self.results
         for name, arguments in calls:
             self.texts += [
                 str(name or ""),
@@ -100,7 +105,9 @@ class _Reader:
             self.called.append(str(name or ""))
 
     def result(self, output: object) -> None:
-        self.texts += _content_texts(output) if not isinstance(output, str) else [output]
+        texts = _content_texts(output) if not isinstance(output, str) else [output]
+        self.texts += texts
+        self.results.append("\n".join(texts))
         self.in_calls = False
 
     def done(self, body: dict, offered: dict[str, dict], nested: bool) -> Conversation:
@@ -120,6 +127,7 @@ class _Reader:
             parallel=body.get("parallel_tool_calls") is not False,
             step=self.steps + 1,
             called=tuple(self.called),
+            last_results=tuple(self.results),
         )
 
 

@@ -50,6 +50,10 @@ def spec(create: str) -> dict[str, bytes]:
     return {"s.toml": f'[create]\nid = "id"\n{path}{create}\n{poll}'.encode()}
 
 
+SESSION = (
+    b'{"format": "loadkit-sessions/1"}\n{"session": "s", "offset_s": 0, "step": 0, "api": "chat", '
+    b'"request": {"messages": [{"role": "user", "content": "hi"}]}}\n'
+)
 TEN_THOUSAND_THRESHOLDS = b'[[threshold]]\nexpr = "latency_ms p95 < 500"\n' * 10_000
 POSITIVE_FLOAT_BAD = ("abc", "-1", "0", "inf", "nan", "-inf")
 USERS_BAD = ("abc", "-1", "0", "1.5", "99999")
@@ -208,6 +212,10 @@ CASES: list[Case] = [
     Case("prefix above input", ("--input-tokens", "100", "--prefix-tokens", "200")),
     Case("lognormal without stdev", ("--input-tokens", "100", "--input-tokens-distribution", "lognormal")),
     Case("max-tokens and output-tokens", ("--max-tokens", "10", "--output-tokens", "20")),
+    Case("--live-tools without --sessions", ("--live-tools",)),
+    Case(
+        "--live-tools without [tools]", ("--live-tools", "--sessions", "s.jsonl"), files={"s.jsonl": SESSION}
+    ),
     Case("workload missing", ("--workload", "missing.toml")),
     Case("workload bad toml", ("--workload", "w.toml"), files={"w.toml": b"[input\n"}),
     Case("workload unknown section", ("--workload", "w.toml"), files={"w.toml": b"[inptu]\nmean = 1\n"}),

@@ -75,6 +75,16 @@ def test_responses_steps_count_runs_of_function_calls():
     conv = responses_conversation({"instructions": "be brief", "input": items, "tools": tools})
     assert conv.step == 3 and conv.first_user == "go" and list(conv.offered) == ["weather"]
     assert "be brief" in conv.said and conv.texts[0] == json.dumps(tools, separators=(",", ":"))
+    assert conv.last_results == ("z",)  # the results of its last step only
+
+
+def test_last_results_are_those_after_the_last_assistant_message():
+    step = calls_turn("weather", "search")
+    step[1]["content"], step[2]["content"] = "sunny", [{"type": "text", "text": "found"}]
+    assert chat_conversation(chat(*step)).last_results == ("sunny", "found")
+    answered = chat(*step, {"role": "assistant", "content": "done"}, {"role": "user", "content": "more"})
+    assert chat_conversation(answered).last_results == ()
+    assert chat_conversation(chat(*calls_turn("weather"), *step)).last_results == ("sunny", "found")
 
 
 def test_prompt_texts_cover_history_tool_calls_results_and_schemas():
