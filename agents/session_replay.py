@@ -50,18 +50,25 @@ OFFER_KEYS = (
 )
 
 
-def copy_tagged(messages: list[dict], tag_text: str) -> list[dict]:
-    """The messages with `tag_text` leading the first user message (text or text parts)."""
+def copy_tagged(messages: list[dict], tag_text: str, made: dict[int, dict] | None = None) -> list[dict]:
+    """The messages with `tag_text` leading the first user message (text or text parts). `made` holds the
+    copy's tagged messages by their recorded one's identity: a step that resends that message sends the
+    same tagged object, so the copy's History (agents/request_body.py) encodes it once."""
     out = list(messages)
     for i, message in enumerate(out):
         if message.get("role") != "user":
             continue
+        if made is not None and (tagged := made.get(id(message))) is not None:
+            out[i] = tagged
+            break
         content = message.get("content")
         if isinstance(content, list):
             content = [{"type": "text", "text": tag_text}, *content]
         else:
             content = f"{tag_text} {content or ''}"
         out[i] = {**message, "content": content}
+        if made is not None:
+            made[id(message)] = out[i]
         break
     return out
 
@@ -130,10 +137,13 @@ class ReplayAgent(ChatAgent):
         self.due_ts = None
         if self.settings.live_tools:
             return self._live_steps(session, task_id, tag_text, tally)
+        # one History a copy: its steps resend the recording's messages (the same objects: session_file's
+        # share_prefix), so each step encodes only what it appended
+        history, tagged = History(), dict[int, dict]()
         for number, step in enumerate(session.steps, 1):
-            messages = step.messages if tag_text is None else copy_tagged(step.messages, tag_text)
+            history[:] = step.messages if tag_text is None else copy_tagged(step.messages, tag_text, tagged)
             record, _ = self._send(
-                step, step, messages, LoopStep(number, task_id, None, step.prompt_tokens), tally
+                step, step, history, LoopStep(number, task_id, None, step.prompt_tokens), tally
             )
             if not record.ok:
                 return END_ERROR
