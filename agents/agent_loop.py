@@ -25,7 +25,7 @@ from gevent import GreenletExit
 from gevent.pool import Group
 
 from agents.mcp_tools import McpTools, mcp_tools_of
-from agents.request_body import History, as_history
+from agents.request_body import History, SharedParts, as_history
 from agents.tool_checks import BadCall, check_calls
 from agents.tool_deltas import ToolCall
 from agents.workload import AgentWorkload, Draw
@@ -55,6 +55,7 @@ class LoopStep:
     seen_ids: set[str] = field(default_factory=set)
     verdicts: list[BadCall | None] = field(default_factory=list)
     parent_task_id: str | None = None  # a sub-agent's step: the task that spawned it
+    offer: dict[str, Any] | None = None  # the body's tools, tool_choice...: `shared_offer`'s
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,24 @@ CHAT = LoopApi(chat_offer, chat_step_items, list)
 RESPONSES = LoopApi(responses_offer, responses_step_items, input_items)
 
 
+def shared_offer(api: LoopApi, tools: ToolsSection, parts: SharedParts) -> dict[str, Any]:
+    """The offer as `api` spells it, its tool schemas (the bulk of it) encoded once in `parts`: the
+    workload's, shared by every agent of the process (a server's MCP tools: its session's)."""
+    offer = api.offer(tools)
+    return {**offer, "tools": parts.encoded((api, "tools"), lambda: offer["tools"])}
+
+
+def opening(workload: AgentWorkload, draw: Draw, api: LoopApi) -> list[dict]:
+    """A draw's messages as `api` spells a task's first ones. One that starts with the workload's shared
+    prefix is a History of that prefix's message as every agent of the process sends it: encoded once
+    (the workload's parts), its bytes in each body as they are."""
+    system, messages = workload.shared.system, draw.messages
+    if system is None or not messages or messages[0] is not system:
+        return api.first_items(messages)
+    prefix = workload.shared.parts.encoded((api, "prefix"), lambda: api.first_items([system])[0])
+    return History.after([prefix], api.first_items(messages[1:]))
+
+
 def _choice(choice: str, nested: bool) -> str | dict:
     if choice in ("auto", "required", "none"):
         return choice
@@ -184,7 +203,7 @@ class LoopRunner:
         """Model calls and tool runs until an answer, an error or max_steps; the task's row recorded."""
         task_id = f"{agent.run_id}-{agent.agent_id}-t{next(self.tasks)}"
         plan = TaskPlan(task_id, self.loop.max_steps, subagents=self.loop.subagents)
-        return self.run(agent, draw, api, plan, History(api.first_items(draw.messages)))
+        return self.run(agent, draw, api, plan, as_history(opening(agent.workload, draw, api)))
 
     def run(
         self, agent: LoopingAgent, draw: Draw, api: LoopApi, plan: TaskPlan, history: list[dict]
@@ -215,10 +234,13 @@ class LoopRunner:
         if tools is None:
             return self.tools_failed(tally)
         schema_chars = mcp.schema_chars if mcp is not None else self.loop.schema_chars
+        offer = shared_offer(api, tools, mcp.parts if mcp is not None else agent.workload.shared.parts)
         seen_ids = set[str]()
         for number in range(1, plan.max_steps + 1):
             asked = self.asked_in(draw, schema_chars) if number == 1 else None
-            step = LoopStep(number, plan.task_id, tools, asked, seen_ids, parent_task_id=plan.parent_task_id)
+            step = LoopStep(
+                number, plan.task_id, tools, asked, seen_ids, parent_task_id=plan.parent_task_id, offer=offer
+            )
             record, calls = agent.model_call(draw, history, step)
             tally.add(record, len(calls))
             if number == 1 and draw.sized:
@@ -286,7 +308,7 @@ class LoopRunner:
             start = as_history(history).extended(api.first_items([part]))
         else:
             child_draw = agent.workload.next_request(f"{agent.tagged_prompt()} {brief}")
-            start = History(api.first_items(child_draw.messages))
+            start = as_history(opening(agent.workload, child_draw, api))
         runner = LoopRunner(self.loop, random.Random(self.rng.random()), self.calibration)
         return runner, child_draw, child_plan, start
 

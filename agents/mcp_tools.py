@@ -17,6 +17,7 @@ import gevent
 
 from agents.mcp import close_session, new_session, open_session, replace_session, result_text, tools_call
 from agents.mcp_wire import McpSession
+from agents.request_body import SharedParts
 from agents.tool_deltas import ToolCall
 from scenarios.tool_loop import ToolsSection
 
@@ -32,7 +33,8 @@ def chat_schema(tool: dict) -> dict:
 
 
 class McpTools:
-    """One agent's MCP session for its loop's tools, and what the model is offered from it."""
+    """One agent's MCP session for its loop's tools, and what the model is offered from it (its schemas
+    encoded once, in `parts`)."""
 
     def __init__(self, agent: Any, section: ToolsSection) -> None:
         session = new_session(agent, section.mcp_url or "", section.mcp_command)
@@ -43,6 +45,7 @@ class McpTools:
             if tools is not None
             else None
         )
+        self.parts = SharedParts()
 
     @property
     def schema_chars(self) -> int:

@@ -16,7 +16,7 @@ import time
 
 from locust import tag, task
 
-from agents.agent_loop import CHAT, LoopStep, first_token, loop_runner_of
+from agents.agent_loop import CHAT, LoopStep, first_token, loop_runner_of, opening
 from agents.base import one_line, paced
 from agents.gateway_events import gateway_tool_runs
 from agents.model_call import CallApi, ModelCallAgent, fill_usage
@@ -100,7 +100,7 @@ class ChatAgent(ModelCallAgent):
         if loop is not None:
             loop_runner_of(self, loop).run_task(self, draw, CHAT)
         else:
-            record, _ = self.model_call(draw, list(draw.messages), None)
+            record, _ = self.model_call(draw, None, None)
             self.workload.observe(draw, record.tokens_in)
         self.turns += 1
 
@@ -123,15 +123,15 @@ class ChatAgent(ModelCallAgent):
     ) -> dict:
         body = {
             "model": self.settings.model,
-            "messages": list(draw.messages) if history is None else history,
+            "messages": opening(self.workload, draw, CHAT) if history is None else history,
             "stream": stream,
             "max_tokens": draw.max_tokens,
             "user": session,
         }
         if stream:
             body["stream_options"] = {"include_usage": True}
-        if step is not None and step.tools is not None:
-            body.update(CHAT.offer(step.tools))
+        if step is not None and step.offer is not None:
+            body.update(step.offer)
         return body
 
 

@@ -1,18 +1,49 @@
 """Request bodies that cost what is new: an agent loop resends its whole history every step, and encoding
 it whole each time makes a task's client CPU grow with the square of its steps (issue 34). A `History`
-keeps each message's JSON as it was first sent, so step k encodes only the messages it appended; the
-body is the same bytes httpx's `json=` would send.
+keeps each message's JSON as it was first sent, so step k encodes only the messages it appended. What
+every agent of a workload sends alike (the tool schemas, the shared prefix's message) is `Encoded` once
+per process, in the workload's `SharedParts`, and its bytes written into each body as they are. The body
+is the same bytes httpx's `json=` would send.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 
 def dumps(value: Any) -> bytes:
     """JSON exactly as httpx encodes a `json=` body (compact, UTF-8, no NaN)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+@dataclass(frozen=True, eq=False)
+class Encoded:
+    """A body value sent alike by many requests, with its JSON made once: written into a body as `json`."""
+
+    value: Any
+    json: bytes
+
+
+class SharedParts:
+    """The body parts every agent of a workload sends alike (one per process and workload; a server's MCP
+    tools: one per session), each made and encoded on first use and kept. `encoded_bytes` counts what
+    was encoded: the test that N agents encode them once, not N times."""
+
+    def __init__(self) -> None:
+        self.kept: dict[Hashable, Encoded] = {}
+        self.encoded_bytes = 0
+
+    def encoded(self, key: Hashable, make: Callable[[], Any]) -> Encoded:
+        """The part under `key`, made by `make` (and encoded) only the first time it is asked for."""
+        found = self.kept.get(key)
+        if found is None:
+            value = make()
+            found = self.kept[key] = Encoded(value, dumps(value))
+            self.encoded_bytes += len(found.json)
+        return found
 
 
 class History(list):
@@ -26,6 +57,15 @@ class History(list):
         self.sent: list[Any] = []  # the messages as last encoded, held so their identity stays theirs
         self.parts: list[bytes] = []
         self.encoded_bytes = 0
+
+    @classmethod
+    def after(cls, shared: Sequence[Encoded], messages: Any) -> History:
+        """A history that starts with parts already encoded (the workload's shared prefix): their bytes
+        are its own, not encoded or counted again; then `messages`."""
+        history = cls([*(part.value for part in shared), *messages])
+        history.sent = [part.value for part in shared]
+        history.parts = [part.json for part in shared]
+        return history
 
     def extended(self, more: Any) -> History:
         """A new history: these messages, then `more`; what these have encoded already is its own too
@@ -55,11 +95,13 @@ def as_history(messages: list[dict]) -> History:
 
 
 def encode_body(body: Any) -> bytes:
-    """`body` as JSON bytes, a dict's `History` values from what each has encoded already."""
-    if not isinstance(body, dict) or not any(isinstance(value, History) for value in body.values()):
+    """`body` as JSON bytes, a dict's `History` and `Encoded` values from what each has encoded already."""
+    if not isinstance(body, dict) or not any(isinstance(value, History | Encoded) for value in body.values()):
         return dumps(body)
-    items = (
-        dumps(key) + b":" + (value.json_bytes() if isinstance(value, History) else dumps(value))
-        for key, value in body.items()
-    )
-    return b"{" + b",".join(items) + b"}"
+    return b"{" + b",".join(dumps(key) + b":" + _json_of(value) for key, value in body.items()) + b"}"
+
+
+def _json_of(value: Any) -> bytes:
+    if isinstance(value, History):
+        return value.json_bytes()
+    return value.json if isinstance(value, Encoded) else dumps(value)

@@ -12,7 +12,7 @@ import time
 
 from locust import tag, task
 
-from agents.agent_loop import RESPONSES, LoopStep, first_token, input_items, loop_runner_of
+from agents.agent_loop import RESPONSES, LoopStep, first_token, input_items, loop_runner_of, opening
 from agents.base import one_line, paced
 from agents.gateway_events import gateway_tool_runs, response_item_runs
 from agents.model_call import CallApi, ModelCallAgent, fill_usage
@@ -137,7 +137,7 @@ class ResponsesAgent(ModelCallAgent):
         """One user message goes as the `input` text (as it always did); more, or a loop's history, as
         input items (`store: false`: each step sends the whole history, none is kept by the gateway)."""
         single = history is None and len(draw.messages) == 1 and draw.messages[0].get("role") == "user"
-        items = input_items(draw.messages) if history is None else as_items(history)
+        items = opening(self.workload, draw, RESPONSES) if history is None else as_items(history)
         body = {
             "model": self.settings.model,
             "input": draw.messages[0]["content"] if single else items,
@@ -146,6 +146,6 @@ class ResponsesAgent(ModelCallAgent):
             "user": session,
             "store": False,
         }
-        if step is not None and step.tools is not None:
-            body.update(RESPONSES.offer(step.tools))
+        if step is not None and step.offer is not None:
+            body.update(step.offer)
         return body

@@ -9,12 +9,14 @@ per token (agents/calibration.py); nothing is built per request but one string j
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from dataclasses import dataclass, field
 from typing import Any
 
 from agents.calibration import Calibration
+from agents.request_body import SharedParts
 from agents.run_context import context_of
 from contract.schema import REQUEST
 from scenarios.ceilings import MAX_CONTEXT_TOKENS
@@ -60,14 +62,21 @@ class Draw:
 
 @dataclass
 class SharedText:
-    """Per load generator and workload: the pool every slice comes from, the shared prefix, and the
-    dataset's or trace's cursor for draws taken in order."""
+    """Per load generator and workload: the pool every slice comes from, the shared prefix (and its system
+    message, one for every draw), the dataset's or trace's cursor for draws taken in order, and the
+    body parts every agent sends alike, encoded once (agents/request_body.py)."""
 
     pool_: TextPool | None  # made only for sized workloads (a fixed prompt or a dataset needs none)
     prefix: str
     block_chars: int
     blocks: dict[int, str] = field(default_factory=dict)
     cursor: itertools.count = field(default_factory=itertools.count)
+    parts: SharedParts = field(default_factory=SharedParts)
+
+    @functools.cached_property
+    def system(self) -> dict | None:
+        """The shared prefix's system message: one object, so its encoding is found and reused."""
+        return {"role": "system", "content": self.prefix} if self.prefix else None
 
     @property
     def pool(self) -> TextPool:
@@ -152,8 +161,8 @@ class AgentWorkload:
         else:
             user = tag + shared.pool.slice(self.prompts.randrange(len(shared.pool)), budget)
         messages: tuple[dict, ...] = ({"role": "user", "content": user},)
-        if shared.prefix:
-            messages = ({"role": "system", "content": shared.prefix}, *messages)
+        if shared.system is not None:
+            messages = (shared.system, *messages)
         session = entry.session_id if entry is not None else None
         return Draw(messages, max_tokens, asked_in, max_tokens, session, sized=True)
 

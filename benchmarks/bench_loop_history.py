@@ -82,7 +82,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             grown = cpu_by_step(target.url, Path(tmp), prompt, args.tasks)
-            agent_loop.History = list  # type: ignore[misc,assignment]  # the whole history encoded each step
+            agent_loop.as_history = list  # type: ignore[assignment]  # the whole history encoded each step
             whole = cpu_by_step(target.url, Path(tmp), prompt, args.tasks)
     finally:
         stop_target(target)

@@ -3,6 +3,9 @@
 1. Prompt generation: one 8K-token chat request drawn from a synthetic workload (a slice of the pool,
    cut to the calibrated size, its numbered tag joined on), and the same with its JSON body encoded.
    Goal (issue 19): <= 0.2 ms per request.
+   Body encoding (issue 34): an 8K-token chat body with a 6K-token shared prefix (one call; a loop's first
+   step offering 4 tool schemas of 150 tokens) encoded as the agent does (agents/request_body.py: the
+   prefix and the schemas encoded once per process) against the same body encoded whole, as before.
 2. Request rate: the chat agent with a synthetic workload against the fixed-prompt chat agent, the
    simulator at 0 ms TTFT, 100 users, no think time, `locust -f locustfile.py --headless` as a user
    runs it, the two alternated so drift on a shared host hits both. Goal: >= 90 % of the fixed rate.
@@ -23,15 +26,23 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from locust.env import Environment  # noqa: E402
+
+from agents.agent_loop import CHAT, LoopStep, opening, shared_offer  # noqa: E402
 from agents.calibration import Calibration  # noqa: E402
+from agents.openai_chat import ChatAgent  # noqa: E402
+from agents.request_body import Encoded, as_history, dumps, encode_body  # noqa: E402
+from agents.run_context import new_context  # noqa: E402
+from agents.settings import AgentSettings  # noqa: E402
 from agents.workload import AgentWorkload  # noqa: E402
 from contract.exit_codes import INVALID_RUN, OK  # noqa: E402
 from scenarios.distributions import Distribution, fixed  # noqa: E402
-from scenarios.workload import WorkloadSettings  # noqa: E402
+from scenarios.workload import WorkloadSettings, read_workload  # noqa: E402
 
 SIM = "--ttft-ms 0 --itl-ms 0 --output-tokens 16"
 
@@ -49,6 +60,39 @@ def generation_us(workload: WorkloadSettings, draws: int = 20_000) -> tuple[floa
         draw_s.append(t1 - t0)
         body_s.append(t2 - t0)
     return statistics.median(draw_s) * 1e6, statistics.median(body_s) * 1e6
+
+
+def encoding_us(tmp: Path, tools: bool, draws: int = 5000) -> tuple[float, float]:
+    """Median µs to encode one chat agent's body (8K tokens, a 6K-token prefix; with `tools`, a new task's
+    first step offering 4 schemas) as the agent does, and the same body whole (`dumps`, as before)."""
+    offered = "[tools]\ncount = 4\nschema_tokens = 150\n" if tools else ""
+    path = tmp / f"encoding-{tools}.toml"
+    path.write_text(f'[input]\ndistribution = "fixed"\nmean = 8192\n\n[prefix]\ntokens = 6144\n\n{offered}')
+    workload = read_workload(SimpleNamespace(workload_file=str(path)))
+    environment = Environment(user_classes=[ChatAgent], host="http://127.0.0.1:9")
+    new_context(environment, AgentSettings(run_id="bench", run_dir=tmp, workload=workload))
+    agent = ChatAgent(environment)
+    loop, step = workload.tool_loop, None
+    if loop is not None:
+        step = LoopStep(
+            1, "t1", loop.tools, None, offer=shared_offer(CHAT, loop.tools, agent.workload.shared.parts)
+        )
+    kit_s, whole_s = [], []
+    for _ in range(draws):
+        draw = agent.workload.next_request("unused")
+        history = as_history(opening(agent.workload, draw, CHAT)) if loop is not None else None
+        body = agent.request_body(True, draw, "bench", history, step)
+        plain = {k: v.value if isinstance(v, Encoded) else v for k, v in body.items()}
+        plain["messages"] = list(body["messages"])
+        t0 = time.perf_counter()
+        sent = encode_body(body)
+        t1 = time.perf_counter()
+        whole = dumps(plain)
+        t2 = time.perf_counter()
+        assert sent == whole, "the body sent is the body encoded whole"
+        kit_s.append(t1 - t0)
+        whole_s.append(t2 - t1)
+    return statistics.median(kit_s) * 1e6, statistics.median(whole_s) * 1e6
 
 
 @dataclass(frozen=True)
@@ -136,6 +180,12 @@ def main() -> None:
     ):
         draw_us, body_us = generation_us(workload)
         print(f"generation ({name}): {draw_us:.1f} µs a draw, {body_us:.1f} µs with its JSON body")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, tools in (("one call", False), ("a loop's first step, 4 tool schemas", True)):
+            kit_us, whole_us = encoding_us(Path(tmp), tools)
+            print(
+                f"body encoding ({name}, 6K-token prefix): {kit_us:.1f} µs, encoded whole {whole_us:.1f} µs"
+            )
     synthetic = ("--input-tokens", str(args.input_tokens))
     runs = alternated(
         args.seconds, args.pairs, {"fixed prompt": ("ChatAgent",), "synthetic": ("ChatAgent", *synthetic)}

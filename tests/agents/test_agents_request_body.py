@@ -1,15 +1,20 @@
 """Request bodies that cost what is new (issue 34): a loop's step encodes only the messages it appended,
 counted by the History's own counter, and the bytes are exactly what httpx's `json=` sends; through a
-real loop against the simulator, an 8-step task with an 80 KB prompt encodes that prompt once."""
+real loop against the simulator, an 8-step task with an 80 KB prompt encodes that prompt once; the
+agents of one workload encode its shared prefix and tool schemas once in all (its parts' counter)."""
 
 from __future__ import annotations
 
 import pytest
 from httpx._content import encode_json
+from locust.env import Environment
 
 from agents.openai_chat import ChatAgent
-from agents.request_body import History, dumps, encode_body
+from agents.request_body import Encoded, History, dumps, encode_body
 from agents.responses import ResponsesAgent
+from agents.run_context import new_context
+from agents.settings import AgentSettings
+from agents.tool_deltas import ToolCall
 from tests.agents.test_agents_loop import MODEL, loop_settings
 from tests.gateways.harness import agent_user, rows
 
@@ -99,3 +104,102 @@ def test_a_fork_encodes_only_its_brief_and_the_parent_is_untouched():
     child = parent.extended([brief])
     assert encode_body({"messages": child}) == httpx_bytes({"messages": list(child)})
     assert child.encoded_bytes == len(dumps(brief)) and list(parent) == list(child)[:2] and len(parent) == 2
+
+
+SHARED_WORKLOAD = """[input]
+distribution = "fixed"
+mean = 600
+
+[prefix]
+tokens = 300
+
+[tools]
+count = 4
+schema_tokens = 150
+result = 20
+latency = "0s"
+
+[loop]
+max_steps = 10
+"""
+AGENTS = 3
+TOOL_STEPS = 2  # each task: 2 steps answered with a tool call, then an answer
+
+
+class Scripted:
+    """Answers each task's first TOOL_STEPS calls with a call of tool_1, then with text, sending nothing:
+    keeps each body's history, its bytes, its plain values (what `json=` would be given) and the history's
+    counter then."""
+
+    sent: list
+
+    def send(self, record, body, session, timing):
+        key = "messages" if "messages" in body else "input"
+        plain = {k: v.value if isinstance(v, Encoded) else v for k, v in body.items()}
+        plain[key] = list(body[key])
+        self.sent.append((body[key], encode_body(body), plain, body[key].encoded_bytes))
+        calls = len(self.sent) % (TOOL_STEPS + 1)
+        return [ToolCall(f"call_{calls}", "tool_1", '{"query": "x"}')] if calls else []
+
+
+class ScriptedChat(Scripted, ChatAgent):
+    abstract = True
+
+
+class ScriptedResponses(Scripted, ResponsesAgent):
+    abstract = True
+
+
+@pytest.mark.parametrize("user_class", [ScriptedChat, ScriptedResponses], ids=["chat", "responses"])
+def test_agents_of_one_workload_encode_its_prefix_and_tools_once_in_all(tmp_path, user_class):
+    """3 agents, a task of 3 steps each: the workload's shared parts (the prefix's system message and the
+    4 tool schemas) are encoded once for all of them, each agent's history encodes only its own messages,
+    each step only what it appended, and every body is the bytes httpx would send."""
+    environment = Environment(user_classes=[user_class], host="http://127.0.0.1:9")
+    workload = loop_settings(tmp_path, SHARED_WORKLOAD)
+    new_context(environment, AgentSettings(run_id="r1", run_dir=tmp_path, workload=workload))
+    agents = [user_class(environment) for _ in range(AGENTS)]
+    for agent in agents:
+        agent.sent = []
+        (agent.respond if user_class is ScriptedResponses else agent.chat_stream)()
+    parts = agents[0].workload.shared.parts
+    assert all(a.workload.shared.parts is parts for a in agents)
+    prefix, tools = parts.kept.values()
+    assert prefix.value["content"] == agents[0].workload.shared.prefix and len(tools.value) == 4
+    assert parts.encoded_bytes == len(dumps(prefix.value)) + len(dumps(tools.value))  # once, not 3 times
+    for agent in agents:
+        assert len(agent.sent) == TOOL_STEPS + 1
+        history = agent.sent[0][0]
+        assert history[0] is prefix.value and history.parts[0] is prefix.json
+        expected, counted = 0, 1  # the prefix is never counted: the workload's parts encoded it
+        for sent, body, plain, encoded in agent.sent:
+            messages = plain["messages" if "messages" in plain else "input"]
+            assert sent is history and body == httpx_bytes(plain) == dumps(plain)
+            expected += sum(len(dumps(m)) for m in messages[counted:])
+            counted = len(messages)
+            assert encoded == expected  # step k: the messages it appended, only
+
+
+def test_a_replaced_shared_prefix_is_encoded_anew():
+    prefix = Encoded({"role": "system", "content": "shared"}, dumps({"role": "system", "content": "shared"}))
+    history = History.after([prefix], [{"role": "user", "content": "go"}])
+    assert encode_body({"messages": history}) == httpx_bytes({"messages": list(history)})
+    assert history.encoded_bytes == len(dumps(history[1]))
+    history[0] = {"role": "system", "content": "other"}
+    assert encode_body({"messages": history}) == httpx_bytes({"messages": list(history)})
+    assert history.encoded_bytes == len(dumps(history[1])) + len(dumps(history[0])) + len(dumps(history[1]))
+
+
+def test_one_call_agents_send_the_shared_prefix_as_encoded_once(tmp_path):
+    environment = Environment(user_classes=[ChatAgent], host="http://127.0.0.1:9")
+    workload = loop_settings(tmp_path, SHARED_WORKLOAD.split("[tools]")[0])  # no tools: one call a request
+    new_context(environment, AgentSettings(run_id="r1", run_dir=tmp_path, workload=workload))
+    for agent in [ChatAgent(environment) for _ in range(AGENTS)]:
+        draw = agent.workload.next_request(agent.tagged_prompt())
+        body = agent.request_body(True, draw, agent.session_key)
+        assert encode_body(body) == httpx_bytes({**body, "messages": list(draw.messages)})
+        (prefix,) = agent.workload.shared.parts.kept.values()
+        assert body["messages"].parts[0] is prefix.json and body["messages"].encoded_bytes == len(
+            dumps(draw.messages[1])
+        )
+    assert agent.workload.shared.parts.encoded_bytes == len(dumps(prefix.value))
