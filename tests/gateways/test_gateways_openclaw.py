@@ -134,39 +134,32 @@ def assert_memory_from_the_tree(run_dir: Path, pid: int) -> None:
     assert abs(sampled.rss_bytes - now) <= 0.02 * now, (sampled, now)
 
 
-def test_chat_and_responses_run_against_real_openclaw(openclaw, tmp_path):
-    run_dir, run_id = tmp_path / "run", "ocl-chat-run"
-    result = kit_run(openclaw, run_dir, run_id, "-u", "2", "-r", "2", "-t", "40s")
-    assert result.returncode == 0, result.stderr[-3000:]
-    requests = assert_rows_equal_locust_counts(run_dir)
-    turns = [r for r in requests if r["operation"] in ("chat.stream", "responses.stream")]
-    assert turns and all(r["ok"] == "1" for r in turns), turns
-    assert all(float(r["ttft_ms"]) >= TTFT_MS for r in turns), turns
-    assert all(r["tokens_out"] == str(OUTPUT_TOKENS) for r in turns), turns
-    assert all(r["session_id"].startswith(f"{run_id}-") for r in turns), turns
-    closes = [r for r in requests if r["operation"] == "session.close"]
-    assert len(closes) == 2 and all(r["ok"] == "1" for r in closes), closes
-    events = Counter(r["event"] for r in rows(run_dir, schema.AGENTS_CSV))
-    assert events == {"created": 2, "closed": 2}, events
-    assert sessions_of(openclaw, run_id) == []  # cleanup deleted what the run opened
-    assert_memory_from_the_tree(run_dir, openclaw.pid)
-
-
-def test_session_churn_run_opens_and_deletes_sessions_in_cycles(openclaw, tmp_path):
-    """Agents started and stopped in two cycles (the stages profile): each opens its own session with
-    its first turn and deletes it when stopped, so every cycle's sessions are new and gone after."""
+def test_chat_and_responses_agents_open_and_delete_sessions_in_churn_cycles(openclaw, tmp_path):
+    """The preset's chat and Responses agents (one of each) started and stopped in two cycles (the stages
+    profile): each opens its own session with its first turn and deletes it when stopped, so every cycle's
+    sessions are new and gone after. One run for both: the turns' truth (TTFT, tokens, session keys) and
+    the churn's (an OpenClaw run costs minutes here)."""
     run_dir, run_id = tmp_path / "run", "ocl-churn-run"
     # the idle gap outlasts the stopping agents (in-flight turn, then ~20 s of sessions.delete): Locust
     # spawns nobody for a stage whose users it still counts as running
     stages = "1s:2,30s:2,1s:0,90s:0,1s:2,30s:2,1s:0"
-    result = kit_run(openclaw, run_dir, run_id, "OpenClawChatAgent", "--stages", stages)
+    result = kit_run(openclaw, run_dir, run_id, "--stages", stages)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert_rows_equal_locust_counts(run_dir)
+    requests = assert_rows_equal_locust_counts(run_dir)
+    turns = [r for r in requests if r["operation"] in ("chat.stream", "responses.stream")]
+    assert {r["operation"] for r in turns} == {"chat.stream", "responses.stream"}, turns
+    assert all(r["ok"] == "1" for r in turns), turns
+    assert all(float(r["ttft_ms"]) >= TTFT_MS for r in turns), turns
+    assert all(r["tokens_out"] == str(OUTPUT_TOKENS) for r in turns), turns
+    assert all(r["session_id"].startswith(f"{run_id}-") for r in turns), turns
+    closes = [r for r in requests if r["operation"] == "session.close"]
+    assert len(closes) == 4 and all(r["ok"] == "1" for r in closes), closes
     agents = rows(run_dir, schema.AGENTS_CSV)
+    assert Counter(r["event"] for r in agents) == {"created": 4, "closed": 4}, agents
     created = {r["session_id"] for r in agents if r["event"] == "created"}
     closed = {r["session_id"] for r in agents if r["event"] == "closed" and not r["error"]}
     assert len(created) == 4 and created == closed, agents
-    assert sessions_of(openclaw, run_id) == []
+    assert sessions_of(openclaw, run_id) == []  # cleanup deleted what the run opened
     assert_memory_from_the_tree(run_dir, openclaw.pid)
 
 

@@ -10,6 +10,9 @@ import csv
 import statistics
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -40,40 +43,62 @@ def rss_kib(pid: int) -> int:
     raise AssertionError(f"no VmRSS for pid {pid}")
 
 
-def settled_rss_kib(run_dir: Path, agents: int, *args: str, sim: str = SIM, spawn_s: float = 20) -> int:
-    """The Locust process's RSS (median of 5 readings) once every agent runs and has its first request
-    answered (its client and connection made), then waits (its think time, or a tool run) holding what it
-    holds; the run ends by itself."""
-    proc = subprocess.Popen(
-        locust_command(run_dir, *args, "-u", str(agents), "--sim-args", sim),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+@dataclass
+class KitRun:
+    """One Locust process of `agents` agents; readings of its RSS wait until `spawn_s` for every agent."""
+
+    proc: subprocess.Popen
+    run_dir: Path
+    agents: int
+    spawn_s: float
+
+
+@contextmanager
+def kit_run(run_dir: Path, agents: int, *args: str, sim: str = SIM, spawn_s: float = 20) -> Iterator[KitRun]:
+    """A run that ends by itself; killed if the test leaves it early."""
+    command = locust_command(run_dir, *args, "-u", str(agents), "--sim-args", sim)
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: users_now(run_dir) >= agents, spawn_s, f"{agents} agents running")
-        wait_for(lambda: csv_rows(run_dir / schema.REQUESTS_CSV) >= agents, 15, "every agent's first request")
-        readings = []
-        for _ in range(5):
-            readings.append(rss_kib(proc.pid))
-            time.sleep(0.2)
-        _, stderr = proc.communicate(timeout=60)
+        yield KitRun(proc, run_dir, agents, spawn_s)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == OK, stderr[-2000:]
+
+
+def settled_rss_kib(run: KitRun) -> int:
+    """The Locust process's RSS (median of 5 readings) once every agent runs and has its first request
+    answered (its client and connection made), then waits (its think time, or a tool run) holding what it
+    holds. Both runs of a test go side by side (each is its own process, its RSS its own): the time of one
+    run's fixed length, not two."""
+    wait_for(lambda: users_now(run.run_dir) >= run.agents, run.spawn_s, f"{run.agents} agents running")
+    requests = run.run_dir / schema.REQUESTS_CSV
+    wait_for(lambda: csv_rows(requests) >= run.agents, 15, "every agent's first request")
+    readings = []
+    for _ in range(5):
+        readings.append(rss_kib(run.proc.pid))
+        time.sleep(0.2)
     return int(statistics.median(readings))
 
 
-def idle_agents_rss_kib(run_dir: Path, agents: int) -> int:
-    return settled_rss_kib(run_dir, agents, "SessionAgent", "-r", "500", "-t", "25s", "--think-time", "300s")
+def ended(run: KitRun) -> tuple[int, str]:
+    """The exit code of a run left to end by itself, and the end of what it printed to stderr."""
+    _, stderr = run.proc.communicate(timeout=60)
+    return run.proc.returncode, stderr[-2000:]
+
+
+def idle_agents(run_dir: Path, agents: int) -> AbstractContextManager[KitRun]:
+    return kit_run(run_dir, agents, "SessionAgent", "-r", "500", "-t", "25s", "--think-time", "300s")
 
 
 def test_a_thousand_idle_session_agents_cost_the_load_generator_under_64_kib_each(tmp_path):
-    few = idle_agents_rss_kib(tmp_path / "few", FEW)
-    many = idle_agents_rss_kib(tmp_path / "many", MANY)
+    with idle_agents(tmp_path / "few", FEW) as few_run, idle_agents(tmp_path / "many", MANY) as many_run:
+        few, many = settled_rss_kib(few_run), settled_rss_kib(many_run)
+        (few_code, few_err), (many_code, many_err) = ended(few_run), ended(many_run)
+    assert few_code == OK, few_err
+    assert many_code == OK, many_err
     per_agent = (many - few) / (MANY - FEW)
+    print(f"idle agents: {few} -> {many} KiB, {per_agent:.1f} KiB per agent")  # for docs/benchmarks.md
     assert 0 < per_agent <= MAX_KIB_PER_AGENT, (few, many, per_agent)
 
 
@@ -94,19 +119,26 @@ max_steps = 3
 """
 
 
-def looping_agents_rss_kib(tmp_path: Path, name: str, agents: int) -> int:
+def looping_agents(tmp_path: Path, name: str, agents: int) -> AbstractContextManager[KitRun]:
     """Agents of the agent loop, each past its first step (its 20,000-token history sent and a tool call
     back), then in a tool run that outlasts the run: the history held as a task holds it mid-loop."""
     workload = tmp_path / "loop.toml"
     workload.write_text(LOOP_WORKLOAD)
     args = ("ChatAgent", "--workload", str(workload), "-r", "50", "-t", "40s", "--stop-timeout", "2")
     sim = "--ttft-ms 5 --itl-ms 1 --tool-call-steps 2"
-    return settled_rss_kib(tmp_path / name, agents, *args, sim=sim, spawn_s=30)
+    return kit_run(tmp_path / name, agents, *args, sim=sim, spawn_s=30)
 
 
 def test_five_hundred_looping_agents_cost_their_history_plus_under_2_mib_each(tmp_path):
-    few = looping_agents_rss_kib(tmp_path, "few", FEW)
-    many = looping_agents_rss_kib(tmp_path, "many", LOOPING)
+    with (
+        looping_agents(tmp_path, "few", FEW) as few_run,
+        looping_agents(tmp_path, "many", LOOPING) as many_run,
+    ):
+        few, many = settled_rss_kib(few_run), settled_rss_kib(many_run)
+        (few_code, few_err), (many_code, many_err) = ended(few_run), ended(many_run)
+    assert few_code == OK, few_err
+    assert many_code == OK, many_err
     per_agent = (many - few) / (LOOPING - FEW)
+    print(f"looping agents: {few} -> {many} KiB, {per_agent:.1f} KiB per agent")  # for docs/benchmarks.md
     history_kib = HISTORY_BYTES / 1024  # below it: the agents did not hold their history
     assert history_kib <= per_agent <= history_kib + MAX_OVERHEAD_KIB, (few, many, per_agent)
