@@ -19,6 +19,7 @@ from contract.schema import REQUEST, TASK, TASK_STATUS
 
 TITLE = "Sessions"
 SHOWN = (50, 95)
+MAX_STEP_ROWS = 40  # a per-step table longer than this is shown per step across sessions
 LATENESS_RULE = (
     "start lateness: a replayed call sent minus when it was due, the previous answer's end plus the think "
     "time recorded before it (over --sessions-speed); a session's first call has none"
@@ -81,6 +82,36 @@ def per_session_table(
     return pd.DataFrame(rows).set_index("session")
 
 
+def per_step_table(
+    tasks: pd.DataFrame, requests: pd.DataFrame, prices: PriceTable | PriceTableError
+) -> tuple[pd.DataFrame, str]:
+    """Per recorded session and step, the replayed calls' latency and dollars (p50) beside the recorded
+    call's own; past MAX_STEP_ROWS rows, per step across the sessions (a file of many). A call the
+    recording did not have (`--live-tools`) is counted, its recorded figures blank. (table, its grain)."""
+    session = requests[REQUEST.task_id].map(tasks.set_index(TASK.task_id)[TASK.recorded_session])
+    rows = requests.assign(
+        session=session,
+        **{REQUEST.step: requests[REQUEST.step].astype("Int64")},  # 1-based, whole
+        usd=_usd(requests, prices),
+        usd_recorded=_usd(_as_recorded(requests), prices),
+    )
+    keys = ["session", REQUEST.step]
+    grain = "per recorded session and step"
+    if rows.groupby(keys).ngroups > MAX_STEP_ROWS:
+        keys, grain = [REQUEST.step], "per step, across the recorded sessions"
+    table = rows.groupby(keys).agg(
+        calls=(REQUEST.latency_ms, "size"),
+        **{
+            "latency ms p50": (REQUEST.latency_ms, "median"),
+            "latency ms recorded": (REQUEST.recorded_latency_ms, "median"),
+            "TTFT ms p50": (REQUEST.ttft_ms, "median"),
+            "$ p50 (list)": ("usd", "median"),
+            "$ recorded (list)": ("usd_recorded", "median"),
+        },
+    )
+    return table, grain
+
+
 def _median(values: pd.Series) -> float:
     """The median of the figures there are; NaN (shown as not scored) when there are none."""
     clean = values.dropna()
@@ -92,7 +123,12 @@ def _per_copy(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per task: the sum of its calls' latency and list-price dollars, as replayed and as recorded (a
     sum is NaN when any of its calls lacks the figure: never a partial total)."""
-    as_recorded = requests.assign(
+    return _sums(requests, prices), _sums(_as_recorded(requests), prices)
+
+
+def _as_recorded(requests: pd.DataFrame) -> pd.DataFrame:
+    """The replayed rows with the recording's own latency and sizes in place of the replay's."""
+    return requests.assign(
         **{
             REQUEST.latency_ms: requests[REQUEST.recorded_latency_ms],
             REQUEST.tokens_in: requests[REQUEST.asked_tokens_in],
@@ -101,12 +137,17 @@ def _per_copy(
             REQUEST.tokens_cache_write: np.nan,
         }
     )
-    return _sums(requests, prices), _sums(as_recorded, prices)
+
+
+def _usd(rows: pd.DataFrame, prices: PriceTable | PriceTableError) -> pd.Series | float:
+    """Each row's list-price dollars; NaN throughout when the price table was refused."""
+    return cost.price_rows(rows, prices)[0]["usd_list"] if not isinstance(prices, PriceTableError) else np.nan
 
 
 def _sums(rows: pd.DataFrame, prices: PriceTable | PriceTableError) -> pd.DataFrame:
-    usd = cost.price_rows(rows, prices)[0]["usd_list"] if not isinstance(prices, PriceTableError) else np.nan
-    frame = pd.DataFrame({"ms": rows[REQUEST.latency_ms], "usd": usd, "task": rows[REQUEST.task_id]})
+    frame = pd.DataFrame(
+        {"ms": rows[REQUEST.latency_ms], "usd": _usd(rows, prices), "task": rows[REQUEST.task_id]}
+    )
     grouped = frame.groupby("task")
     return grouped.sum(min_count=1).mask(grouped.agg(lambda v: v.isna().any()))
 
@@ -123,6 +164,8 @@ def sessions_section(run: RunData) -> Section | None:
     section.tables.append(
         ("per recorded session, beside the recording", per_session_table(tasks, requests, prices))
     )
+    steps, grain = per_step_table(tasks, requests, prices)
+    section.tables.append((f"{grain}, beside the recording", steps))
     section.notes.append(LATENESS_RULE)
     section.notes += _gaps(requests, prices)
     section.notes.append(
