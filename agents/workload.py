@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.calibration import Calibration
-from agents.request_body import SharedParts
+from agents.request_body import SharedParts, TextMessage
 from agents.run_context import context_of
 from contract.schema import REQUEST
 from scenarios.ceilings import MAX_CONTEXT_TOKENS
@@ -156,11 +156,14 @@ class AgentWorkload:
         tag = f"{self.tag[:-1]} req {self.sized_drawn}]"  # a prompt cache hits the shared part only
         budget = max(0, self.calibration.chars_for(asked_in) - len(shared.prefix) - len(tag))
         hash_ids = entry.hash_ids if entry is not None else ()
+        # the pool's words need no JSON escaping: the message's JSON is made as it is (a copy, not a scan)
         if hash_ids:
-            user = self._blocks(hash_ids, budget) + tag
+            user = TextMessage.of("user", "", self._blocks(hash_ids, budget), tag)
         else:
-            user = tag + shared.pool.slice(self.prompts.randrange(len(shared.pool)), budget)
-        messages: tuple[dict, ...] = ({"role": "user", "content": user},)
+            user = TextMessage.of(
+                "user", tag, shared.pool.slice(self.prompts.randrange(len(shared.pool)), budget)
+            )
+        messages: tuple[dict, ...] = (user,)
         if shared.system is not None:
             messages = (shared.system, *messages)
         session = entry.session_id if entry is not None else None

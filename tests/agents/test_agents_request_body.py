@@ -5,16 +5,23 @@ agents of one workload encode its shared prefix and tool schemas once in all (it
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from httpx._content import encode_json
 from locust.env import Environment
 
+from agents.calibration import Calibration
 from agents.openai_chat import ChatAgent
-from agents.request_body import Encoded, History, dumps, encode_body
+from agents.request_body import Encoded, History, TextMessage, dumps, encode_body
 from agents.responses import ResponsesAgent
 from agents.run_context import new_context
 from agents.settings import AgentSettings
 from agents.tool_deltas import ToolCall
+from agents.workload import AgentWorkload
+from scenarios.distributions import fixed
+from scenarios.synthetic_text import VOCABULARY, TextPool
+from scenarios.workload import WorkloadSettings
 from tests.agents.test_agents_loop import MODEL, loop_settings
 from tests.gateways.harness import agent_user, rows
 
@@ -203,3 +210,46 @@ def test_one_call_agents_send_the_shared_prefix_as_encoded_once(tmp_path):
             dumps(draw.messages[1])
         )
     assert agent.workload.shared.parts.encoded_bytes == len(dumps(prefix.value))
+
+
+@pytest.mark.parametrize(
+    ("head", "plain", "tail"),
+    [
+        ("[agent 1 req 2] ", " the and for", ""),
+        ('say "hi" \\ \n\t\x00', " café naïve ✓", ' "end"\x1f'),  # escapes around, UTF-8 within
+        ("", "", ""),
+    ],
+)
+def test_a_text_message_is_the_json_dumps_would_make(head, plain, tail):
+    message = TextMessage.of("user", head, plain, tail)
+    assert message == {"role": "user", "content": head + plain + tail}
+    assert message.json == dumps(dict(message)) == httpx_bytes(dict(message))
+    body = {"model": "m", "messages": [{"role": "system", "content": 'a "b"'}, message], "stream": True}
+    assert encode_body(body) == httpx_bytes({**body, "messages": [dict(m) for m in body["messages"]]})
+    history = History([message])
+    assert history.json_bytes() == dumps([dict(message)])
+
+
+def test_the_synthetic_pool_needs_no_escaping_and_its_drawn_prompts_are_made_exact(tmp_path):
+    """TextMessage's promise, held: the pool's text (every prompt is a slice of it) has no character JSON
+    escapes, and a drawn prompt's JSON is what `dumps` makes of it (tag first; a trace's blocks, tag last)."""
+    pool = TextPool("seed", 300_000)
+    assert dumps(pool.text) == b'"' + pool.text.encode() + b'"'
+    assert all(dumps(word) == f'"{word}"'.encode() for word in VOCABULARY)
+    for options in ({"input_tokens": 2000}, {"input_tokens": 2000, "prefix_tokens": 100}):
+        agent = AgentWorkload(
+            WorkloadSettings(
+                input=fixed(options["input_tokens"]), prefix_tokens=options.get("prefix_tokens", 0)
+            ),
+            64,
+            "w0/a1",
+            '[agent "1"]',
+            Calibration(),
+        )
+        draw = agent.next_request("unused")
+        user = draw.messages[-1]
+        assert isinstance(user, TextMessage) and user.json == dumps(dict(user)), options
+        assert user["content"].startswith('[agent "1" req 1]')
+    traced = agent._synthetic(500, 8, SimpleNamespace(hash_ids=(3, 4), session_id=None))
+    user = traced.messages[-1]
+    assert isinstance(user, TextMessage) and user.json == dumps(dict(user)) and user["content"].endswith("]")
