@@ -175,8 +175,12 @@ def _whole(api: str, body: bytes) -> dict:
     value = json_object(body.decode("utf-8", "replace"))
     if value is None:
         return {"unreadable": True}
-    if api == "responses":
-        return _responses_body(value)
+    return _responses_body(value) if api == "responses" else chat_answer(value)
+
+
+def chat_answer(value: dict) -> dict:
+    """A whole chat completion's answer as a session file keeps it: id, usage, text, tool calls, finish
+    reason (also what LiteLLM's logs hold as a call's `response`, capture/litellm_import.py)."""
     choice = (value.get("choices") or [{}])[0]
     message = choice.get("message") or {}
     functions = [(c.get("id"), c.get("function") or {}) for c in message.get("tool_calls") or []]

@@ -11,20 +11,26 @@ import with one line naming the file and the span; the file appears whole or not
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from capture.session_log import SessionLog
+from capture.session_log import (
+    SessionImportError,
+    SessionLog,
+    chat_message,
+    check_out,
+    read_text,
+    write_imported,
+)
 from contract.schema import SESSION
 
 CHAT_OPERATIONS = ("chat", "text_completion")
 ROLE_EVENTS = {f"gen_ai.{r}.message": r for r in ("system", "user", "assistant", "tool")}
 
 
-class OtelImportError(ValueError):
+class OtelImportError(SessionImportError):
     """An export that cannot become a session file: the message is the one line the user sees."""
 
 
@@ -77,12 +83,9 @@ def _list(value: object) -> list:
 
 def read_export(path: Path) -> list[ChatSpan]:
     """Every GenAI chat span of the export, in start order; OtelImportError on the first that is not one."""
+    text = read_text(path)
     try:
-        export = json.loads(path.read_bytes().decode("utf-8"))
-    except OSError as exc:
-        raise OtelImportError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise OtelImportError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        export = json.loads(text)
     except json.JSONDecodeError as exc:
         raise OtelImportError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
     if not isinstance(export, dict) or not isinstance(export.get("resourceSpans"), list):
@@ -155,9 +158,9 @@ def _messages(attrs: dict, events: list[tuple[object, dict]], where: str) -> tup
         answered = _json(attrs.get("gen_ai.output.messages"))
         output = _semconv_message(answered[0])[0] if isinstance(answered, list) and answered else {}
     elif isinstance(prompt, list):
-        messages = [_chat_message(m) for m in prompt]
+        messages = [chat_message(m) for m in prompt]
         completion = _json(attrs.get("gen_ai.completion"))
-        output = _chat_message(completion[0]) if isinstance(completion, list) and completion else {}
+        output = chat_message(completion[0]) if isinstance(completion, list) and completion else {}
     else:
         messages, output = _event_messages(events)
     if not messages:
@@ -213,14 +216,6 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _chat_message(item: object) -> dict:
-    """An older-form message, already chat-shaped ({role, content[, tool_calls, tool_call_id]})."""
-    if not isinstance(item, dict):
-        return {}
-    keep = ("role", "content", "tool_calls", "tool_call_id", "name")
-    return {k: item[k] for k in keep if k in item}
-
-
 def _event_messages(events: list[tuple[object, dict]]) -> tuple[list[dict], dict]:
     """Messages from span events: gen_ai.{system,user,assistant,tool}.message in order; gen_ai.choice."""
     messages: list[dict] = []
@@ -236,7 +231,7 @@ def _event_messages(events: list[tuple[object, dict]]) -> tuple[list[dict], dict
             messages.append(message)
         elif name == "gen_ai.choice":
             chosen = _json(attrs.get("message"))
-            output = _chat_message(chosen) if isinstance(chosen, dict) else {"content": attrs.get("content")}
+            output = chat_message(chosen) if isinstance(chosen, dict) else {"content": attrs.get("content")}
     return messages, output
 
 
@@ -283,24 +278,7 @@ def upstream_of(spans: list[ChatSpan]) -> str:
 
 
 def import_export(path: Path, out: Path) -> SessionLog:
-    """Write the export's chat spans to `out` as a session file: to a temporary file first, linked to
-    `out` only when whole (never over an existing file)."""
-    if out.exists():
-        raise OtelImportError(f"--out {out}: exists; an import never overwrites a session file")
-    if not out.parent.is_dir():
-        raise OtelImportError(f"--out {out}: no such folder {out.parent}")
+    """Write the export's chat spans to `out` as a session file, whole or not at all."""
+    check_out(out)
     spans = read_export(path)
-    temporary = out.with_name(f".{out.name}.{os.getpid()}.partial")
-    sessions = SessionLog(temporary, upstream_of(spans), started=spans[0].start_s)
-    try:
-        sessions.open()
-        for span in spans:
-            sessions.record(span.session, span.start_s, "chat", span.request, span.answer)
-        sessions.close()
-        os.link(temporary, out)  # fails, leaving `out` alone, if one appeared meanwhile
-    except FileExistsError:
-        raise OtelImportError(f"--out {out}: exists; an import never overwrites a session file") from None
-    finally:
-        sessions.close()
-        temporary.unlink(missing_ok=True)
-    return sessions
+    return write_imported(out, upstream_of(spans), spans)

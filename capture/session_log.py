@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Protocol
 from urllib.parse import urlsplit
 
 from contract.schema import SESSION, SESSION_FORMAT
@@ -47,6 +49,12 @@ def _text(content: object) -> str:
     if isinstance(content, list):
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
     return ""
+
+
+def conversation_of(body: dict) -> str:
+    """A session named by its conversation: a hash of the first user message, resent every step."""
+    digest = hashlib.sha1(first_user_text(body).encode("utf-8", "replace")).hexdigest()
+    return f"conversation-{digest[:12]}"
 
 
 @dataclass
@@ -88,8 +96,7 @@ class SessionLog:
         previous = body.get("previous_response_id")
         if isinstance(previous, str) and previous in self.by_response:
             return self.by_response[previous]
-        digest = hashlib.sha1(first_user_text(body).encode("utf-8", "replace")).hexdigest()
-        return f"conversation-{digest[:12]}"
+        return conversation_of(body)
 
     def record(self, session: str, sent: float, api: str, request: dict, answer: dict) -> None:
         """One call's line: when it was sent (seconds into the recording), its session and step, the think
@@ -118,3 +125,68 @@ class SessionLog:
         assert self._out is not None, "open() first"
         self._out.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
         self._out.flush()
+
+
+class SessionImportError(ValueError):
+    """Calls seen elsewhere (traces, a gateway's logs) that cannot become a session file: the message is the
+    one line the user sees."""
+
+
+class ImportedCall(Protocol):
+    """One call an importer read: its session, when it was sent (epoch seconds), the request and answer."""
+
+    @property
+    def session(self) -> str: ...
+    @property
+    def start_s(self) -> float: ...
+    @property
+    def request(self) -> dict[str, Any]: ...
+    @property
+    def answer(self) -> dict[str, Any]: ...
+
+
+CHAT_MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+
+
+def chat_message(item: object) -> dict:
+    """A logged message that is already chat-shaped, its chat keys only (nothing else a log adds)."""
+    if not isinstance(item, dict):
+        return {}
+    return {k: item[k] for k in CHAT_MESSAGE_KEYS if k in item}
+
+
+def read_text(path: Path) -> str:
+    """An import's input file as text; SessionImportError saying why it cannot be."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise SessionImportError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise SessionImportError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def check_out(out: Path) -> None:
+    """An import's --out: a new file in an existing folder, checked before the input is read."""
+    if out.exists():
+        raise SessionImportError(f"--out {out}: exists; an import never overwrites a session file")
+    if not out.parent.is_dir():
+        raise SessionImportError(f"--out {out}: no such folder {out.parent}")
+
+
+def write_imported(out: Path, upstream: str, calls: Sequence[ImportedCall]) -> SessionLog:
+    """`calls` (in start order) as the session file `out`: written to a temporary file beside it first,
+    linked to `out` only when whole (never over an existing file), so a failed import leaves nothing."""
+    temporary = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    sessions = SessionLog(temporary, upstream, started=calls[0].start_s)
+    try:
+        sessions.open()
+        for call in calls:
+            sessions.record(call.session, call.start_s, "chat", call.request, call.answer)
+        sessions.close()
+        os.link(temporary, out)  # fails, leaving `out` alone, if one appeared meanwhile
+    except FileExistsError:
+        raise SessionImportError(f"--out {out}: exists; an import never overwrites a session file") from None
+    finally:
+        sessions.close()
+        temporary.unlink(missing_ok=True)
+    return sessions

@@ -6,7 +6,8 @@ loopback unless told otherwise, never overwrites a file, and ends on SIGINT/SIGT
 it wrote. Bad input: one line on stderr, exit code 2.
 
 `python -m kit.capture import-otel SPANS.json --out FILE` writes the same session file from an
-OpenTelemetry GenAI trace export instead (capture/otel_import.py): one command makes session files,
+OpenTelemetry GenAI trace export instead (capture/otel_import.py), and `import-litellm LOGS --out FILE`
+from a LiteLLM proxy's logged calls (capture/litellm_import.py): one command makes session files,
 whichever way the calls were seen.
 """
 
@@ -23,9 +24,10 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from capture.otel_import import OtelImportError, import_export
+from capture.litellm_import import import_logs
+from capture.otel_import import import_export
 from capture.proxy import Recorder, build_app
-from capture.session_log import SessionLog
+from capture.session_log import SessionImportError, SessionLog
 from contract import exit_codes
 
 log = logging.getLogger("kit.capture")
@@ -100,18 +102,29 @@ async def serve(upstream: str, host: str, port: int, sessions: SessionLog, heade
         await runner.cleanup()
 
 
-def import_otel(argv: list[str]) -> int:
-    """`import-otel SPANS.json --out FILE`: the export's chat spans as a session file."""
+IMPORTS = {  # subcommand: (what it reads, its importer)
+    "import-otel": ("an OTLP JSON trace export (resourceSpans...)", import_export),
+    "import-litellm": (
+        "LiteLLM's StandardLoggingPayload or SpendLogs records (JSON array or lines)",
+        import_logs,
+    ),
+}
+
+
+def import_file(command: str, argv: list[str]) -> int:
+    """`import-otel SPANS.json --out FILE`, `import-litellm LOGS.jsonl --out FILE`: calls seen elsewhere
+    as a session file."""
+    what, importer = IMPORTS[command]
     parser = argparse.ArgumentParser(
-        prog="python -m kit.capture import-otel", description="OTLP JSON GenAI spans -> a session file"
+        prog=f"python -m kit.capture {command}", description=f"{what} -> a session file"
     )
-    parser.add_argument("spans", help="an OTLP JSON trace export (resourceSpans...)")
+    parser.add_argument("file", help=what)
     parser.add_argument("--out", required=True, help="the session file to write (must not exist)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     try:
-        sessions = import_export(Path(args.spans), out)
-    except OtelImportError as exc:
+        sessions = importer(Path(args.file), out)
+    except SessionImportError as exc:
         sys.stderr.write(f"kit.capture: error: {exc}\n")
         return exit_codes.BAD_INPUT
     sys.stdout.write(
@@ -122,8 +135,8 @@ def import_otel(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["import-otel"]:
-        return import_otel(argv[1:])
+    if argv[:1] and argv[0] in IMPORTS:
+        return import_file(argv[0], argv[1:])
     logging.basicConfig(level=logging.INFO, format="kit.capture: %(message)s", stream=sys.stderr)
     args = parse_args(argv)
     try:
