@@ -31,12 +31,13 @@ from agents.agent_loop import CHAT, END_ANSWER, END_ERROR, END_MAX_STEPS, LoopSt
 from agents.base import paced
 from agents.live_tools import continues_calls, kept, recorded_delta
 from agents.openai_chat import ChatAgent
+from agents.replay_tools import CopyTools
 from agents.request_body import History
 from agents.tool_deltas import ToolCall
 from agents.workload import Draw
 from contract.records import RequestRecord, TaskRecord
 from contract.schema import TASK_STATUS
-from scenarios.session_file import RecordedSession, RecordedStep
+from scenarios.session_file import RecordedSession, RecordedStep, RecordedToolCall
 
 # what a recorded request offers the model besides its messages, sent as recorded
 OFFER_KEYS = (
@@ -94,7 +95,9 @@ class ReplayAgent(ChatAgent):
     wait_time = constant(0)  # a session's own recorded think times pace it
     needs_sessions = True  # kit.startup: named without --sessions, the run is refused
     copies = 0  # sessions this agent has replayed
-    replaying: RecordedStep | None = None  # the recorded step being sent (None: a call it did not have)
+    replaying: RecordedStep | RecordedToolCall | None = None  # the recorded call being sent (None: one it
+    # did not have)
+    tools_replayed = True  # the copy sends the recorded tool calls (not with --live-tools)
     offering: RecordedStep | None = None  # whose tools and max_tokens the call offers
     due_ts: float | None = None  # when the step being replayed was due (None: a session's first)
 
@@ -135,19 +138,60 @@ class ReplayAgent(ChatAgent):
 
     def _steps(self, session: RecordedSession, task_id: str, tag_text: str | None, tally: Tally) -> str:
         self.due_ts = None
-        if self.settings.live_tools:
+        self.tools_replayed = not (self.settings.live_tools and session.steps)
+        if not self.tools_replayed:
             return self._live_steps(session, task_id, tag_text, tally)
+        tools = CopyTools(self, task_id)
+        try:
+            end = self._recorded_steps(session, task_id, tag_text, tally, tools)
+        except GreenletExit:
+            tools.close(cleanup=False)  # the run is stopping: no request more
+            raise
+        tools.close(self.settings.cleanup)
+        return end
+
+    def _recorded_steps(
+        self, session: RecordedSession, task_id: str, tag_text: str | None, tally: Tally, tools: CopyTools
+    ) -> str:
+        """The recording as it is: its model steps, and its tool calls in their places between them."""
         # one History a copy: its steps resend the recording's messages (the same objects: session_file's
         # share_prefix), so each step encodes only what it appended
         history, tagged = History(), dict[int, dict]()
         for number, step in enumerate(session.steps, 1):
+            end = self._tool_calls(session.tool_calls_after(number - 1), tools, number - 1, tally)
+            if end is not None:
+                return end
             history[:] = step.messages if tag_text is None else copy_tagged(step.messages, tag_text, tagged)
             record, _ = self._send(
                 step, step, history, LoopStep(number, task_id, None, step.prompt_tokens), tally
             )
             if not record.ok:
                 return END_ERROR
-        return END_ANSWER
+        last = len(session.steps)
+        return self._tool_calls(session.tool_calls_after(last), tools, last, tally) or END_ANSWER
+
+    def _tool_calls(
+        self, calls: tuple[RecordedToolCall, ...], tools: CopyTools, step: int, tally: Tally
+    ) -> str | None:
+        """Recorded tool calls sent in order, each once due (as a model step is); END_ERROR at the first
+        the copy cannot go on from (the task's error says why), else None. Their rows carry the model
+        step that asked them (none before the first)."""
+        for call in calls:
+            self._wait_due(call.think_s)
+            self.replaying, self.offering = call, None
+            why = tools.call(call, step or None)
+            self.due_ts = time.time()  # the answer's end
+            if why is not None:
+                tally.task.error = why
+                return END_ERROR
+        return None
+
+    def _wait_due(self, think_s: float | None) -> None:
+        """Sleep until the next recorded call is due: the previous answer's end plus the think time
+        recorded before it, over --sessions-speed (a session's first call is due at once)."""
+        if self.due_ts is not None:
+            self.due_ts += (think_s or 0.0) / self.settings.sessions_speed
+            time.sleep(max(0.0, self.due_ts - time.time()))
 
     def _send(
         self,
@@ -159,9 +203,8 @@ class ReplayAgent(ChatAgent):
     ) -> tuple[RequestRecord, list[ToolCall]]:
         """One call with `offer`'s tools and max_tokens: a recorded step once due (the previous answer's end
         plus its think time), or one the recording did not have (`recorded` None: sent at once)."""
-        if recorded is not None and self.due_ts is not None:
-            self.due_ts += (recorded.think_s or 0.0) / self.settings.sessions_speed
-            time.sleep(max(0.0, self.due_ts - time.time()))
+        if recorded is not None:
+            self._wait_due(recorded.think_s if self.tools_replayed else recorded.gap_s)
         self.replaying, self.offering = recorded, offer
         record, calls = self.model_call(self.draw_of(offer, messages), messages, step)
         self.due_ts = record.ts + (record.latency_ms or 0.0) / 1000.0  # the answer's end
@@ -230,7 +273,8 @@ class ReplayAgent(ChatAgent):
             late = None if self.due_ts is None else (record.ts - self.due_ts) * 1000.0
             record.replay_late_ms = late
             record.recorded_latency_ms = self.replaying.latency_ms
-            record.recorded_tokens_out = self.replaying.completion_tokens
+            if isinstance(self.replaying, RecordedStep):
+                record.recorded_tokens_out = self.replaying.completion_tokens
         super().report(record, response_length)
 
     def draw_of(self, step: RecordedStep, messages: list[dict]) -> Draw:

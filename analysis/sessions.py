@@ -15,7 +15,7 @@ from analysis import cost
 from analysis.model import RunData, Section
 from analysis.prices import PriceTable, PriceTableError
 from analysis.stats import describe
-from contract.schema import REQUEST, TASK, TASK_STATUS
+from contract.schema import MCP_PREFIX, REQUEST, TASK, TASK_STATUS
 
 TITLE = "Sessions"
 SHOWN = (50, 95)
@@ -27,12 +27,14 @@ LATENESS_RULE = (
 
 
 def replay_rows(run: RunData) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """(the replayed sessions' task rows, their request rows); None when the run replayed none."""
+    """(the replayed sessions' task rows, their model calls' rows); None when the run replayed none. The
+    copies' MCP tool calls are the report's MCP rows, not model time."""
     tasks, requests = run.tasks, run.requests
     if tasks is None or requests is None or tasks[TASK.recorded_session].isna().all():
         return None
     tasks = tasks[tasks[TASK.recorded_session].notna()]
-    return tasks, requests[requests[REQUEST.task_id].isin(tasks[TASK.task_id])]
+    model_calls = ~requests[REQUEST.operation].astype(str).str.startswith(MCP_PREFIX)
+    return tasks, requests[requests[REQUEST.task_id].isin(tasks[TASK.task_id]) & model_calls]
 
 
 def ended(tasks: pd.DataFrame) -> pd.DataFrame:

@@ -16,6 +16,7 @@ from contract.schema import SESSION
 CHAT_PATH = "/v1/chat/completions"
 RESPONSES_PATH = "/v1/responses"
 APIS = {CHAT_PATH: "chat", RESPONSES_PATH: "responses"}
+ERROR_CHARS = 2000  # of an error answer's body, in the file
 # Responses API events that carry the answer's first visible token (text or a tool call)
 FIRST_TOKEN_EVENTS = (
     "response.output_text.delta",
@@ -62,6 +63,19 @@ def scrub(body: dict, secrets: tuple[str, ...]) -> dict:
 def answer_of(api: str, passed: Passed) -> dict:
     """What the model answered: status, time to first token and to the last byte (ms, at the recorder),
     usage as the upstream reported it, the text, the tool calls, the finish reason."""
+    out = answer_head(passed)
+    if passed.status >= 400:
+        return out
+    if passed.content_type.startswith("text/event-stream"):
+        out.update(_streamed(api, passed))
+    else:
+        out.update(_whole(api, passed.body))
+    return out
+
+
+def answer_head(passed: Passed) -> dict:
+    """What every recorded answer starts with: its status and latency (ms to its last byte), whether it
+    was cut or broken off, and for a status of 400 or more the body's first ERROR_CHARS as its error."""
     latency = passed.chunks[-1][0] * 1000.0 if passed.chunks else None
     out: dict = {"status": passed.status, SESSION.latency_ms: _ms(latency), SESSION.ttft_ms: None}
     if passed.truncated:
@@ -69,12 +83,7 @@ def answer_of(api: str, passed: Passed) -> dict:
     if passed.broken:
         out["broken"] = passed.broken
     if passed.status >= 400:
-        out["error"] = passed.body[:2000].decode("utf-8", "replace")
-        return out
-    if passed.content_type.startswith("text/event-stream"):
-        out.update(_streamed(api, passed))
-    else:
-        out.update(_whole(api, passed.body))
+        out["error"] = passed.body[:ERROR_CHARS].decode("utf-8", "replace")
     return out
 
 

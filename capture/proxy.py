@@ -1,7 +1,7 @@
 """The recorder: a transparent HTTP proxy between an agent and its model endpoint. Every request is
 forwarded to the upstream as it came (hop-by-hop headers aside) and every response byte is written back
-the moment it arrives, so the agent's own timing is unchanged; chat completions and Responses calls are
-also kept, and written to the session file once their response has ended.
+the moment it arrives, so the agent's own timing is unchanged; chat completions, Responses calls and MCP
+tool calls (Streamable HTTP) are also kept, and written to the session file once their response has ended.
 
 Only the upstream it was given is ever contacted, redirects are passed back (never followed), and no header
 is recorded: credentials reach the upstream and nothing else.
@@ -17,7 +17,9 @@ import aiohttp
 from aiohttp import web
 
 from capture.exchange import APIS, Passed, answer_of, json_object, scrub
+from capture.mcp_exchange import rpc_request, tool_answer_of, tool_call_of
 from capture.session_log import SessionLog
+from contract.schema import SESSION_MCP_API
 
 log = logging.getLogger("kit.capture")
 HOP_BY_HOP = frozenset(
@@ -39,6 +41,7 @@ HOP_BY_HOP = frozenset(
 MAX_REQUEST_BYTES = 64 * 1024 * 1024  # a 225K-token agent history is ~1 MiB; past this the agent gets 413
 KEEP_RESPONSE_BYTES = 64 * 1024 * 1024  # of one response, kept for the file (all of it is passed on)
 CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key")
+MCP_SESSION_HEADER = "Mcp-Session-Id"  # joins an MCP session's unmatched tool calls; never written
 
 
 def forwarded_headers(headers) -> dict[str, str]:
@@ -78,12 +81,29 @@ class Recorder:
         parsed = json_object(body) if api else None
         if api and parsed is None:
             log.warning("%s %s: not a JSON object: forwarded, not recorded", request.method, request.path)
+        named = request.headers.get(self.session_header) if self.session_header else None
         if api and parsed is not None and passed is not None:
-            named = request.headers.get(self.session_header) if self.session_header else None
             session = self.sessions.session_of(parsed, named)
             kept = scrub(parsed, credentials_in(request.headers))
             self.sessions.record(session, sent, api, kept, answer_of(api, passed))
+        elif not api and request.method == "POST" and passed is not None:
+            self.record_tool_call(request, body, sent, passed, named)
         return response
+
+    def record_tool_call(
+        self, request: web.Request, body: bytes, sent: float, passed: Passed, named: str | None
+    ) -> None:
+        """An MCP tools/call (a JSON-RPC request on any path) as a line; any other MCP message, or a body
+        that is not JSON-RPC, passes unrecorded."""
+        message = rpc_request(body)
+        call = tool_call_of(message) if message is not None else None
+        if message is None or call is None:
+            return
+        mcp_session = request.headers.get(MCP_SESSION_HEADER)
+        session = self.sessions.session_of_tool_call(call["params"], named, mcp_session)
+        kept = scrub(call, credentials_in(request.headers))
+        answer = tool_answer_of(message.get("id"), passed)
+        self.sessions.record(session, sent, SESSION_MCP_API, kept, answer)
 
     async def _relay(self, request: web.Request, body: bytes) -> tuple[web.StreamResponse, Passed | None]:
         """Forward the request; stream the answer back chunk by chunk, keeping what passed with its times.

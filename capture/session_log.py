@@ -1,11 +1,12 @@
 """The session file a recording writes: JSON Lines, a header line naming the format and the upstream's
-origin (never its credentials), then one line per model call, each written whole and flushed as its
-response ends, so a recorder stopped at any moment leaves only whole lines.
+origin (never its credentials), then one line per model call or MCP tool call, each written whole and
+flushed as its response ends, so a recorder stopped at any moment leaves only whole lines.
 
 Which session a call belongs to, its step within the session and the think time before it are decided
 here: the agent's own session header or `user` field where it sends one, else its conversation (a hash
 of the first user message, which an agent loop resends every step), else a Responses chain
-(`previous_response_id`).
+(`previous_response_id`). An MCP tool call joins the session whose model asked it (same tool, same
+arguments), so a replay has the agent's tool calls in order between its model calls.
 """
 
 from __future__ import annotations
@@ -14,15 +15,18 @@ import hashlib
 import json
 import os
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 from urllib.parse import urlsplit
 
-from contract.schema import SESSION, SESSION_FORMAT
+from contract.schema import SESSION, SESSION_FORMAT, SESSION_MCP_API
 
 FIRST_USER_CHARS = 4000  # enough of the first user message to tell conversations apart
+ASKED_KEPT = 1000  # model-asked tool calls an MCP tools/call may still be joined to
+NAME_JOINS = "_.-/:"  # what an agent puts between its server's prefix and an MCP tool's name
 
 
 def origin_of(url: str) -> str:
@@ -41,6 +45,22 @@ def first_user_text(body: dict) -> str:
         if isinstance(item, dict) and item.get("role") == "user":
             return _text(item.get("content"))[:FIRST_USER_CHARS]
     return ""
+
+
+def arguments_key(arguments: object) -> str | None:
+    """Tool-call arguments (a JSON object, or the JSON text of one, as a model answers them) in one
+    spelling, so the model's ask and the agent's MCP call compare equal; None if they are not an object."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except ValueError:
+            return None
+    return json.dumps(arguments, sort_keys=True) if isinstance(arguments, dict) else None
+
+
+def names_tool(asked: str, name: str) -> bool:
+    """Whether the model's tool name is the MCP tool's, bare or after a server prefix (`docs__search`)."""
+    return asked == name or (asked.endswith(name) and asked[-len(name) - 1 : -len(name)] in NAME_JOINS)
 
 
 def _text(content: object) -> str:
@@ -72,7 +92,11 @@ class SessionLog:
     started: float = field(default_factory=time.time)
     sessions: dict[str, _Session] = field(default_factory=dict)
     by_response: dict[str, str] = field(default_factory=dict)  # Responses id -> its session
+    # (session, tool name, arguments_key) of each tool call a model answer asked, newest last
+    asked: deque[tuple[str, str, str]] = field(default_factory=lambda: deque(maxlen=ASKED_KEPT))
+    by_mcp_session: dict[str, str] = field(default_factory=dict)  # Mcp-Session-Id -> the session it joined
     calls: int = 0
+    tool_calls: int = 0  # of `calls`, the MCP tool calls
     _out: IO[str] | None = None
 
     def open(self) -> None:
@@ -98,6 +122,25 @@ class SessionLog:
             return self.by_response[previous]
         return conversation_of(body)
 
+    def session_of_tool_call(self, params: dict, named: str | None, mcp_session: str | None) -> str:
+        """An MCP tool call's session: the agent's session header; else the session whose model answer
+        asked this very call (the same tool and arguments: the agent running what its model asked), and
+        from then on every unmatched call of the same MCP session; else its MCP session's own."""
+        if named:
+            return named
+        key = arguments_key(params.get("arguments"))
+        for i in range(len(self.asked) - 1, -1, -1):
+            session, asked, arguments = self.asked[i]
+            if arguments == key and names_tool(asked, params["name"]):
+                del self.asked[i]
+                if mcp_session:
+                    self.by_mcp_session[mcp_session] = session
+                return session
+        if mcp_session in self.by_mcp_session:
+            return self.by_mcp_session[mcp_session]
+        digest = hashlib.sha1((mcp_session or "").encode("utf-8", "replace")).hexdigest()
+        return f"mcp-{digest[:12]}"
+
     def record(self, session: str, sent: float, api: str, request: dict, answer: dict) -> None:
         """One call's line: when it was sent (seconds into the recording), its session and step, the think
         time since the session's previous response ended, the request as sent and the answer."""
@@ -118,7 +161,12 @@ class SessionLog:
         response_id = answer.get("id")
         if isinstance(response_id, str):
             self.by_response[response_id] = session
+        for call in answer.get("tool_calls") or ():
+            key = arguments_key(call.get("arguments"))
+            if key is not None and isinstance(call.get("name"), str):
+                self.asked.append((session, call["name"], key))
         self.calls += 1
+        self.tool_calls += api == SESSION_MCP_API
         self._write(line)
 
     def _write(self, value: dict) -> None:

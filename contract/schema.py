@@ -379,8 +379,10 @@ MODEL_CALL_COLUMNS: tuple[str, ...] = astuple(MODEL_CALL)
 
 # A session file (not a run-directory file): what `python -m kit.capture` records and `--sessions` replays
 # (docs/record-replay.md). JSON Lines: a header (format, upstream, started_ts), then one line per model call
-# (offset_s, session, step, think_ms, api, request: the body as sent, response: the keys below).
+# or MCP tool call (offset_s, session, step, think_ms, api, request: the body as sent, response: the keys
+# below).
 SESSION_FORMAT = "loadkit-sessions/1"
+SESSION_MCP_API = "mcp"  # a line's api for an MCP tools/call the agent made (capture/mcp_exchange.py)
 
 
 @dataclass(frozen=True)

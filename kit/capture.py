@@ -1,7 +1,8 @@
 """`python -m kit.capture --upstream URL --out FILE`: record an agent's model calls into a session file.
 
-Point the agent at the address it prints (its OpenAI base URL) and use it as usual; every chat completion
-and Responses call passes through unchanged and is written to FILE (docs/record-replay.md). It listens on
+Point the agent at the address it prints (its OpenAI base URL, and its MCP server's URL when the upstream
+serves MCP too) and use it as usual; every chat completion, Responses call and MCP tools/call passes
+through unchanged and is written to FILE (docs/record-replay.md). It listens on
 loopback unless told otherwise, never overwrites a file, and ends on SIGINT/SIGTERM with the count of what
 it wrote. Bad input: one line on stderr, exit code 2.
 
@@ -152,8 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         return exit_codes.BAD_INPUT
     finally:
         sessions.close()
+    tools = f" ({sessions.tool_calls} MCP tool calls)" if sessions.tool_calls else ""
     sys.stdout.write(
-        f"kit.capture: {sessions.calls} calls in {len(sessions.sessions)} sessions written to {out}\n"
+        f"kit.capture: {sessions.calls} calls{tools} in {len(sessions.sessions)} sessions written to {out}\n"
     )
     return exit_codes.OK
 

@@ -1,26 +1,28 @@
 """A session file (what `python -m kit.capture` records: docs/record-replay.md) read for replay: a header
-line naming the format, then one line per model call, checked line by line so a bad one is named (file,
-line, field) before any load.
+line naming the format, then one line per model call or MCP tool call, checked line by line so a bad one
+is named (file, line, field) before any load. A session's tool calls are kept beside its model steps, each
+knowing how many model steps came before it, so a replay sends them in their recorded order.
 
 Pure parsing into immutable records; which session an agent replays, and when, is the agent's job.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contract.schema import SESSION, SESSION_FORMAT
+from contract.schema import SESSION, SESSION_FORMAT, SESSION_MCP_API
 from scenarios.errors import WorkloadError
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # one call: a 1 M-token history is ~4 MiB; past this no agent sent it
 MAX_FILE_BYTES = 1024 * 1024 * 1024  # every session is held in memory for replay
 ROLES = ("system", "developer", "user", "assistant", "tool")
-REPLAYED_APIS = ("chat",)  # Responses sessions are recorded, and refused for replay until it speaks them
+REPLAYED_APIS = ("chat", SESSION_MCP_API)  # Responses sessions are recorded, refused for replay for now
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class RecordedStep:
     prompt_tokens: int | None
     completion_tokens: int | None
     latency_ms: float | None
+    gap_s: float | None  # since its previous model answer ended (tool calls between included); None: none
 
     @property
     def messages(self) -> list[dict]:
@@ -41,9 +44,28 @@ class RecordedStep:
 
 
 @dataclass(frozen=True)
+class RecordedToolCall:
+    """One recorded MCP tools/call: the tool, its arguments, the think time before it, and how many of
+    the session's model steps were recorded before it (its place between them)."""
+
+    line: int
+    think_s: float | None
+    after_steps: int
+    name: str
+    arguments: dict[str, Any]
+    answered: bool  # the recording's call was answered (a result, isError or not), not an error
+    latency_ms: float | None
+
+
+@dataclass(frozen=True)
 class RecordedSession:
     name: str
     steps: tuple[RecordedStep, ...]
+    tool_calls: tuple[RecordedToolCall, ...] = ()
+
+    def tool_calls_after(self, steps: int) -> tuple[RecordedToolCall, ...]:
+        """The tool calls recorded after the session's first `steps` model steps, before the next."""
+        return tuple(call for call in self.tool_calls if call.after_steps == steps)
 
 
 @dataclass(frozen=True)
@@ -58,6 +80,7 @@ class RecordedSessions:
             "upstream": self.upstream,
             "sessions": len(self.sessions),
             "calls": sum(len(s.steps) for s in self.sessions),
+            "tool_calls": sum(len(s.tool_calls) for s in self.sessions),
         }
 
 
@@ -70,24 +93,51 @@ def load_sessions(path: str) -> RecordedSessions:
         raise WorkloadError(
             f"{path}:{number or 1}: not a session file (its first line names {SESSION_FORMAT!r})"
         )
-    steps: dict[str, list[RecordedStep]] = {}
-    offsets: dict[str, float] = {}
+    sessions: dict[str, _Reading] = {}
     for number, value in lines:
         where = f"{path}:{number}"
-        name, offset, number_in_session, step = _call(value, where)
-        done = steps.setdefault(name, [])
-        if number_in_session != len(done):
-            raise WorkloadError(f"{where}: session {name!r} step {number_in_session}: expected {len(done)}")
-        if offset < offsets.get(name, 0.0):
+        name, offset, number_in_session = _placed(value, where)
+        reading = sessions.setdefault(name, _Reading())
+        if number_in_session != reading.lines:
+            raise WorkloadError(
+                f"{where}: session {name!r} step {number_in_session}: expected {reading.lines}"
+            )
+        reading.lines += 1
+        assert isinstance(value, dict)  # _placed checked it
+        if value.get("api") == SESSION_MCP_API:  # concurrent tool calls end out of their send order
+            reading.add_tool_call(_tool_call(value, where, len(reading.steps)))
+            continue
+        if offset < reading.offset:
             raise WorkloadError(f"{where}: offset_s {offset}: before the session's previous call")
-        offsets[name] = offset
-        if done:
-            share_prefix(done[-1].messages, step.messages)
-        done.append(step)
-    if not steps:
+        reading.offset = offset
+        reading.add_step(_call(value, where))
+    if not sessions:
         raise WorkloadError(f"{path}: the session file records no call")
-    sessions = tuple(RecordedSession(name, tuple(s)) for name, s in steps.items())
-    return RecordedSessions(path, str(header.get("upstream", "")), sessions)
+    found = tuple(RecordedSession(name, tuple(r.steps), tuple(r.tool_calls)) for name, r in sessions.items())
+    return RecordedSessions(path, str(header.get("upstream", "")), found)
+
+
+@dataclass
+class _Reading:
+    """One session as its lines are read: its lines so far, its model steps and tool calls, the offset of
+    its last model call, and the time since its last model answer ended (tool calls and thinks since)."""
+
+    lines: int = 0
+    offset: float = 0.0
+    steps: list[RecordedStep] = field(default_factory=list)
+    tool_calls: list[RecordedToolCall] = field(default_factory=list)
+    since_answer_s: float = 0.0
+
+    def add_tool_call(self, call: RecordedToolCall) -> None:
+        self.tool_calls.append(call)
+        self.since_answer_s += (call.think_s or 0.0) + (call.latency_ms or 0.0) / 1000.0
+
+    def add_step(self, step: RecordedStep) -> None:
+        gap = self.since_answer_s + (step.think_s or 0.0) if self.steps else None
+        if self.steps:
+            share_prefix(self.steps[-1].messages, step.messages)
+        self.steps.append(dataclasses.replace(step, gap_s=gap))
+        self.since_answer_s = 0.0
 
 
 def share_prefix(before: list[dict], messages: list[dict]) -> None:
@@ -130,8 +180,8 @@ def _decoded(raw: bytes, where: str) -> object:
         raise WorkloadError(f"{where}: not JSON ({message}); truncated?") from None
 
 
-def _call(value: object, where: str) -> tuple[str, float, int, RecordedStep]:
-    """(session, offset, step within the session, the step) of one line, every field checked."""
+def _placed(value: object, where: str) -> tuple[str, float, int]:
+    """(session, offset, step within the session) of one line, its api checked."""
     if not isinstance(value, dict):
         raise WorkloadError(f"{where}: expected a JSON object")
     name, offset, api, step = value.get("session"), value.get("offset_s"), value.get("api"), value.get("step")
@@ -143,27 +193,69 @@ def _call(value: object, where: str) -> tuple[str, float, int, RecordedStep]:
         raise WorkloadError(f"{where}: api {api!r}: replay speaks {', '.join(REPLAYED_APIS)} for now")
     if isinstance(step, bool) or not isinstance(step, int):
         raise WorkloadError(f"{where}: step {step!r}: expected a whole number")
+    return name, float(offset), step
+
+
+def _call(value: dict, where: str) -> RecordedStep:
+    """One model call's line, every field checked."""
     body = value.get("request")
     if not isinstance(body, dict):
         raise WorkloadError(f"{where}: request: expected the request body")
     _check_messages(body.get("messages"), where)
-    think = value.get("think_ms")
-    if think is not None and (not isinstance(think, int | float) or not _number(think) or think < 0):
-        raise WorkloadError(f"{where}: think_ms {think!r}: expected milliseconds >= 0")
-    answer = value.get("response")
-    answer = answer if isinstance(answer, dict) else {}
+    answer = _answer(value)
     usage = answer.get("usage")
     usage = usage if isinstance(usage, dict) else {}
-    latency = answer.get(SESSION.latency_ms)
-    recorded = RecordedStep(
+    think = _think_s(value, where)
+    return RecordedStep(
         line=int(where.rsplit(":", 1)[1]),
-        think_s=None if think is None else think / 1000.0,
+        think_s=think,
         body=body,
         prompt_tokens=_whole_or_none(usage.get("prompt_tokens")),
         completion_tokens=_whole_or_none(usage.get("completion_tokens")),
-        latency_ms=float(latency) if isinstance(latency, int | float) and _number(latency) else None,
+        latency_ms=_latency_ms(answer),
+        gap_s=think,  # with the tool calls before it, once its session is known (_Reading.add_step)
     )
-    return name, float(offset), step, recorded
+
+
+def _tool_call(value: dict, where: str, after_steps: int) -> RecordedToolCall:
+    """One MCP tools/call's line (capture/mcp_exchange.py), every field checked."""
+    body = value.get("request")
+    params = body.get("params") if isinstance(body, dict) else None
+    if not isinstance(body, dict) or body.get("method") != "tools/call" or not isinstance(params, dict):
+        raise WorkloadError(f"{where}: request: expected a tools/call's method and params")
+    if not isinstance(params.get("name"), str) or not params["name"]:
+        raise WorkloadError(f"{where}: request.params.name: expected the tool's name")
+    if not isinstance(params.get("arguments"), dict):
+        raise WorkloadError(f"{where}: request.params.arguments: expected an object")
+    answer = _answer(value)
+    status = answer.get("status")
+    answered = isinstance(status, int) and status < 400 and "rpc_error" not in answer and "isError" in answer
+    return RecordedToolCall(
+        line=int(where.rsplit(":", 1)[1]),
+        think_s=_think_s(value, where),
+        after_steps=after_steps,
+        name=params["name"],
+        arguments=params["arguments"],
+        answered=answered,
+        latency_ms=_latency_ms(answer),
+    )
+
+
+def _think_s(value: dict, where: str) -> float | None:
+    think = value.get("think_ms")
+    if think is not None and (not isinstance(think, int | float) or not _number(think) or think < 0):
+        raise WorkloadError(f"{where}: think_ms {think!r}: expected milliseconds >= 0")
+    return None if think is None else think / 1000.0
+
+
+def _answer(value: dict) -> dict:
+    answer = value.get("response")
+    return answer if isinstance(answer, dict) else {}
+
+
+def _latency_ms(answer: dict) -> float | None:
+    latency = answer.get(SESSION.latency_ms)
+    return float(latency) if isinstance(latency, int | float) and _number(latency) else None
 
 
 def _check_messages(messages: object, where: str) -> None:

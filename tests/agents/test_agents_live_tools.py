@@ -55,8 +55,9 @@ def live_step(call_id: str) -> list[dict]:
 
 
 def sessions_of(*steps: list[dict]) -> RecordedSessions:
+    thinks = [None if i == 0 else 0.0 for i in range(len(steps))]
     recorded = tuple(
-        RecordedStep(i + 1, None if i == 0 else 0.0, {"messages": m, "max_tokens": 8}, 10, 4, 5.0)
+        RecordedStep(i + 1, thinks[i], {"messages": m, "max_tokens": 8}, 10, 4, 5.0, thinks[i])
         for i, m in enumerate(steps)
     )
     return RecordedSessions("f.jsonl", "", (RecordedSession("s", recorded),))

@@ -47,7 +47,50 @@ def test_a_recording_reads_into_sessions_in_step_order(tmp_path):
     assert (first.think_s, second.think_s) == (None, 0.12)
     assert (first.prompt_tokens, first.completion_tokens, first.latency_ms) == (12, 9, 41.5)
     assert first.messages == [{"role": "user", "content": "hi"}] and first.line == 2
-    assert recorded.describe() == {"file": path, "upstream": HEADER["upstream"], "sessions": 2, "calls": 4}
+    assert recorded.describe() == {
+        "file": path,
+        "upstream": HEADER["upstream"],
+        "sessions": 2,
+        "calls": 4,
+        "tool_calls": 0,
+    }
+
+
+def tool_call(session: str, step: int, offset: float, think_ms: float, **over) -> dict:
+    line = {
+        "offset_s": offset,
+        "session": session,
+        "step": step,
+        "think_ms": think_ms,
+        "api": "mcp",
+        "request": {"method": "tools/call", "params": {"name": "lookup", "arguments": {"query": f"q{step}"}}},
+        "response": {"status": 200, "latency_ms": 30.0, "isError": False, "content": "x", "content_chars": 1},
+    }
+    line.update(over)
+    return line
+
+
+def test_tool_calls_read_into_their_places_between_the_model_steps(tmp_path):
+    lines = [
+        tool_call("m", 0, 0.0, None),  # an MCP-only session
+        call("a", 0, 0.0),
+        tool_call("a", 1, 0.1, 5.0),
+        tool_call("a", 2, 0.09, 0.0),  # sent before the previous one, ended after it: concurrent calls
+        call("a", 3, 0.2),
+        tool_call("a", 4, 0.3, 7.0, response={"status": 200, "rpc_error": {"code": -32602, "message": "no"}}),
+    ]
+    recorded = load_sessions(write(tmp_path, HEADER, *lines))
+    mcp_only, joined = recorded.sessions
+    assert mcp_only.steps == () and [c.after_steps for c in mcp_only.tool_calls] == [0]
+    assert [c.after_steps for c in joined.tool_calls] == [1, 1, 2]
+    assert [c.arguments for c in joined.tool_calls] == [{"query": "q1"}, {"query": "q2"}, {"query": "q4"}]
+    assert [c.answered for c in joined.tool_calls] == [True, True, False]
+    assert [c.line for c in joined.tool_calls_after(1)] == [4, 5] and joined.tool_calls_after(0) == ()
+    first, second = joined.steps
+    # the model step's think after the tool calls; its gap from the previous model answer: 5 + 30 + 0 + 30
+    # ms of tool calls, then its own 120 ms
+    assert second.think_s == 0.12 and second.gap_s == pytest.approx(0.185) and first.gap_s is None
+    assert recorded.describe()["tool_calls"] == 4 and recorded.describe()["calls"] == 2
 
 
 def test_a_session_holds_each_message_its_steps_resend_once(tmp_path):
@@ -78,7 +121,17 @@ def test_a_session_holds_each_message_its_steps_resend_once(tmp_path):
         ([HEADER, call(step=1)], b"", ":2: session 's1' step 1: expected 0"),
         ([HEADER, call(session="")], b"", ":2: session: expected a name"),
         ([HEADER, call(offset=-1)], b"", ":2: offset_s -1: expected seconds >= 0"),
-        ([HEADER, call(api="responses")], b"", ":2: api 'responses': replay speaks chat for now"),
+        ([HEADER, call(api="responses")], b"", ":2: api 'responses': replay speaks chat, mcp for now"),
+        (
+            [HEADER, tool_call("s", 0, 0.0, None, request={"method": "ping"})],
+            b"",
+            ":2: request: expected a tools",
+        ),
+        (
+            [HEADER, tool_call("s", 0, 0.0, None, request={"method": "tools/call", "params": {"name": "x"}})],
+            b"",
+            ":2: request.params.arguments: expected an object",
+        ),
         ([HEADER, call(request={"messages": []})], b"", ":2: request.messages: expected a non-empty list"),
         (
             [HEADER, call(request={"messages": [{"role": "robot", "content": "x"}]})],
