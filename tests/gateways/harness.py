@@ -76,6 +76,16 @@ def installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+# The marks of a test file that runs a real LiteLLM proxy (skipped where litellm[proxy] is not installed)
+LITELLM_TESTS = [
+    pytest.mark.e2e,
+    pytest.mark.gateways,
+    pytest.mark.skipif(
+        not installed("litellm"), reason="litellm[proxy] not installed (requirements-gateways.txt)"
+    ),
+]
+
+
 @contextmanager
 def tiktoken_offline() -> Iterator[None]:
     """tiktoken reads its encodings from the copies LiteLLM ships (it would download them otherwise)."""

@@ -25,16 +25,10 @@ from analysis.summary import console_summary
 from contract import schema
 from scenarios.distributions import Distribution, fixed
 from scenarios.workload import WorkloadSettings
-from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
+from tests.gateways.harness import LITELLM_TESTS, agent_user, free_port, rows, running_server
 from tests.paths import TEST_GATEWAYS
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.gateways,
-    pytest.mark.skipif(
-        not installed("litellm"), reason="litellm[proxy] not installed (requirements-gateways.txt)"
-    ),
-]
+pytestmark = LITELLM_TESTS
 CONFIG = TEST_GATEWAYS / "litellm_config.yaml"
 KEY_ENV = "LOADKIT_TEST_LITELLM_KEY"
 MASTER_KEY = "sk-loadkit-test-key"  # the test config's master_key

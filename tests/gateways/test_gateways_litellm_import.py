@@ -28,16 +28,10 @@ from scenarios.session_file import load_sessions
 from simgateway import launch
 from simgateway.client import request
 from tests.capture.test_capture_replay import replay
-from tests.gateways.harness import free_port, installed, running_server
+from tests.gateways.harness import LITELLM_TESTS, free_port, running_server
 from tests.paths import TEST_GATEWAYS
 
-pytestmark = [
-    pytest.mark.gateways,
-    pytest.mark.e2e,
-    pytest.mark.skipif(
-        not installed("litellm"), reason="litellm[proxy] not installed (requirements-gateways.txt)"
-    ),
-]
+pytestmark = LITELLM_TESTS
 MASTER_KEY = "sk-loadkit-test-key"
 SIM = ["--ttft-ms", "20", "--itl-ms", "2", "--output-tokens", "6", "--tool-call-steps", "1"]
 TOOLS = [

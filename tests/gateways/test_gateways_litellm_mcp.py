@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from simgateway import launch
-from tests.gateways.harness import free_port, installed, listening_pid, running_server
+from tests.gateways.harness import LITELLM_TESTS, free_port, listening_pid, running_server
 from tests.gateways.mcp_runs import (
     AGENTS,
     BACKEND,
@@ -34,13 +34,7 @@ from tests.gateways.mcp_runs import (
     smoke_through,
 )
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.gateways,
-    pytest.mark.skipif(
-        not installed("litellm"), reason="litellm[proxy] not installed (requirements-gateways.txt)"
-    ),
-]
+pytestmark = LITELLM_TESTS
 CONFIG = """model_list: []
 mcp_servers:
   {name}:

@@ -27,15 +27,9 @@ from analysis.summary import console_summary
 from scenarios.workload import read_workload
 from simgateway import launch
 from simgateway.client import request
-from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
+from tests.gateways.harness import LITELLM_TESTS, agent_user, free_port, rows, running_server
 
-pytestmark = [
-    pytest.mark.gateways,
-    pytest.mark.e2e,
-    pytest.mark.skipif(
-        not installed("litellm"), reason="litellm[proxy] not installed (requirements-gateways.txt)"
-    ),
-]
+pytestmark = LITELLM_TESTS
 MASTER_KEY = "sk-loadkit-test-key"
 KEY_ENV = "LOADKIT_TEST_LITELLM_KEY"
 PRICE_IN, PRICE_OUT = 0.14, 0.28  # $ per M tokens, the rounds study's list prices
