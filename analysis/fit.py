@@ -10,7 +10,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sstats
 
 CONFIDENCE = 0.95  # of the slope interval that projections carry
 
@@ -39,6 +38,8 @@ def ols(x: np.ndarray, y: np.ndarray, confidence: float = CONFIDENCE) -> Fit | N
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.size < 3 or np.ptp(x) == 0:
         return None
+    from scipy import stats as sstats  # ~0.4 s to import: only for a fit, not every report's start
+
     res = sstats.linregress(x, y)
     half = sstats.t.ppf(0.5 + confidence / 2, x.size - 2) * res.stderr
     r2 = float(res.rvalue**2) if np.ptp(y) > 0 else 1.0

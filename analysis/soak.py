@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from analysis.hosts import judged_samples
 from analysis.model import RunData, per_run
@@ -72,6 +71,8 @@ def trend(
         )
         nan = float("nan")
         return Trend(measure, unit, int(ts.size), duration, nan, nan, nan, nan, nan, "not enough data", why)
+    from scipy import stats  # ~0.4 s to import: only for a series long enough to judge
+
     hours, values = _reduce((ts - ts[0]) / 3600.0, values)
     slope, _, low, high = stats.theilslopes(values, hours, alpha=1 - ALPHA)
     low, high = _honest_interval(hours, values, low, high)
@@ -118,6 +119,8 @@ def _honest_interval(hours: np.ndarray, values: np.ndarray, low: float, high: fl
             slopes.append(np.polyfit(hours[inside], values[inside], 1)[0])
     if len(slopes) < 3:
         return low, high
+    from scipy import stats  # as in trend()
+
     half = stats.t.ppf(1 - ALPHA / 2, len(slopes) - 1) * np.std(slopes, ddof=1) / np.sqrt(len(slopes))
     centre = float(np.mean(slopes))
     return min(low, centre - half), max(high, centre + half)

@@ -35,6 +35,7 @@ from scenarios import registry
 
 log = logging.getLogger("loadkit")
 TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (docs/sampler.md)
+SAMPLER_POLL_S = 0.01  # a stat() a poll; every run's start waits on the sampler's first row
 
 
 def fail(error: KitError) -> NoReturn:
@@ -238,7 +239,7 @@ def start_side_sampler(settings: KitSettings, target: Target) -> subprocess.Pope
         raise UsageError(f"sampler: {exc}") from None
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and popen.poll() is None and not Path(sampler_opts.out).exists():
-        time.sleep(0.05)
+        time.sleep(SAMPLER_POLL_S)
     if popen.poll() is not None and popen.returncode != 0:
         said = popen.stderr.read() if popen.stderr else b""  # started with stderr=PIPE
         lines = said.decode(errors="replace").strip().splitlines() or ["exited"]

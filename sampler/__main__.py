@@ -11,6 +11,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from contract.csv_append import RunFileError
 from contract.exit_codes import BAD_INPUT, DISK_ERROR, OK
@@ -21,8 +22,10 @@ from sampler.options import UsageError, parse
 from sampler.procfs import raise_open_file_limit
 from sampler.row_buffer import RowBuffer
 from sampler.selection import TargetNotFound
-from sampler.serve import ServiceState, make_server, serve
 from sampler.serve_options import parse_serve
+
+if TYPE_CHECKING:
+    from sampler.serve import ServiceState
 
 
 def main(argv: list[str]) -> int:
@@ -53,6 +56,8 @@ def main(argv: list[str]) -> int:
 
 
 def main_serve(argv: list[str], stop: threading.Event) -> int:
+    from sampler.serve import ServiceState, serve  # http.server: not on a run's start (~20 ms)
+
     try:
         opts = parse_serve(argv)
         raise_open_file_limit()
@@ -76,6 +81,8 @@ def main_serve(argv: list[str], stop: threading.Event) -> int:
 
 
 def _listen(state: ServiceState, bind: str, port: int):
+    from sampler.serve import make_server
+
     try:
         return make_server(state, bind, port)
     except OSError as exc:

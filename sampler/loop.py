@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from contract import schema
 from contract.redact import redact
@@ -25,11 +25,13 @@ from sampler.memory_probe import MemoryProbe, MemoryReading
 from sampler.options import SamplerOptions
 from sampler.process_log import ProcessLog
 from sampler.procfs import ProcStatReader
-from sampler.queue_probe import QueueProbe
 from sampler.readings import HostReading, LoadgenReading, TargetReading
 from sampler.rows import Tick, to_row
 from sampler.selection import CgroupSelector, PatternSelector, TreeSelector
 from sampler.targets import Selector, Target
+
+if TYPE_CHECKING:
+    from sampler.queue_probe import QueueProbe
 
 EVENT = schema.SAMPLE_EVENT
 
@@ -213,5 +215,7 @@ def _sidecar_target(opts: SamplerOptions, loadgen: set[int], clock: Callable[[],
 def _queue_probe(opts: SamplerOptions) -> QueueProbe | None:
     if not opts.queue_url or not opts.queue_field:
         return None
+    from sampler.queue_probe import QueueProbe  # httpx: ~70 ms the kit waits for the first row, unused here
+
     timeout = min(2.0, opts.interval / 2)  # well under the interval: a slow gateway must not stall rows
     return QueueProbe(opts.queue_url, opts.queue_field, opts.inflight_field, timeout, opts.queue_age_field)
