@@ -19,7 +19,7 @@ from contract.exit_codes import BAD_INPUT, OK
 from kit.capture import main
 from scenarios.session_file import load_sessions
 from tests.capture.otel_spans import SECRET, Step, call, export, reply, text
-from tests.capture.test_capture_replay import replay
+from tests.capture.test_capture_replay import replay, smoke
 from tests.paths import REPO
 
 SYSTEM = text("system", "You plan trips.")
@@ -85,7 +85,7 @@ def test_imported_spans_replay_against_the_simulator_step_for_step(tmp_path):
     out, done = imported(tmp_path)
     assert done.returncode == OK and "5 calls in 3 sessions" in done.stdout, done.stderr
     recorded = load_sessions(str(out))
-    run_dir, truth = replay(tmp_path, "replayed", out, 3, "3s", "--identical-copies")
+    run_dir, truth = replay(tmp_path, "replayed", out, smoke(3, "3s"), "--identical-copies")
     requests = pd.read_csv(run_dir / "requests.csv")
     assert truth["totals"]["calls"] == len(requests) >= 5
     seen = {

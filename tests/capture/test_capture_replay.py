@@ -13,12 +13,19 @@ import pytest
 
 from contract.exit_codes import OK
 from simgateway import launch
+from simgateway.calls import RESULT_CHARS
 from simgateway.client import request
 from tests.capture.test_capture_recorder import SIM, TOOL_STEPS, recording, run_agent
 from tests.locust_runs import run_locust
 
 pytestmark = pytest.mark.e2e
 THINK_MS = 300.0  # written into the recording: what each replayed step must wait after the last answer
+
+
+def tool_results(messages: list[dict]) -> list[str]:
+    """The tool results a history ends with: those after its last assistant message."""
+    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
+    return [m["content"] for m in messages[last + 1 :] if m["role"] == "tool"]
 
 
 def recorded_session(tmp_path: Path) -> Path:
@@ -33,26 +40,36 @@ def recorded_session(tmp_path: Path) -> Path:
     return out
 
 
-def replay(tmp_path: Path, name: str, sessions: Path, users: int, duration: str, *extra: str):
-    """The session file replayed by `users` agents against a fresh simulator: (run dir, its call log)."""
+def smoke(users: int, duration: str) -> tuple[str, ...]:
+    """`users` agents replaying the file, each from its own place and on round it, for `duration`."""
+    return ("--load-profile", "smoke", "--peak-users", str(users), "--duration", duration)
+
+
+def copies(n: int) -> tuple[str, ...]:
+    """`n` agents at once, each replaying one session once: exactly `n` copies (one round of the rounds
+    profile, no baseline)."""
+    return ("--load-profile", "rounds", "--rounds", str(n), "--baseline", "0s")
+
+
+def replay(tmp_path: Path, name: str, sessions: Path, profile: tuple[str, ...], *extra: str):
+    """The session file replayed under `profile` against a fresh simulator: (run dir, its call log)."""
     run_dir = tmp_path / name
     with launch.running(SIM) as gw:
-        profile = ("--load-profile", "smoke", "--peak-users", str(users), "--duration", duration)
         done = run_locust(run_dir, "--host", gw.url, "--sessions", str(sessions), *profile, *extra)
         truth = request(gw.url, "GET", "/v1/sim/calls").json()
     assert done.returncode == OK, done.stderr[-3000:]
     return run_dir, truth
 
 
-def test_a_recorded_session_replayed_by_five_agents_is_sent_step_for_step_with_its_think_times(tmp_path):
+def test_a_recorded_session_replayed_x20_is_sent_step_for_step_with_its_think_times(tmp_path):
     recorded = recorded_session(tmp_path)
     steps = [json.loads(line) for line in recorded.read_text().splitlines()[1:]]
-    run_dir, truth = replay(tmp_path, "tagged", recorded, 5, "6s")
+    run_dir, truth = replay(tmp_path, "tagged", recorded, copies(20))
     requests = pd.read_csv(run_dir / "requests.csv")
     tasks = pd.read_csv(run_dir / "tasks.csv")
     done = tasks[tasks["status"] == "done"]
-    assert len(done) >= 15 and (done["steps"] == TOOL_STEPS + 1).all(), tasks["status"].value_counts()
-    assert truth["totals"]["calls"] == len(requests)  # every call the simulator answered is a row
+    assert len(done) == len(tasks) == 20 and (done["steps"] == TOOL_STEPS + 1).all(), tasks["status"]
+    assert truth["totals"]["calls"] == len(requests) == 20 * len(steps)  # 20 x the recording, each a row
     assert len(truth["conversations"]) == len(tasks)  # each copy tagged: a conversation of its own
     mine = requests[requests["task_id"].isin(done["task_id"])].sort_values(["task_id", "step"])
     gaps: list[float] = []
@@ -68,12 +85,19 @@ def test_a_recorded_session_replayed_by_five_agents_is_sent_step_for_step_with_i
     assert statistics.median(gaps) <= THINK_MS + 20, sorted(gaps)  # late only by the host's own delay
     ids = set(mine["request_id"])
     logged = [c for c in truth["calls"] if c["id"] in ids]
-    assert logged and all(c["tools_offered"] == ["lookup"] for c in logged)  # the recorded tools offered
+    assert len(logged) == 20 * len(steps) and all(c["tools_offered"] == ["lookup"] for c in logged)
+    # each copy's steps at the simulator: the recorded messages, its tag first in the first user message
+    first = next(m["content"] for m in steps[0]["request"]["messages"] if m["role"] == "user")
+    results = [[r[:RESULT_CHARS] for r in tool_results(s["request"]["messages"])] for s in steps]
+    for task_id, rows in mine.groupby("task_id"):
+        seen = [c for c in logged if c["id"] in set(rows["request_id"])]
+        assert {c["first_user"] for c in seen} == {f"[copy {task_id}] {first}"}
+        assert [c["tool_results"] for c in seen] == results
 
 
 def test_identical_copies_send_the_recording_byte_for_byte_and_read_back_its_sizes(tmp_path):
     recorded = recorded_session(tmp_path)
-    run_dir, truth = replay(tmp_path, "identical", recorded, 2, "3s", "--identical-copies")
+    run_dir, truth = replay(tmp_path, "identical", recorded, smoke(2, "3s"), "--identical-copies")
     requests = pd.read_csv(run_dir / "requests.csv")
     answered = requests[requests["ok"] == 1]
     assert len(answered) >= 2 * (TOOL_STEPS + 1)

@@ -13,7 +13,7 @@ from analysis.load import load_run
 from analysis.prices import PriceTableError
 from analysis.sessions import MAX_STEP_ROWS, TITLE, per_step_table, sessions_section
 from tests.capture.test_capture_recorder import TOOL_STEPS
-from tests.capture.test_capture_replay import THINK_MS, recorded_session, replay
+from tests.capture.test_capture_replay import THINK_MS, recorded_session, replay, smoke
 
 pytestmark = pytest.mark.e2e
 SIM_PRICE = {"input": 1.00, "output": 2.00}  # prices.toml's sim-model, $ per million tokens
@@ -22,7 +22,7 @@ SIM_PRICE = {"input": 1.00, "output": 2.00}  # prices.toml's sim-model, $ per mi
 def test_the_sessions_section_reads_back_the_recordings_sizes_steps_and_its_own_figures(tmp_path):
     recorded = recorded_session(tmp_path)
     steps = [json.loads(line) for line in recorded.read_text().splitlines()[1:]]
-    run_dir, _ = replay(tmp_path, "report", recorded, 2, "4s", "--identical-copies")
+    run_dir, _ = replay(tmp_path, "report", recorded, smoke(2, "4s"), "--identical-copies")
     run = load_run(run_dir)
     section = sessions_section(run)
     assert section is not None and section.title == TITLE

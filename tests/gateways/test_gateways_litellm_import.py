@@ -27,7 +27,7 @@ from kit.capture import main
 from scenarios.session_file import load_sessions
 from simgateway import launch
 from simgateway.client import request
-from tests.capture.test_capture_replay import replay
+from tests.capture.test_capture_replay import replay, smoke
 from tests.gateways.harness import LITELLM_TESTS, free_port, running_server
 from tests.paths import TEST_GATEWAYS
 
@@ -164,7 +164,7 @@ def test_an_imported_litellm_log_replays_against_the_simulator_step_for_step(log
     log, _, _, sent = logged
     out = tmp_path / "imported.jsonl"
     assert main(["import-litellm", str(log), "--out", str(out)]) == OK
-    run_dir, truth = replay(tmp_path, "replayed", out, 2, "3s", "--identical-copies")
+    run_dir, truth = replay(tmp_path, "replayed", out, smoke(2, "3s"), "--identical-copies")
     requests, tasks = pd.read_csv(run_dir / "requests.csv"), pd.read_csv(run_dir / "tasks.csv")
     assert (requests["ok"] == 1).all() and truth["totals"]["calls"] == len(requests), requests["error"]
     done = tasks[tasks["status"] == "done"]
