@@ -108,12 +108,14 @@ class Recorder:
     async def _relay(self, request: web.Request, body: bytes) -> tuple[web.StreamResponse, Passed | None]:
         """Forward the request; stream the answer back chunk by chunk, keeping what passed with its times.
         An upstream that refuses the connection: 502 and one line, nothing recorded. One that breaks off
-        mid-answer (or an agent that hangs up): what passed is recorded with the reason."""
+        mid-answer (or an agent that hangs up): what passed is recorded with the reason. An agent that hangs
+        up once every byte has passed, before the end of the chunked body (the openai SDK closes a stream at
+        its `[DONE]` event), broke nothing."""
         assert self.client is not None
         loop = asyncio.get_running_loop()
         headers = {**forwarded_headers(request.headers), "Accept-Encoding": "identity"}
         url = self.upstream + request.path_qs
-        started, response, passed = loop.time(), None, None
+        started, response, passed, relayed = loop.time(), None, None, False
         try:
             async with self.client.request(
                 request.method, url, data=body or None, headers=headers, allow_redirects=False
@@ -125,8 +127,11 @@ class Recorder:
                 async for chunk in upstream.content.iter_any():
                     passed.keep(loop.time() - started, chunk, KEEP_RESPONSE_BYTES)
                     await response.write(chunk)
+                relayed = True
                 await response.write_eof()
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            if relayed and response is not None:
+                return response, passed  # every byte passed; the agent left before the body's end
             reason = f"{type(exc).__name__}: {exc}".rstrip(": ")
             log.error("%s %s: %s", request.method, request.path, reason)
             if response is None or passed is None:
