@@ -66,7 +66,11 @@ class Recorder:
     async def start(self, _: web.Application) -> None:
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30)
         connector = aiohttp.TCPConnector(limit=0)
-        self.client = aiohttp.ClientSession(timeout=timeout, connector=connector, auto_decompress=False)
+        # no cookie jar: a cookie the upstream sets for one agent is passed back to it, never sent for others
+        jar = aiohttp.DummyCookieJar()
+        self.client = aiohttp.ClientSession(
+            timeout=timeout, connector=connector, auto_decompress=False, cookie_jar=jar
+        )
 
     async def stop(self, _: web.Application) -> None:
         if self.client is not None:

@@ -10,8 +10,10 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -166,3 +168,34 @@ def test_the_agents_own_ttft_through_the_recorder_is_within_2_ms_p50_of_direct(t
         return [noise.reading("TTFT p50 through the recorder - direct", added, 2.0, 5.0)]
 
     assert all(r.passed for r in judge(retake(take)))
+
+
+class CookieSetter(BaseHTTPRequestHandler):
+    """An upstream that sets a cookie on every answer and keeps the Cookie headers it was sent."""
+
+    received: list[str | None] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        CookieSetter.received.append(self.headers.get("Cookie"))
+        self.send_response(200)
+        self.send_header("Set-Cookie", f"agent={len(CookieSetter.received)}; Path=/")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *_args) -> None:
+        pass
+
+
+def test_a_cookie_the_upstream_sets_reaches_its_agent_and_no_other(tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), CookieSetter)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        # a host name: aiohttp's default jar keeps no cookie of an IP address, so only a name shows a leak
+        upstream = f"http://localhost:{server.server_address[1]}"
+        with recording(upstream, tmp_path / "s.jsonl") as (base, _):
+            answers = [httpx.get(f"{base}/v1/models", timeout=10) for _ in range(2)]  # two agents, no jar
+    finally:
+        server.shutdown()
+    assert [a.headers.get("set-cookie") for a in answers] == ["agent=1; Path=/", "agent=2; Path=/"]
+    assert CookieSetter.received == [None, None]  # the recorder kept no cookie to send for another agent
