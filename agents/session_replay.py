@@ -118,7 +118,7 @@ class ReplayAgent(ChatAgent):
         return f"{self.run_id}-{self.agent_id}-r{self.copies}"
 
     def replay(self, session: RecordedSession) -> TaskRecord:
-        task_id = f"{self.run_id}-{self.agent_id}-r{self.copies}"
+        task_id = self.session_key  # a copy: one task, one session at the gateway
         task = TaskRecord(task_id=task_id, agent_id=self.agent_id, round=self.round)
         task.recorded_session, task.recorded_steps = session.name, len(session.steps)
         task.submitted_ts = task.started_ts = time.time()

@@ -58,12 +58,18 @@ def fidelity_table(tasks: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("replay fidelity")
 
 
-def per_session_table(
-    tasks: pd.DataFrame, requests: pd.DataFrame, prices: PriceTable | PriceTableError
-) -> pd.DataFrame:
+def priced(requests: pd.DataFrame, prices: PriceTable | PriceTableError) -> pd.DataFrame:
+    """The replayed rows with each call's list-price dollars as replayed (`usd`) and as the recording
+    sized it (`usd_recorded`): priced once, for both tables (NaN when the price table was refused)."""
+    return requests.assign(usd=_usd(requests, prices), usd_recorded=_usd(_as_recorded(requests), prices))
+
+
+def per_session_table(tasks: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
     """One row per recorded session: copies replayed and done, steps, model time and dollars per copy
-    (p50 over its done copies) beside the recording's own (NaN where the recording has none)."""
-    replayed, recorded = _per_copy(requests, prices)
+    (p50 over its done copies) beside the recording's own (NaN where the recording has none), from the
+    `priced` rows."""
+    replayed = _sums(requests, REQUEST.latency_ms, "usd")
+    recorded = _sums(requests, REQUEST.recorded_latency_ms, "usd_recorded")
     rows = []
     for name, copies in tasks.groupby(TASK.recorded_session, sort=False):
         done = copies[copies[TASK.status] == TASK_STATUS.done][TASK.task_id]
@@ -84,18 +90,15 @@ def per_session_table(
     return pd.DataFrame(rows).set_index("session")
 
 
-def per_step_table(
-    tasks: pd.DataFrame, requests: pd.DataFrame, prices: PriceTable | PriceTableError
-) -> tuple[pd.DataFrame, str]:
+def per_step_table(tasks: pd.DataFrame, requests: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """Per recorded session and step, the replayed calls' latency and dollars (p50) beside the recorded
-    call's own; past MAX_STEP_ROWS rows, per step across the sessions (a file of many). A call the
-    recording did not have (`--live-tools`) is counted, its recorded figures blank. (table, its grain)."""
+    call's own, from the `priced` rows; past MAX_STEP_ROWS rows, per step across the sessions (a file of
+    many). A call the recording did not have (`--live-tools`) is counted, its recorded figures blank.
+    (table, its grain)."""
     session = requests[REQUEST.task_id].map(tasks.set_index(TASK.task_id)[TASK.recorded_session])
     rows = requests.assign(
         session=session,
         **{REQUEST.step: requests[REQUEST.step].astype("Int64")},  # 1-based, whole
-        usd=_usd(requests, prices),
-        usd_recorded=_usd(_as_recorded(requests), prices),
     )
     keys = ["session", REQUEST.step]
     grain = "per recorded session and step"
@@ -120,14 +123,6 @@ def _median(values: pd.Series) -> float:
     return float(clean.median()) if len(clean) else np.nan
 
 
-def _per_copy(
-    requests: pd.DataFrame, prices: PriceTable | PriceTableError
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per task: the sum of its calls' latency and list-price dollars, as replayed and as recorded (a
-    sum is NaN when any of its calls lacks the figure: never a partial total)."""
-    return _sums(requests, prices), _sums(_as_recorded(requests), prices)
-
-
 def _as_recorded(requests: pd.DataFrame) -> pd.DataFrame:
     """The replayed rows with the recording's own latency and sizes in place of the replay's."""
     return requests.assign(
@@ -146,12 +141,12 @@ def _usd(rows: pd.DataFrame, prices: PriceTable | PriceTableError) -> pd.Series 
     return cost.price_rows(rows, prices)[0]["usd_list"] if not isinstance(prices, PriceTableError) else np.nan
 
 
-def _sums(rows: pd.DataFrame, prices: PriceTable | PriceTableError) -> pd.DataFrame:
-    frame = pd.DataFrame(
-        {"ms": rows[REQUEST.latency_ms], "usd": _usd(rows, prices), "task": rows[REQUEST.task_id]}
-    )
-    grouped = frame.groupby("task")
-    return grouped.sum(min_count=1).mask(grouped.agg(lambda v: v.isna().any()))
+def _sums(rows: pd.DataFrame, ms: str, usd: str) -> pd.DataFrame:
+    """Per task: the sum of its calls' latency (`ms`) and dollars (`usd`): NaN when any of its calls
+    lacks the figure, never a partial total."""
+    frame = pd.DataFrame({"ms": rows[ms], "usd": rows[usd]})
+    by_task = rows[REQUEST.task_id]
+    return frame.groupby(by_task).sum(min_count=1).mask(frame.isna().groupby(by_task).any())
 
 
 def sessions_section(run: RunData) -> Section | None:
@@ -161,12 +156,11 @@ def sessions_section(run: RunData) -> Section | None:
         return None
     tasks, requests = found
     prices = cost.run_prices(run)
+    rows = priced(requests, prices)
     section = Section(TITLE)
     section.tables.append(("replay fidelity", fidelity_table(tasks, requests)))
-    section.tables.append(
-        ("per recorded session, beside the recording", per_session_table(tasks, requests, prices))
-    )
-    steps, grain = per_step_table(tasks, requests, prices)
+    section.tables.append(("per recorded session, beside the recording", per_session_table(tasks, rows)))
+    steps, grain = per_step_table(tasks, rows)
     section.tables.append((f"{grain}, beside the recording", steps))
     section.notes.append(LATENESS_RULE)
     section.notes += _gaps(requests, prices)

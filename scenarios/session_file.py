@@ -9,6 +9,7 @@ Pure parsing into immutable records; which session an agent replays, and when, i
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from collections.abc import Iterator
@@ -65,7 +66,15 @@ class RecordedSession:
 
     def tool_calls_after(self, steps: int) -> tuple[RecordedToolCall, ...]:
         """The tool calls recorded after the session's first `steps` model steps, before the next."""
-        return tuple(call for call in self.tool_calls if call.after_steps == steps)
+        return self._by_place.get(steps, ())
+
+    @functools.cached_property
+    def _by_place(self) -> dict[int, tuple[RecordedToolCall, ...]]:
+        """The tool calls grouped by their place, once: a replay asks at every step of every copy."""
+        places: dict[int, list[RecordedToolCall]] = {}
+        for call in self.tool_calls:
+            places.setdefault(call.after_steps, []).append(call)
+        return {place: tuple(calls) for place, calls in places.items()}
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import pytest
 
 from analysis.load import load_run
 from analysis.prices import PriceTableError
-from analysis.sessions import MAX_STEP_ROWS, TITLE, per_step_table, sessions_section
+from analysis.sessions import MAX_STEP_ROWS, TITLE, per_step_table, priced, sessions_section
 from tests.capture.test_capture_recorder import TOOL_STEPS
 from tests.capture.test_capture_replay import THINK_MS, recorded_session, replay, smoke
 
@@ -87,7 +87,7 @@ def test_a_file_of_many_sessions_is_tabled_per_step_across_them():
             **{c: float("nan") for c in ("tokens_cached", "tokens_cache_write", "gateway_cost_usd")},
         }
     )
-    table, grain = per_step_table(tasks, requests, PriceTableError("no table"))
+    table, grain = per_step_table(tasks, priced(requests, PriceTableError("no table")))
     assert sessions * steps > MAX_STEP_ROWS and grain == "per step, across the recorded sessions"
     assert list(table.index) == [1, 2] and list(table["calls"]) == [sessions, sessions]
     assert list(table["latency ms recorded"]) == [5.0, 7.0] and table["$ p50 (list)"].isna().all()
