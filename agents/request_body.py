@@ -2,8 +2,9 @@
 it whole each time makes a task's client CPU grow with the square of its steps (issue 34). A `History`
 keeps each message's JSON as it was first sent, so step k encodes only the messages it appended. What
 every agent of a workload sends alike (the tool schemas, the shared prefix's message) is `Encoded` once
-per process, in the workload's `SharedParts`, and its bytes written into each body as they are. The body
-is the same bytes httpx's `json=` would send.
+per process, in the workload's `SharedParts`, and its bytes written into each body as they are. A body is
+joined once from its parts (a 100K-token prompt is 400 KB: each extra concatenation is a copy of it), and is
+the same bytes httpx's `json=` would send.
 """
 
 from __future__ import annotations
@@ -46,26 +47,34 @@ class SharedParts:
         return found
 
 
+Parts = tuple[bytes | memoryview, ...]  # one value's JSON, in pieces joined only into a body
+
+
 class TextMessage(dict):
     """A message whose text is mostly known to need no JSON escaping (the synthetic pool's words), its
-    JSON made as it is built: a copy of that text, where `dumps` scans every character (a 100K-token
-    prompt: ~1 ms a request). Read as the dict it is; never changed after (its `json` would go stale)."""
+    JSON made as it is built: that text's bytes as they are (a view of the pool's), where `dumps` scans
+    every character (a 100K-token prompt: ~1 ms a request), in pieces the body joins once. Read as the
+    dict it is; never changed after (its `json_parts` would go stale)."""
 
-    json: bytes
+    json_parts: Parts
 
     @classmethod
-    def of(cls, role: str, head: str, plain: str, tail: str = "") -> TextMessage:
+    def of(
+        cls, role: str, head: str, plain: str, tail: str = "", plain_utf8: bytes | memoryview | None = None
+    ) -> TextMessage:
         """`{"role": role, "content": head + plain + tail}`, `plain` needing no escaping (no quote,
-        backslash or control character: the caller's promise, which a test holds it to)."""
+        backslash or control character: the caller's promise, which a test holds it to). `plain_utf8`:
+        `plain` already encoded (a view of the pool's bytes): no copy of it until the body's."""
         message = cls(role=role, content=head + plain + tail)
-        text = dumps(head)[:-1] + plain.encode("utf-8") + dumps(tail)[1:]
-        message.json = b'{"role":' + dumps(role) + b',"content":' + text + b"}"
+        utf8 = plain.encode("utf-8") if plain_utf8 is None else plain_utf8
+        opening = b'{"role":' + dumps(role) + b',"content":' + dumps(head)[:-1]
+        message.json_parts = (opening, utf8, dumps(tail)[1:] + b"}")
         return message
 
 
-def message_json(message: Any) -> bytes:
+def message_json(message: Any) -> Parts:
     """A message's JSON: a TextMessage's as made, any other's encoded."""
-    return message.json if isinstance(message, TextMessage) else dumps(message)
+    return message.json_parts if isinstance(message, TextMessage) else (dumps(message),)
 
 
 class History(list):
@@ -77,7 +86,7 @@ class History(list):
     def __init__(self, messages: Any = ()) -> None:
         super().__init__(messages)
         self.sent: list[Any] = []  # the messages as last encoded, held so their identity stays theirs
-        self.parts: list[bytes] = []
+        self.parts: list[Parts] = []
         self.encoded_bytes = 0
 
     @classmethod
@@ -86,7 +95,7 @@ class History(list):
         are its own, not encoded or counted again; then `messages`."""
         history = cls([*(part.value for part in shared), *messages])
         history.sent = [part.value for part in shared]
-        history.parts = [part.json for part in shared]
+        history.parts = [(part.json,) for part in shared]
         return history
 
     def extended(self, more: Any) -> History:
@@ -96,7 +105,8 @@ class History(list):
         child.sent, child.parts = list(self.sent), list(self.parts)
         return child
 
-    def json_bytes(self) -> bytes:
+    def json_parts(self) -> list[Parts]:
+        """Each message's JSON, in order: those appended (or replaced) since the last call encoded now."""
         kept = 0
         for sent, now in zip(self.sent, self, strict=False):
             if sent is not now:
@@ -105,10 +115,10 @@ class History(list):
         del self.sent[kept:], self.parts[kept:]
         for message in self[kept:]:
             part = message_json(message)
-            self.encoded_bytes += len(part)
+            self.encoded_bytes += sum(len(piece) for piece in part)
             self.sent.append(message)
             self.parts.append(part)
-        return b"[" + b",".join(self.parts) + b"]"
+        return self.parts
 
 
 def as_history(messages: list[dict]) -> History:
@@ -118,10 +128,17 @@ def as_history(messages: list[dict]) -> History:
 
 def encode_body(body: Any) -> bytes:
     """`body` as JSON bytes, a dict's `History` and `Encoded` values from what each has encoded already,
-    and a list of messages from each message's own JSON (a TextMessage's as made)."""
+    and a list of messages from each message's own JSON (a TextMessage's as made): one join of all the
+    parts, so a long prompt's bytes are copied once into the body."""
     if not isinstance(body, dict) or not any(_made(value) for value in body.values()):
         return dumps(body)
-    return b"{" + b",".join(dumps(key) + b":" + _json_of(value) for key, value in body.items()) + b"}"
+    parts: list[bytes | memoryview] = []
+    for key, value in body.items():
+        parts += (b",", dumps(key), b":")
+        _add_json(value, parts)
+    parts[0] = b"{"
+    parts.append(b"}")
+    return b"".join(parts)
 
 
 def _made(value: Any) -> bool:
@@ -131,9 +148,17 @@ def _made(value: Any) -> bool:
     return isinstance(value, list) and any(isinstance(item, TextMessage) for item in value)
 
 
-def _json_of(value: Any) -> bytes:
-    if isinstance(value, History):
-        return value.json_bytes()
-    if isinstance(value, list):
-        return b"[" + b",".join(message_json(item) for item in value) + b"]"
-    return value.json if isinstance(value, Encoded) else dumps(value)
+def _add_json(value: Any, parts: list[bytes | memoryview]) -> None:
+    """`value`'s JSON appended to `parts`: a list's items one part each, between their commas."""
+    if isinstance(value, Encoded):
+        parts.append(value.json)
+    elif isinstance(value, list):
+        items = value.json_parts() if isinstance(value, History) else [message_json(m) for m in value]
+        parts.append(b"[")
+        for index, item in enumerate(items):
+            if index:
+                parts.append(b",")
+            parts += item
+        parts.append(b"]")
+    else:
+        parts.append(dumps(value))

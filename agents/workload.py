@@ -160,9 +160,8 @@ class AgentWorkload:
         if hash_ids:
             user = TextMessage.of("user", "", self._blocks(hash_ids, budget), tag)
         else:
-            user = TextMessage.of(
-                "user", tag, shared.pool.slice(self.prompts.randrange(len(shared.pool)), budget)
-            )
+            plain, utf8 = shared.pool.piece(self.prompts.randrange(len(shared.pool)), budget)
+            user = TextMessage.of("user", tag, plain, plain_utf8=utf8)
         messages: tuple[dict, ...] = (user,)
         if shared.system is not None:
             messages = (shared.system, *messages)

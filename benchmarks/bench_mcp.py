@@ -36,7 +36,8 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from lifecycle.target import free_port  # noqa: E402
+import fast_server  # noqa: E402 - this script's own folder
+
 from simgateway import launch  # noqa: E402
 
 CPU_POLL_S = 0.25  # how often the client process's CPU time is read while it runs
@@ -149,23 +150,9 @@ def kit_run(url: str, sessions: int, seconds: float, tmp: Path, n: int) -> Figur
 
 
 @contextmanager
-def fast_target() -> Iterator[str]:
-    """benchmarks/fast_mcp.py on a free port, until the block ends; its URL once it listens."""
-    port = free_port()
-    cmd = [sys.executable, str(REPO / "benchmarks" / "fast_mcp.py"), str(port)]
-    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None and server.stdout.readline().startswith("listening")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.wait(10)
-
-
-@contextmanager
 def target(kind: str) -> Iterator[str]:
     if kind == "fast":
-        with fast_target() as url:
+        with fast_server.running("fast_mcp.py") as url:
             yield url
     else:
         with launch.running(["--mcp-preload", "--mcp-tool-ms", "0"]) as sim:

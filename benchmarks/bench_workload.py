@@ -9,7 +9,10 @@
 2. Request rate: the chat agent with a synthetic workload against the fixed-prompt chat agent, the
    simulator at 0 ms TTFT, 100 users, no think time, `locust -f locustfile.py --headless` as a user
    runs it, the two alternated so drift on a shared host hits both. Goal: >= 90 % of the fixed rate.
-Run: python benchmarks/bench_workload.py [--seconds 20] [--pairs 2] [--input-tokens 2000]
+   `--target fast`: benchmarks/fast_chat.py in place of the simulator (it never parses a body: the
+   simulator spends 1.0 ms of CPU reading a 100K-token prompt), pinned to the second core and the load
+   generator to the first, so the rate is the load generator's own on one core.
+Run: python benchmarks/bench_workload.py [--seconds 20] [--pairs 2] [--input-tokens 2000] [--target fast]
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from types import SimpleNamespace
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import fast_server  # noqa: E402 - this script's own folder
 from locust.env import Environment  # noqa: E402
 
 from agents.agent_loop import CHAT, LoopStep, opening, shared_offer  # noqa: E402
@@ -107,14 +111,19 @@ class Plateau:
     loadgen_rss_mib: float
 
 
-def request_rate(seconds: int, agent: str, *extra: str) -> Plateau:
-    """A smoke plateau of 100 `agent`s (a locustfile class) with `extra` options, as a user runs it."""
+def request_rate(seconds: int, agent: str, *extra: str, host: str | None = None) -> Plateau:
+    """A smoke plateau of 100 `agent`s (a locustfile class) with `extra` options, as a user runs it:
+    against the embedded simulator, or at `host` with the load generator pinned to the first core."""
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         command = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfile.py"), "--headless", agent]
         command += ["--load-profile", "smoke", "--peak-users", "100", "--duration", f"{seconds}s"]
-        command += ["--think-time", "0", "--sim-args", SIM, "--run-dir", str(run_dir), *extra]
-        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=seconds + 180)
+        command += ["--think-time", "0", "--run-dir", str(run_dir), *extra]
+        command += ["--host", host] if host else ["--sim-args", SIM]
+        pinned = (lambda: os.sched_setaffinity(0, {0})) if host else None
+        done = subprocess.run(
+            command, cwd=REPO, capture_output=True, text=True, timeout=seconds + 180, preexec_fn=pinned
+        )
         # exit 4: the load generator saturated its core, the case this comparison is about
         if done.returncode not in (OK, INVALID_RUN):
             raise SystemExit(f"locust exited {done.returncode}: {done.stderr[-2000:]}")
@@ -133,13 +142,15 @@ def request_rate(seconds: int, agent: str, *extra: str) -> Plateau:
     )
 
 
-def alternated(seconds: int, pairs: int, configs: dict[str, tuple[str, ...]]) -> dict[str, list[Plateau]]:
+def alternated(
+    seconds: int, pairs: int, configs: dict[str, tuple[str, ...]], host: str | None = None
+) -> dict[str, list[Plateau]]:
     """Run each configuration (its agent class, then its extra options) in turn, `pairs` times, printing
     each run; its runs, per configuration."""
     runs: dict[str, list[Plateau]] = {name: [] for name in configs}
     for _ in range(pairs):
         for name, (agent, *extra) in configs.items():
-            run = request_rate(seconds, agent, *extra)
+            run = request_rate(seconds, agent, *extra, host=host)
             runs[name].append(run)
             print(
                 f"  {name}: {run.rate:.1f} req/s, load generator {run.loadgen_cpu_ms:.2f} CPU ms/request "
@@ -169,6 +180,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--pairs", type=int, default=2)
     parser.add_argument("--input-tokens", type=int, default=2000)
+    parser.add_argument("--target", choices=("sim", "fast"), default="sim")
     args = parser.parse_args()
     print(f"{platform.node()} {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
     for name, workload in (
@@ -187,9 +199,12 @@ def main() -> None:
                 f"body encoding ({name}, 6K-token prefix): {kit_us:.1f} µs, encoded whole {whole_us:.1f} µs"
             )
     synthetic = ("--input-tokens", str(args.input_tokens))
-    runs = alternated(
-        args.seconds, args.pairs, {"fixed prompt": ("ChatAgent",), "synthetic": ("ChatAgent", *synthetic)}
-    )
+    configs = {"fixed prompt": ("ChatAgent",), "synthetic": ("ChatAgent", *synthetic)}
+    if args.target == "fast":
+        with fast_server.running("fast_chat.py", cpu=1) as url:
+            runs = alternated(args.seconds, args.pairs, configs, host=url)
+    else:
+        runs = alternated(args.seconds, args.pairs, configs)
     (fixed_rate, fixed_cpu), (synthetic_rate, synthetic_cpu) = (summed(r) for r in runs.values())
     print(
         f"request rate, 100 users, no think time: synthetic {args.input_tokens} tokens at "

@@ -36,6 +36,7 @@ class TextPool:
     def __init__(self, seed: str, chars: int) -> None:
         words = max(int(max(chars, MIN_POOL_CHARS) / CHARS_PER_WORD), 16)
         self.text = " " + " ".join(random.Random(seed).choices(VOCABULARY, k=words))
+        self.ascii = memoryview(self.text.encode("ascii"))  # the same text as bytes: a slice is a view
 
     def __len__(self) -> int:
         return len(self.text)
@@ -43,19 +44,25 @@ class TextPool:
     def slice(self, start: int, chars: int) -> str:
         """About `chars` characters from the word at or after `start` (taken modulo the pool), cut at the
         word boundary nearest the size asked; longer than the pool, it wraps around."""
+        return self.piece(start, chars)[0]
+
+    def piece(self, start: int, chars: int) -> tuple[str, memoryview | bytes]:
+        """`slice`, and the same text as bytes: a view of the pool's own, not a copy (a 100K-token
+        prompt's 400 KB), or for a slice that wraps around, its encoding."""
         if chars <= 0:
-            return ""
+            return "", b""
         text = self.text
         size = len(text)
         if chars > size // 2:
-            return self._long(start, chars)
+            long = self._long(start, chars)
+            return long, long.encode("ascii")
         a = text.find(" ", start % (size - chars - 1))  # room for the slice after its start
         end = a + chars
         after = text.find(" ", end)
         after = size if after < 0 else after
         before = text.rfind(" ", a + 1, end + 1)
         cut = before if before > a and end - before <= after - end else after
-        return text[a:cut]
+        return text[a:cut], self.ascii[a:cut]
 
     def _long(self, start: int, chars: int) -> str:
         """A slice of more than half the pool: whole copies of it rotated to `start`, then a cut."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agents.request_body import History, dumps
+from agents.request_body import History, dumps, encode_body
 from agents.session_replay import ReplayAgent
 from contract.records import RequestRecord
 from contract.schema import SESSION_FORMAT
@@ -55,7 +55,7 @@ def test_each_replayed_step_encodes_only_the_messages_it_appended(tmp_path):
     def model_call(draw, history, step):
         assert isinstance(history, History)
         before = history.encoded_bytes
-        sent = history.json_bytes()
+        sent = encode_body({"messages": history})
         encoded.append((history.encoded_bytes - before, sent, list(history)))
         return RequestRecord(ts=0.0, agent_id="a", operation="chat", ok=True, latency_ms=1.0), []
 
@@ -68,4 +68,6 @@ def test_each_replayed_step_encodes_only_the_messages_it_appended(tmp_path):
     for k, (new_bytes, sent, messages) in enumerate(encoded[1:], 1):
         appended = step_messages(k)[-2:]
         assert new_bytes == sum(len(dumps(m)) for m in appended), k  # the tool call and result only
-        assert sent == dumps(messages) and messages[1] is tagged  # the bytes of the list; one tag a copy
+        assert (
+            sent == dumps({"messages": messages}) and messages[1] is tagged
+        )  # the bytes of the list; one tag a copy

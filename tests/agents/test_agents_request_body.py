@@ -13,7 +13,7 @@ from locust.env import Environment
 
 from agents.calibration import Calibration
 from agents.openai_chat import ChatAgent
-from agents.request_body import Encoded, History, TextMessage, dumps, encode_body
+from agents.request_body import Encoded, History, TextMessage, dumps, encode_body, message_json
 from agents.responses import ResponsesAgent
 from agents.run_context import new_context
 from agents.settings import AgentSettings
@@ -177,7 +177,7 @@ def test_agents_of_one_workload_encode_its_prefix_and_tools_once_in_all(tmp_path
     for agent in agents:
         assert len(agent.sent) == TOOL_STEPS + 1
         history = agent.sent[0][0]
-        assert history[0] is prefix.value and history.parts[0] is prefix.json
+        assert history[0] is prefix.value and history.parts[0][0] is prefix.json
         expected, counted = 0, 1  # the prefix is never counted: the workload's parts encoded it
         for sent, body, plain, encoded in agent.sent:
             messages = plain["messages" if "messages" in plain else "input"]
@@ -206,7 +206,7 @@ def test_one_call_agents_send_the_shared_prefix_as_encoded_once(tmp_path):
         body = agent.request_body(True, draw, agent.session_key)
         assert encode_body(body) == httpx_bytes({**body, "messages": list(draw.messages)})
         (prefix,) = agent.workload.shared.parts.kept.values()
-        assert body["messages"].parts[0] is prefix.json and body["messages"].encoded_bytes == len(
+        assert body["messages"].parts[0][0] is prefix.json and body["messages"].encoded_bytes == len(
             dumps(draw.messages[1])
         )
     assert agent.workload.shared.parts.encoded_bytes == len(dumps(prefix.value))
@@ -223,11 +223,11 @@ def test_one_call_agents_send_the_shared_prefix_as_encoded_once(tmp_path):
 def test_a_text_message_is_the_json_dumps_would_make(head, plain, tail):
     message = TextMessage.of("user", head, plain, tail)
     assert message == {"role": "user", "content": head + plain + tail}
-    assert message.json == dumps(dict(message)) == httpx_bytes(dict(message))
+    assert b"".join(message_json(message)) == dumps(dict(message)) == httpx_bytes(dict(message))
     body = {"model": "m", "messages": [{"role": "system", "content": 'a "b"'}, message], "stream": True}
     assert encode_body(body) == httpx_bytes({**body, "messages": [dict(m) for m in body["messages"]]})
     history = History([message])
-    assert history.json_bytes() == dumps([dict(message)])
+    assert encode_body({"m": history}) == dumps({"m": [dict(message)]})
 
 
 def test_the_synthetic_pool_needs_no_escaping_and_its_drawn_prompts_are_made_exact(tmp_path):
@@ -248,8 +248,12 @@ def test_the_synthetic_pool_needs_no_escaping_and_its_drawn_prompts_are_made_exa
         )
         draw = agent.next_request("unused")
         user = draw.messages[-1]
-        assert isinstance(user, TextMessage) and user.json == dumps(dict(user)), options
+        assert isinstance(user, TextMessage) and b"".join(message_json(user)) == dumps(dict(user)), options
         assert user["content"].startswith('[agent "1" req 1]')
     traced = agent._synthetic(500, 8, SimpleNamespace(hash_ids=(3, 4), session_id=None))
     user = traced.messages[-1]
-    assert isinstance(user, TextMessage) and user.json == dumps(dict(user)) and user["content"].endswith("]")
+    assert (
+        isinstance(user, TextMessage)
+        and b"".join(message_json(user)) == dumps(dict(user))
+        and user["content"].endswith("]")
+    )
