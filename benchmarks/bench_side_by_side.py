@@ -219,7 +219,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0, help=f"per run, more than {2 * EDGE_S:g}")
     parser.add_argument("--only", default=",".join(CASES), help="comma-separated cases: " + ", ".join(CASES))
-    parser.add_argument("--peers-venv", type=Path, default=REPO / ".venv-peers", help="where AIPerf is")
+    parser.add_argument(
+        "--peers-venv", type=lambda p: Path(p).resolve(), default=REPO / ".venv-peers", help="where AIPerf is"
+    )
     args = parser.parse_args()
     names = args.only.split(",")
     unknown = [name for name in names if name not in CASES]
