@@ -20,27 +20,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.kit.test_kit_agent_memory import FEW, ended, kit_run, settled_rss_kib  # noqa: E402
+from tests.kit.test_kit_agent_memory import FEW, ended, kit_run, loop_workload, settled_rss_kib  # noqa: E402
 
 HISTORY_TOKENS = 100_000
-LOOP_WORKLOAD = f"""
-[input]
-mean = {HISTORY_TOKENS}
-[output]
-mean = 2
-[tools]
-count = 4
-latency = "300s"
-[loop]
-max_steps = 3
-"""
 SIM = "--ttft-ms 5 --itl-ms 1 --output-tokens 2"
 
 
 def kinds(tmp: Path) -> dict[str, tuple[int, tuple[str, ...], str, float]]:
     """Each kind's agent count, Locust arguments, simulator arguments and seconds to spawn them."""
     workload = tmp / "loop.toml"
-    workload.write_text(LOOP_WORKLOAD)
+    workload.write_text(loop_workload(HISTORY_TOKENS))
     return {
         "idle": (1000, ("SessionAgent", "-r", "500", "-t", "25s", "--think-time", "300s"), SIM, 20),
         "chat": (1000, ("ChatAgent", "-r", "500", "-t", "25s", "--think-time", "300s"), SIM, 20),

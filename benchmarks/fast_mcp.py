@@ -15,6 +15,8 @@ import json
 import sys
 import uuid
 
+from fast_http import serve  # this script's own folder
+
 INITIALIZED = {
     "protocolVersion": "2025-11-25",
     "capabilities": {"tools": {}},
@@ -54,36 +56,9 @@ def answer(body: bytes) -> bytes:
     return response("200 OK", reply, session)
 
 
-class Connection(asyncio.Protocol):
-    """Requests read off one connection as they come (pipelined or not), answered in order."""
-
-    def __init__(self) -> None:
-        self.buffer = b""
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport) -> None:
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        while (end := self.buffer.find(b"\r\n\r\n")) >= 0:
-            head = self.buffer[:end].decode("latin-1").split("\r\n")
-            fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in head[1:])}
-            length = int(fields.get("content-length", "0"))
-            if len(self.buffer) < end + 4 + length:
-                return  # the body is still coming
-            body, self.buffer = self.buffer[end + 4 : end + 4 + length], self.buffer[end + 4 + length :]
-            method = head[0].split(" ", 1)[0]
-            assert self.transport is not None
-            self.transport.write(answer(body) if method == "POST" else response("200 OK"))
-
-
-async def serve(port: int) -> None:
-    server = await asyncio.get_running_loop().create_server(Connection, "127.0.0.1", port)
-    print(f"listening on 127.0.0.1:{port}", flush=True)
-    async with server:
-        await server.serve_forever()
+def answered(method: str, body: bytearray) -> bytes:
+    return answer(bytes(body)) if method == "POST" else response("200 OK")
 
 
 if __name__ == "__main__":
-    asyncio.run(serve(int(sys.argv[1])))
+    asyncio.run(serve(answered, int(sys.argv[1])))

@@ -106,9 +106,14 @@ LOOPING = 500
 HISTORY_TOKENS = 20_000  # the first step's prompt: the history each agent holds through its tool run
 HISTORY_BYTES = HISTORY_TOKENS * 4  # the synthetic text's calibrated 4 characters a token, ASCII
 MAX_OVERHEAD_KIB = 2 * 1024  # the stated bar beyond the history (issue 33): 44 KiB measured (2026-12-03)
-LOOP_WORKLOAD = f"""
+
+
+def loop_workload(history_tokens: int) -> str:
+    """A workload whose agents send a first prompt of `history_tokens`, get a tool call back and then wait
+    in a 300 s tool run: each holds that history mid-loop for the rest of a run."""
+    return f"""
 [input]
-mean = {HISTORY_TOKENS}
+mean = {history_tokens}
 [output]
 mean = 2
 [tools]
@@ -123,7 +128,7 @@ def looping_agents(tmp_path: Path, name: str, agents: int) -> AbstractContextMan
     """Agents of the agent loop, each past its first step (its 20,000-token history sent and a tool call
     back), then in a tool run that outlasts the run: the history held as a task holds it mid-loop."""
     workload = tmp_path / "loop.toml"
-    workload.write_text(LOOP_WORKLOAD)
+    workload.write_text(loop_workload(HISTORY_TOKENS))
     args = ("ChatAgent", "--workload", str(workload), "-r", "50", "-t", "40s", "--stop-timeout", "2")
     sim = "--ttft-ms 5 --itl-ms 1 --tool-call-steps 2"
     return kit_run(tmp_path / name, agents, *args, sim=sim, spawn_s=30)
