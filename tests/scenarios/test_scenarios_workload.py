@@ -105,6 +105,14 @@ def test_a_slice_longer_than_the_pool_wraps_around():
     assert abs(len(text) - 3 * len(pool)) <= 5 and set(VOCABULARY).issuperset(text.split())
 
 
+@pytest.mark.parametrize("chars", [0, 1, 4000, 200_000, 3 * 262_144])  # the last wraps around the pool
+def test_a_piece_is_the_slice_and_its_bytes_a_view_of_the_pool_where_it_does_not_wrap(chars):
+    pool = TextPool("seed", 0)
+    text, utf8 = pool.piece(777, chars)
+    assert text == pool.slice(777, chars) and bytes(utf8) == text.encode("ascii")
+    assert isinstance(utf8, memoryview) == (0 < chars <= len(pool) // 2)  # no copy of a prompt's text
+
+
 def test_the_same_seed_makes_the_same_pool_and_another_seed_another():
     assert TextPool("a", 0).text == TextPool("a", 0).text != TextPool("b", 0).text
 
