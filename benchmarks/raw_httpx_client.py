@@ -48,7 +48,8 @@ def stream_forever(url: str, end: float, content: bytes, tls: ssl.SSLContext, ro
                     if first is None and line.startswith("data: {") and '"content": "' in line:
                         first = None if '"content": ""' in line else time.perf_counter()
             done = time.perf_counter()
-            rows.append({"ts": ts, "ttft_ms": (first - sent) * 1000.0, "latency_ms": (done - sent) * 1000.0})
+            ttft_ms = None if first is None else (first - sent) * 1000.0  # an answer with no content
+            rows.append({"ts": ts, "ttft_ms": ttft_ms, "latency_ms": (done - sent) * 1000.0})
 
 
 def main(url: str, streams: int, seconds: float, out: str, prompt_tokens: int) -> None:
