@@ -149,7 +149,7 @@ def _made(value: Any) -> bool:
 
 
 def _add_json(value: Any, parts: list[bytes | memoryview]) -> None:
-    """`value`'s JSON appended to `parts`: a list's items one part each, between their commas."""
+    """`value`'s JSON appended to `parts`: a list's items each as its pieces, between their commas."""
     if isinstance(value, Encoded):
         parts.append(value.json)
     elif isinstance(value, list):
