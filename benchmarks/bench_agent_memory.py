@@ -31,8 +31,8 @@ def kinds(tmp: Path) -> dict[str, tuple[int, tuple[str, ...], str, float]]:
     workload = tmp / "loop.toml"
     workload.write_text(loop_workload(HISTORY_TOKENS))
     return {
-        "idle": (1000, ("SessionAgent", "-r", "500", "-t", "25s", "--think-time", "300s"), SIM, 20),
-        "chat": (1000, ("ChatAgent", "-r", "500", "-t", "25s", "--think-time", "300s"), SIM, 20),
+        "idle": (1000, ("SessionAgent", "-r", "500", "-t", "45s", "--think-time", "300s"), SIM, 20),
+        "chat": (1000, ("ChatAgent", "-r", "500", "-t", "45s", "--think-time", "300s"), SIM, 20),
         "loop": (
             500,
             ("ChatAgent", "--workload", str(workload), "-r", "50", "-t", "40s", "--stop-timeout", "2"),
