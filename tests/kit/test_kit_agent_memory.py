@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from contract import schema
-from contract.exit_codes import OK
+from contract.exit_codes import INVALID_RUN, OK
 from tests.locust_runs import csv_rows, locust_command, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -73,7 +73,7 @@ def settled_rss_kib(run: KitRun) -> int:
     run's fixed length, not two."""
     wait_for(lambda: users_now(run.run_dir) >= run.agents, run.spawn_s, f"{run.agents} agents running")
     requests = run.run_dir / schema.REQUESTS_CSV
-    # as long again for their first answers: 1,000 at once took over 15 s beside CI's other jobs
+    # as long again for their first answers (1,000 at once)
     wait_for(lambda: csv_rows(requests) >= run.agents, run.spawn_s, "every agent's first request")
     readings = []
     for _ in range(5):
@@ -89,16 +89,21 @@ def ended(run: KitRun) -> tuple[int, str]:
 
 
 def idle_agents(run_dir: Path, agents: int) -> AbstractContextManager[KitRun]:
-    # the run outlasts both waits (20 s each at most) and the readings
-    return kit_run(run_dir, agents, "SessionAgent", "-r", "500", "-t", "45s", "--think-time", "300s")
+    # the run outlasts the readings, its agents spawned and answered in ~5 s when alone (20 s allowed each)
+    return kit_run(run_dir, agents, "SessionAgent", "-r", "500", "-t", "30s", "--think-time", "300s")
 
 
+# with the timing tests, alone: beside CI's other jobs the simulator answered 1,000 session creates in up to
+# 52 s, and the run ended "target stopped answering" (exit 3); the memory figure itself does not move
+@pytest.mark.timing
 def test_a_thousand_idle_session_agents_cost_the_load_generator_under_64_kib_each(tmp_path):
     with idle_agents(tmp_path / "few", FEW) as few_run, idle_agents(tmp_path / "many", MANY) as many_run:
         few, many = settled_rss_kib(few_run), settled_rss_kib(many_run)
         (few_code, few_err), (many_code, many_err) = ended(few_run), ended(many_run)
-    assert few_code == OK, few_err
-    assert many_code == OK, many_err
+    # exit 4 too: 1,000 agents starting within seconds can saturate the load generator's core, a verdict on
+    # its latency figures (analysis/validity.py), not on what its process holds
+    assert few_code in (OK, INVALID_RUN), few_err
+    assert many_code in (OK, INVALID_RUN), many_err
     per_agent = (many - few) / (MANY - FEW)
     print(f"idle agents: {few} -> {many} KiB, {per_agent:.1f} KiB per agent")  # for docs/benchmarks.md
     assert 0 < per_agent <= MAX_KIB_PER_AGENT, (few, many, per_agent)
