@@ -15,10 +15,10 @@ import pandas as pd
 
 from analysis.fit import Fit, ols
 from analysis.model import RunData, Section, per_run
+from contract.fit_limits import AVAILABLE, BINDING_ORDER, CAP, CPU, MEMORY
 from contract.schema import MIB
 from contract.units import parse_boxes
 
-MEMORY, AVAILABLE, CPU, SLO, ERRORS, CAP = "memory", "available memory", "CPU", "SLO", "errors", "cap"
 # the step figure each limit is judged on, and whether it falls (available memory) toward the limit
 LIMIT_FIGURES = {MEMORY: ("rss_mib", "MiB"), AVAILABLE: ("available_mib", "MiB"), CPU: ("cpu_pct", "%")}
 STEP_COLUMNS = (
@@ -272,7 +272,8 @@ def _notes(record: dict, answer: FitAnswer) -> list[str]:
     notes += [f"limit {name}: {rule}" for name, rule in (record.get("limit_rules") or {}).items()]
     notes.append(
         "a limit is measured at the last step before the one that breached it; one no step reached is "
-        "extrapolated on the OLS line of its figure over the working steps (latency and errors are not)"
+        "extrapolated on the OLS line of its figure over the working steps (latency and errors are not); "
+        f"several breached at one step: the binding one is named in this order: {', '.join(BINDING_ORDER)}"
     )
     if answer.memory_fit is not None:
         first = f"{answer.first_agent_mib:,.1f} MiB" if answer.first_agent_mib is not None else "not measured"

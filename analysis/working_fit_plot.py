@@ -15,7 +15,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from analysis.working_fit import AVAILABLE, CPU, MEMORY, SLO, FitAnswer
+from analysis.working_fit import FitAnswer
+from contract.fit_limits import AVAILABLE, CPU, MEMORY, SLO
 
 # (limit, step column, axis label)
 PANELS = (

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from contract.cli import add
+from contract.fit_limits import AVAILABLE, CAP, CPU, ERRORS, MEMORY, SLO
 from contract.schema import MIB, REQUESTS_CSV, SAMPLES_CSV
 from contract.units import parse_boxes, parse_duration, parse_size, whole_number
 from scenarios.errors import ProfileConfigError
@@ -31,7 +32,6 @@ DEFAULT_MAX_AGENTS = 200
 ERROR_LIMIT = 0.05  # a step whose requests failed more than this (>= MIN_ERROR_REQUESTS of them) binds
 MIN_ERROR_REQUESTS = 10
 AUTO = "auto"
-MEMORY, AVAILABLE, CPU, SLO, ERRORS, CAP = "memory", "available memory", "CPU", "SLO", "errors", "cap"
 
 
 @dataclass(frozen=True)
@@ -321,6 +321,7 @@ class FitProfile(ProfileTraits):
 
     name = "fit"
     one_process = True  # judged live on this process's rows and sampler: refused on a master or worker
+    errors_are_its_measure = True  # it adds agents until a limit binds: errors past one are its answer
 
     def __init__(
         self, params: FitParams, slos: tuple[Slo, ...], clock: Callable[[], float] = time.time
