@@ -21,7 +21,8 @@ P95_CHANGE = 0.25  # steady: latency p95 of the last window within 25 % of the w
 MIN_WINDOW_REQUESTS = 10  # fewer requests in either window: latency is not judged (memory alone)
 MIN_WINDOW_SAMPLES = 3  # fewer sampler readings in the last window: not steady yet
 STEADY_RULE = (
-    f"a step is scored once held its least hold and, over its last window, the target RSS's OLS slope is "
+    f"a step is scored once held its least hold (--step-every) and, over its last window (the last half of "
+    f"the least hold, ending at the newest sampler reading), the target RSS's OLS slope is "
     f"within {RSS_SLOPE_MIB_PER_MIN:g} MiB/min (or its fitted change across the window under "
     f"{RSS_CHANGE_MIB:g} MiB) and the latency p95 is within {100 * P95_CHANGE:g} % of the window before "
     f"(judged with >= {MIN_WINDOW_REQUESTS} requests in each); at its longest hold it is scored anyway, "
@@ -118,28 +119,36 @@ class StepRows:
             for r in self._ended(now - 2 * window_s, now - window_s)
             if r.ok and r.latency_ms is not None
         ]
-        return judge_steady(self.rss_in(now - window_s, now), window_s, last, before)
+        read = self.read_until(now)
+        return judge_steady(self.rss_in(read - window_s, read), window_s, last, before)
+
+    def read_until(self, now: float) -> float:
+        """The newest sampler reading's time (rows reach the file a moment after they are read: the
+        memory window ends there, not at `now`); `now` before the first one."""
+        times = [ts for row in self.samples if (ts := number(row.get(SAMPLE.ts))) is not None and ts <= now]
+        return max(times, default=now)
 
     def score(self, now: float, window_s: float, steady: Steadiness, cores: int) -> dict:
         """The step's figures: memory and CPU over its last window (medians, means), latency, errors and
         goodput over the requests that ended in its last two windows."""
-        since = now - window_s
+        read = self.read_until(now)
+        since = read - window_s
         ended = self._ended(now - 2 * window_s, now)
         good = [r for r in ended if r.ok]
-        target_cpu = _mean(self._values(SAMPLE.target_cpu_pct, since, now))
+        target_cpu = _mean(self._values(SAMPLE.target_cpu_pct, since, read))
         return {
             "agents": self.agents,
             "start_ts": self.start_ts,
             "scored_ts": now,
             "steady": steady.steady,
             "steady_why": steady.why,
-            "rss_mib": _scaled(_median(self._values(SAMPLE.target_rss_bytes, since, now)), MIB),
-            "available_mib": _scaled(_median(self._values(SAMPLE.host_available_bytes, since, now)), MIB),
+            "rss_mib": _scaled(_median(self._values(SAMPLE.target_rss_bytes, since, read)), MIB),
+            "available_mib": _scaled(_median(self._values(SAMPLE.host_available_bytes, since, read)), MIB),
             "cpu_target_pct": target_cpu,
             "cpu_target_share_pct": None if target_cpu is None else target_cpu / cores,
-            "cpu_host_pct": _mean(self._values(SAMPLE.host_cpu_pct, since, now)),
-            "procs": _median(self._values(SAMPLE.target_procs, since, now)),
-            "readings": len(self._values(SAMPLE.target_rss_bytes, since, now)),
+            "cpu_host_pct": _mean(self._values(SAMPLE.host_cpu_pct, since, read)),
+            "procs": _median(self._values(SAMPLE.target_procs, since, read)),
+            "readings": len(self._values(SAMPLE.target_rss_bytes, since, read)),
             "requests": len(ended),
             "errors": len(ended) - len(good),
             "latency_p95_ms": nearest_rank([r.latency_ms for r in good if r.latency_ms is not None], 0.95),
@@ -165,7 +174,7 @@ class StepRows:
         found = []
         for row in self.samples:
             ts, value = number(row.get(SAMPLE.ts)), number(row.get(column))
-            if ts is not None and value is not None and start <= ts < end:
+            if ts is not None and value is not None and start < ts <= end:
                 found.append((ts, value))
         return found
 
