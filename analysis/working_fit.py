@@ -15,12 +15,20 @@ import pandas as pd
 
 from analysis.fit import Fit, ols
 from analysis.model import RunData, Section, per_run
-from contract.fit_limits import AVAILABLE, BINDING_ORDER, CAP, CPU, MEMORY
+from contract.fit_limits import AVAILABLE, BINDING_ORDER, CAP, CPU, ERRORS, MEMORY, SLO
 from contract.schema import MIB
 from contract.units import parse_boxes
 
 # the step figure each limit is judged on, and whether it falls (available memory) toward the limit
-LIMIT_FIGURES = {MEMORY: ("rss_mib", "MiB"), AVAILABLE: ("available_mib", "MiB"), CPU: ("cpu_pct", "%")}
+LIMIT_FIGURES = {MEMORY: "rss_mib", AVAILABLE: "available_mib", CPU: "cpu_pct"}
+# the unit of each limit's value, as scenarios/fit.py judges it
+LIMIT_UNITS = {
+    MEMORY: "MiB",
+    AVAILABLE: "MiB",
+    CPU: "% of the host",
+    SLO: "goodput share",
+    ERRORS: "failed share",
+}
 STEP_COLUMNS = (
     "agents",
     "steady",
@@ -134,7 +142,7 @@ def fit_answer(run: RunData) -> FitAnswer | None:
     first = memory_fit.intercept + memory_fit.slope - base if memory_fit and base is not None else None
     breached = steps[steps["breached"] != ""]
     fits = int(steps.loc[: breached.index[0] - 1, "agents"].max()) if len(breached) else steps["agents"].max()
-    limits = [_limit(name, steps, params, rules.get(name, "")) for name in rules]
+    limits = [_limit(name, steps, _limit_value(name, record["steps"]), rule) for name, rule in rules.items()]
     answer = FitAnswer(
         steps=steps,
         fits_agents=None if pd.isna(fits) else int(fits),
@@ -172,12 +180,12 @@ def step_table(steps: list[dict]) -> pd.DataFrame:
     return table
 
 
-def _limit(name: str, steps: pd.DataFrame, params: dict, rule: str) -> LimitAnswer:
+def _limit(name: str, steps: pd.DataFrame, value: float | None, rule: str) -> LimitAnswer:
     """Measured where a step breached it (the last step before); else on the OLS line over the working
     steps, extrapolated (memory, available memory, CPU); latency and errors are not extrapolated."""
-    value, unit = _limit_value(name, params)
+    unit = LIMIT_UNITS.get(name, "")
     hit = steps[steps["breached"].str.contains(name, regex=False)]
-    column = LIMIT_FIGURES.get(name, (None, ""))[0]
+    column = LIMIT_FIGURES.get(name)
     working = steps[steps["agents"] >= 1]
     fit = _line(working, column) if column else None
     if len(hit):
@@ -198,15 +206,10 @@ def _line(working: pd.DataFrame, column: str) -> Fit | None:
     return ols(measured["agents"], measured[column])
 
 
-def _limit_value(name: str, params: dict) -> tuple[float | None, str]:
-    budget, floor = params.get("memory_budget_bytes"), params.get("min_available_bytes")
-    if name == MEMORY and budget:
-        return budget / MIB, "MiB"
-    if name == AVAILABLE and floor:
-        return floor / MIB, "MiB"
-    if name == CPU:
-        return params.get("cpu_limit_pct"), "%"
-    return None, ""
+def _limit_value(name: str, steps: list[dict]) -> float | None:
+    """The limit as the steps were judged against it (the last step's verdict carries it)."""
+    verdict = (steps[-1].get("limits") or {}).get(name) if steps else None
+    return verdict.get("limit") if isinstance(verdict, dict) else None
 
 
 def _agents_at(fit: Fit, limit: float, falling: bool = False) -> int | None:
@@ -234,7 +237,9 @@ def projection_table(answer: FitAnswer, steps: pd.DataFrame, params: dict) -> pd
     table = pd.DataFrame(rows).set_index("box")
     top = answer.max_measured
     for column in ("by memory", "by CPU"):
-        table[f"{column}: beyond {top} measured"] = table[column].map(lambda n: n is not None and n > top)
+        table[f"{column}: beyond {top} measured"] = table[column].map(
+            lambda n: None if pd.isna(n) else n > top
+        )
     return table
 
 
