@@ -14,23 +14,19 @@ from analysis.summary_json import summary
 from analysis.working_fit import fit_answer
 from contract.schema import MIB
 from scenarios.fit import FitParams, judge_limits, limit_rules
+from tests.fit_params import fit_params
 
 
 def params(**changes) -> FitParams:
-    base = dict(
-        step_agents=1,
-        step_every_s=4.0,
-        max_hold_s=12.0,
+    """A 500 MiB budget, a 3000 MiB available floor, a 90 % CPU limit, projected to 4 GiB and 2 cores."""
+    limits = dict(
         max_agents=50,
-        baseline_s=4.0,
         memory_budget_bytes=500 * MIB,
         min_available_bytes=3000 * MIB,
         cpu_limit_pct=90.0,
-        slos=(),
         project="4GiB,2cores",
-        cores=2,
     )
-    return FitParams(**(base | changes))
+    return fit_params(**(limits | changes))
 
 
 def step(agents: int, p: FitParams) -> dict:

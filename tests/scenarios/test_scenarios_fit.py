@@ -11,29 +11,13 @@ import pytest
 from contract.schema import MIB, REQUESTS_CSV, SAMPLES_CSV
 from scenarios import fit
 from scenarios.errors import ProfileConfigError
-from scenarios.fit import CAP, MEMORY, SLO, FitParams, FitPlan, SharedOptions, read_limits
+from scenarios.fit import CAP, MEMORY, SLO, FitPlan, SharedOptions, read_limits
 from scenarios.fit_step import judge_steady
 from scenarios.registry import build_profile, ignored_options
 from scenarios.slo import parse_slo
+from tests.fit_params import fit_params as params
 
 T0 = 1_000_000.0
-
-
-def params(**changes) -> FitParams:
-    base = dict(
-        step_agents=1,
-        step_every_s=4.0,
-        max_hold_s=12.0,
-        max_agents=10,
-        baseline_s=4.0,
-        memory_budget_bytes=None,
-        min_available_bytes=None,
-        cpu_limit_pct=None,
-        slos=(),
-        project=None,
-        cores=2,
-    )
-    return FitParams(**(base | changes))
 
 
 def sample(ts: float, rss_mib: float) -> dict:
