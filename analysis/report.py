@@ -43,7 +43,8 @@ from analysis.sweep import sweep, sweep_answer
 from analysis.tasks import task_outcome_table, task_timing_table
 from analysis.validity import SATURATION_RULE, run_validity
 from analysis.validity import SECTION as LOADGEN
-from analysis.working_fit import FIT, fit_answer, fit_section
+from analysis.working_fit import FIT, fit_answer
+from analysis.working_fit_section import fit_section
 from analysis.workload import TITLE as WORKLOAD
 from analysis.workload import workload_section
 from contract.schema import MIB, REPORT_HTML, REPORT_MD

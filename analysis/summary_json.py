@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from analysis.sweep import sweep
 from analysis.tasks import not_done_reasons, task_counts
 from analysis.validity import run_validity
 from analysis.working_fit import fit_answer
+from analysis.working_fit_section import idle_beside
 from analysis.workload import INPUT_SIZES, asked_and_reported, size_table, unverified_sizes
 from contract.schema import REQUEST, SUMMARY_JSON
 
@@ -284,6 +286,7 @@ def _fit(run: RunData) -> dict | None:
         "fit_points": fit.points if fit else None,
         "first_agent_mib": answer.first_agent_mib,
         "steps": len(answer.steps),
+        "idle": asdict(idle) if (idle := idle_beside(run)) else None,
     }
 
 

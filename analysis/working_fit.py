@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from analysis.fit import Fit, ols
-from analysis.model import RunData, Section, per_run
+from analysis.model import RunData, per_run
 from contract.fit_limits import AVAILABLE, BINDING_ORDER, CAP, CPU, ERRORS, MEMORY, SLO
 from contract.schema import MIB
 from contract.units import parse_boxes
@@ -307,31 +307,3 @@ def _notes(record: dict, answer: FitAnswer) -> list[str]:
 
 
 FIT = "Fit (working agents)"  # the report section's title (analysis/headline.py names it too)
-
-
-def fit_section(run: RunData) -> Section | None:
-    """The report's fit section: the answer, the per-step table, each limit's figure, the projection;
-    the plot is attached by analysis/report.py."""
-    answer = fit_answer(run)
-    if answer is None:
-        return None
-    limits = pd.DataFrame(
-        [
-            {
-                "limit": lim.name,
-                "value": lim.limit,
-                "unit": lim.unit,
-                "agents that fit": lim.agents,
-                "how": lim.how,
-                "fit slope per agent": lim.fit.slope if lim.fit else None,
-                "R²": lim.fit.r2 if lim.fit else None,
-                "binds": lim.name == answer.binding,
-            }
-            for lim in answer.limits
-        ]
-    ).set_index("limit")
-    shown = answer.steps[list(STEP_COLUMNS)].rename(columns=STEP_LABELS).rename_axis("fit step")
-    tables = [("steps (steady figures)", shown), ("limits", limits)]
-    if answer.projection is not None:
-        tables.append(("projection to other boxes (not measured)", answer.projection))
-    return Section(FIT, tables, list(answer.notes))

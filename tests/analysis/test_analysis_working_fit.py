@@ -8,13 +8,16 @@ from __future__ import annotations
 import pytest
 
 from analysis.headline import headline
+from analysis.load import load_run
 from analysis.model import RunData
 from analysis.report import build_sections
 from analysis.summary_json import summary
 from analysis.working_fit import fit_answer
-from contract.schema import MIB
+from contract.schema import CAPACITY_CSV, MIB
 from scenarios.fit import FitParams, judge_limits, limit_rules
+from tests.analysis.test_capacity_analysis import synthetic_run
 from tests.fit_params import fit_params
+from tests.synthetic import write_run_dir
 
 
 def params(**changes) -> FitParams:
@@ -110,3 +113,23 @@ def test_summary_json_and_the_headline_carry_the_fit(tmp_path):
 def test_a_run_that_is_no_fit_has_no_fit_answer(tmp_path):
     run = RunData(path=tmp_path, meta={"profile": {"name": "smoke"}})
     assert fit_answer(run) is None and summary(run)["fit"] is None
+
+
+def test_a_capacity_run_of_the_same_target_in_the_folder_is_the_idle_capacity_beside_it(tmp_path):
+    """Idle agents at 4 MiB each (the capacity run), working ones at 50: 12.5 times as much; a capacity
+    run of another target is not compared."""
+    target = {"gateway": "simulator", "started_by_kit": True, "sampled": ["started: python -m simgateway"]}
+    other = target | {"sampled": ["started: python -m simgateway --agent-mib 9"]}
+    for name, watched, per in (("idle-other", other, 9.0), ("idle", target, 4.0)):
+        meta = {"run_id": name, "profile": {"name": "capacity"}, "target": watched}
+        synthetic_run(per=per, cap_n=20).to_csv(
+            write_run_dir(tmp_path / name, meta) / CAPACITY_CSV, index=False
+        )
+    fit = fit_run(tmp_path / "fit", params(), last=8, binding="memory")
+    write_run_dir(fit.path, fit.meta | {"target": target})
+    run = load_run(fit.path)
+    idle = summary(run)["fit"]["idle"]
+    assert idle["run_id"] == "idle" and idle["mib_per_idle_agent"] == pytest.approx(4)
+    assert idle["working_per_idle"] == pytest.approx(12.5)
+    section = next(s for s in build_sections(run, None, None) if s.title == "Fit (working agents)")
+    assert any("a working agent costs 12.5× an idle one here" in note for note in section.notes)
