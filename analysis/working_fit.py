@@ -33,6 +33,7 @@ STEP_COLUMNS = (
     "agents",
     "steady",
     "rss_mib",
+    "sidecar_rss_mib",
     "available_mib",
     "cpu_target_pct",
     "cpu_host_pct",
@@ -47,6 +48,7 @@ STEP_COLUMNS = (
 # the per-step table's headings (0 is the idle baseline)
 STEP_LABELS = {
     "rss_mib": "steady target RSS (MiB)",
+    "sidecar_rss_mib": "sidecar RSS (MiB)",
     "available_mib": "host available (MiB)",
     "cpu_target_pct": "target CPU (% of one core)",
     "cpu_host_pct": "host CPU (%)",
@@ -90,6 +92,7 @@ class FitAnswer:
     stop_reason: str
     limits: list[LimitAnswer]
     memory_fit: Fit | None  # target RSS over the working agents (steps with agents >= 1)
+    sidecar_fit: Fit | None  # the processes measured apart (--sidecar-match: an MCP server, a database)
     first_agent_mib: float | None
     baseline_mib: float | None
     projection: pd.DataFrame | None
@@ -150,6 +153,7 @@ def fit_answer(run: RunData) -> FitAnswer | None:
         stop_reason=str(record.get("stop_reason")),
         limits=limits,
         memory_fit=memory_fit,
+        sidecar_fit=_line(working, "sidecar_rss_mib"),
         first_agent_mib=first,
         baseline_mib=base,
         projection=None,

@@ -79,12 +79,37 @@ def fit_section(run: RunData) -> Section | None:
     answer = fit_answer(run)
     if answer is None:
         return None
-    shown = answer.steps[list(STEP_COLUMNS)].rename(columns=STEP_LABELS).rename_axis("fit step")
-    tables = [("steps (steady figures)", shown), ("limits", limits_table(answer))]
+    shown = answer.steps[list(STEP_COLUMNS)].dropna(axis=1, how="all")  # a figure no step measured: left out
+    tables = [
+        ("steps (steady figures)", shown.rename(columns=STEP_LABELS).rename_axis("fit step")),
+        ("memory per working agent (OLS over the working steps)", memory_table(answer)),
+        ("limits", limits_table(answer)),
+    ]
     if answer.projection is not None:
         tables.append(("projection to other boxes (not measured)", answer.projection))
     idle = idle_beside(run)
-    return Section(FIT, tables, [*answer.notes, *([idle.text()] if idle else [])])
+    present = [(caption, table) for caption, table in tables if not table.empty]
+    return Section(FIT, present, [*answer.notes, *([idle.text()] if idle else [])])
+
+
+def memory_table(answer: FitAnswer) -> pd.DataFrame:
+    """Both halves where both were measured: the target (the gateway, its workers) and the processes
+    measured apart from it (--sidecar-match: an MCP server, a database)."""
+    rows = []
+    for what, fit in (("target", answer.memory_fit), ("sidecar (measured apart)", answer.sidecar_fit)):
+        if fit is not None:
+            interval = f"{fit.slope_low:,.2f}–{fit.slope_high:,.2f}"
+            rows.append(
+                {
+                    "memory of": what,
+                    "MiB per working agent": fit.slope,
+                    "95 % interval": interval,
+                    "R²": fit.r2,
+                    "steps": fit.points,
+                    "at 0 agents (MiB)": fit.intercept,
+                }
+            )
+    return pd.DataFrame(rows).set_index("memory of") if rows else pd.DataFrame()
 
 
 def limits_table(answer: FitAnswer) -> pd.DataFrame:

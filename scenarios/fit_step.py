@@ -144,6 +144,7 @@ class StepRows:
             "steady_why": steady.why,
             "rss_mib": _scaled(_median(self._values(SAMPLE.target_rss_bytes, since, read)), MIB),
             "available_mib": _scaled(_median(self._values(SAMPLE.host_available_bytes, since, read)), MIB),
+            "sidecar_rss_mib": _scaled(_median(self._values(SAMPLE.sidecar_rss_bytes, since, read)), MIB),
             "cpu_target_pct": target_cpu,
             "cpu_target_share_pct": None if target_cpu is None else target_cpu / cores,
             "cpu_host_pct": _mean(self._values(SAMPLE.host_cpu_pct, since, read)),

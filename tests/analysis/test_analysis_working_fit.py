@@ -42,6 +42,7 @@ def step(agents: int, p: FitParams) -> dict:
         "steady": True,
         "steady_why": "",
         "rss_mib": 100.0 + 50 * agents,
+        "sidecar_rss_mib": 20.0 + 3 * agents,  # an MCP server measured apart (--sidecar-match)
         "available_mib": 4000.0 - 50 * agents,
         "cpu_target_pct": 5.0 * agents,
         "cpu_target_share_pct": 2.5 * agents,
@@ -77,6 +78,7 @@ def test_memory_binds_measured_and_the_other_limits_are_extrapolated_on_their_li
     assert answer is not None and answer.fits_agents == 7 and answer.binding == "memory"
     assert answer.mib_per_agent == pytest.approx(50) and answer.memory_fit.r2 == pytest.approx(1)
     assert answer.first_agent_mib == pytest.approx(50) and answer.baseline_mib == pytest.approx(100)
+    assert answer.sidecar_fit.slope == pytest.approx(3)  # the other half, in the same table
     by = {lim.name: lim for lim in answer.limits}
     assert (by["memory"].agents, by["memory"].how) == (7, "measured")
     assert (by["available memory"].agents, by["available memory"].how) == (
@@ -106,8 +108,11 @@ def test_summary_json_and_the_headline_carry_the_fit(tmp_path):
     head = headline(run)
     assert head.question == "How many working agents fit, and which limit binds first?"
     assert head.verdict.startswith("7 working agents fit")
-    titles = [s.title for s in build_sections(run, None, None)]
-    assert titles.index("Fit (working agents)") == 2  # right under the headline and the run summary
+    sections = build_sections(run, None, None)
+    assert [s.title for s in sections].index("Fit (working agents)") == 2  # under the headline and summary
+    tables = dict(next(s for s in sections if s.title == "Fit (working agents)").tables)
+    memory = tables["memory per working agent (OLS over the working steps)"]
+    assert memory["MiB per working agent"].round(6).to_dict() == {"target": 50, "sidecar (measured apart)": 3}
 
 
 def test_a_run_that_is_no_fit_has_no_fit_answer(tmp_path):
