@@ -115,13 +115,18 @@ class FitAnswer:
             return f"Not even the first step fit: {self.stop_reason}."
         per = "; ".join(lim.text() for lim in self.limits)
         memory = (
-            f" at {self.mib_per_agent:,.1f} MiB per working agent (R² {self.memory_fit.r2:.3f})"
+            f" at {_mib(self.mib_per_agent)} MiB per working agent (R² {self.memory_fit.r2:.3f})"
             if self.memory_fit is not None and self.mib_per_agent is not None
             else ""
         )
         binding = {None: f"no limit bound ({self.stop_reason})", CAP: "none: the agent cap was reached first"}
         bound = binding.get(self.binding, self.binding)
         return f"{self.fits_agents} working agents fit{memory}; {per}; the binding limit is {bound}."
+
+
+def _mib(value: float) -> str:
+    """One decimal, or three significant digits under 1 MiB (an in-process chat's 0.0213, not 0.0)."""
+    return f"{value:,.1f}" if abs(value) >= 1 else f"{value:.3g}"
 
 
 def fit_record(run: RunData) -> dict | None:
