@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from contract.cli import add
-from contract.fit_limits import AVAILABLE, CAP, CPU, ERRORS, MEMORY, SLO
+from contract.fit_limits import AVAILABLE, BINDING_ORDER, CAP, CPU, ERRORS, MEMORY, SLO
 from contract.schema import MIB, REQUESTS_CSV, SAMPLES_CSV
 from contract.units import parse_boxes, parse_duration, parse_size, whole_number
 from scenarios.errors import ProfileConfigError
@@ -200,7 +200,7 @@ class FitPlan:
         figures = self.current.score(now, self.params.window_s, steady, self.params.cores)
         figures["limits"] = judge_limits(figures, self.params, self.slos)
         self.steps.append(figures)
-        breached = [name for name, verdict in figures["limits"].items() if verdict["breached"]]
+        breached = [name for name in BINDING_ORDER if figures["limits"].get(name, {}).get("breached")]
         if breached:
             self.binding = breached[0]
             self.stop_reason = f"{breached[0]} limit reached at {self.agents} agents"
