@@ -18,6 +18,7 @@ from typing import Protocol
 
 from contract import schema
 from scenarios.arrivals import Arrival, Pacer
+from scenarios.fit import FitPlan
 from scenarios.rounds import RoundsPlan
 from scenarios.sweep import CLOSED_PASSES, SweepPlan
 
@@ -79,7 +80,8 @@ class Pacing:
         return None
 
     def row_listeners(self) -> list[Callable[[str, dict], None]]:
-        """Recorder listeners it measures rows with (a sweep's closed passes)."""
+        """Listeners it measures rows with: the recorder's rows (a sweep's closed passes), and the
+        sampler's as the live judge reads them (a fit's steps)."""
         return []
 
     def record_end(self, meta: dict, now: float) -> None:
@@ -167,13 +169,30 @@ class RoundsPacing(Pacing):
         meta["profile"]["rounds"] = self.plan.boundaries()
 
 
-def pacing_for(schedule: Pacer | RoundsPlan | SweepPlan | None) -> Pacing:
-    """The pacing for what a profile's paced_by() returned: arrivals, a sweep, rounds, or none (closed
-    model)."""
+class FitPacing(Pacing):
+    """A fit: a closed model (each agent does its own work, at its own pace) whose steps are judged on the
+    rows: request rows from the recorder, sampler rows from the live judge."""
+
+    def __init__(self, plan: FitPlan):
+        self.plan = plan
+
+    def row_listeners(self) -> list[Callable[[str, dict], None]]:
+        return [self.plan.on_row]
+
+    def record_end(self, meta: dict, now: float) -> None:
+        self.plan.stop(now)
+        meta["fit"] = self.plan.record()
+
+
+def pacing_for(schedule: Pacer | RoundsPlan | SweepPlan | FitPlan | None) -> Pacing:
+    """The pacing for what a profile's paced_by() returned: arrivals, a sweep, rounds, a fit's steps, or
+    none (closed model)."""
     if isinstance(schedule, Pacer):
         return OpenModelPacing(schedule)
     if isinstance(schedule, SweepPlan):
         return SweepPacing(schedule)
     if isinstance(schedule, RoundsPlan):
         return RoundsPacing(schedule)
+    if isinstance(schedule, FitPlan):
+        return FitPacing(schedule)
     return Pacing()

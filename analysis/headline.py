@@ -25,6 +25,7 @@ from analysis.scores import tpot_absent
 from analysis.soak import Trend, soak_trends
 from analysis.sweep import sweep, sweep_answer
 from analysis.tasks import not_done_text
+from analysis.working_fit import FIT, fit_answer
 from contract.exit_codes import DISK_ERROR, LOAD_NOT_DELIVERED
 
 # Titles of the report sections the figures come from (analysis/report.py uses the same names).
@@ -400,6 +401,23 @@ def _billed_note(total: cost.DollarTotal, made_up: str) -> str:
     return made_up
 
 
+def _fit_headline(run: RunData, profile: str) -> Headline:
+    """How many working agents fit, at how many each limit binds, and which binds first."""
+    question = "How many working agents fit, and which limit binds first?"
+    answer = fit_answer(run)
+    if answer is None:
+        return Headline(profile, question, "Not answered: run.json records no scored step.")
+    figures = [
+        Figure("working agents that fit", answer.fits_agents, "agents", FIT),
+        Figure("binding limit", answer.binding or "none", "", FIT),
+        Figure("memory per working agent", answer.mib_per_agent, "MiB", FIT),
+        Figure("memory fit R²", answer.memory_fit.r2 if answer.memory_fit else None, "", FIT),
+        Figure("first agent's cost", answer.first_agent_mib, "MiB", FIT),
+    ]
+    figures += [Figure(f"agents by {lim.name}", lim.agents, "", FIT, lim.how) for lim in answer.limits]
+    return Headline(profile, question, answer.sentence(), figures)
+
+
 BUILDERS: dict[str, Callable[[RunData, str], Headline]] = {
     "capacity": _capacity_headline,
     "churn": _churn_headline,
@@ -407,4 +425,5 @@ BUILDERS: dict[str, Callable[[RunData, str], Headline]] = {
     "soak": _soak_headline,
     "breakpoint": _breakpoint_headline,
     "sweep": _sweep_headline,
+    "fit": _fit_headline,
 }

@@ -43,6 +43,8 @@ from analysis.sweep import sweep, sweep_answer
 from analysis.tasks import task_outcome_table, task_timing_table
 from analysis.validity import SATURATION_RULE, run_validity
 from analysis.validity import SECTION as LOADGEN
+from analysis.working_fit import FIT, fit_answer
+from analysis.working_fit_section import fit_section
 from analysis.workload import TITLE as WORKLOAD
 from analysis.workload import workload_section
 from contract.schema import MIB, REPORT_HTML, REPORT_MD
@@ -84,6 +86,7 @@ EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [
     drift_section,
     remote_samplers_section,
     sessions_section,
+    fit_section,
 ]
 
 PERCENTILE_RULE = (
@@ -101,6 +104,7 @@ LEADS: dict[str, tuple[str, ...]] = {
     "breakpoint": (headline_mod.LEVELS, headline_mod.LATENCY),
     "sweep": (headline_mod.SWEEP, headline_mod.GOODPUT, headline_mod.LATENCY),
     "trace": (WORKLOAD, headline_mod.ARRIVALS),  # what the trace sent, and whether it kept its timing
+    "fit": (FIT, "Resources"),
 }
 
 
@@ -410,6 +414,7 @@ PLOTTED = (
     headline_mod.ROUNDS,
     headline_mod.CAPACITY,
     headline_mod.CHURN,
+    FIT,
 )
 
 
@@ -419,6 +424,7 @@ def _drawers(
     """(plot file, drawing function) per section title; imports matplotlib (only drawing needs it)."""
     from analysis import plots
     from analysis.capacity_plot import capacity_plot, churn_plot
+    from analysis.working_fit_plot import fit_plot
 
     frame = run.capacity
     return {
@@ -447,6 +453,7 @@ def _drawers(
             )
         ],
         headline_mod.CHURN: [("churn.png", lambda: churn_plot(run_churn(run), frame, out / "churn.png"))],
+        FIT: [("fit.png", lambda: fit_plot(fit_answer(run), out / "fit.png"))],
     }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from analysis.capacity_rows import has_rows
 from analysis.cost import dollar_total, fictional_models, priced_usage, run_prices, usage_rows
 from analysis.delivery import NOT_DELIVERED
 from analysis.delivery import RULE as DELIVERY_RULE
+from analysis.fit import Fit
 from analysis.goodput import goodput
 from analysis.headline import headline, profile_of
 from analysis.latency import latency_table, main_operation
@@ -30,6 +32,8 @@ from analysis.soak import soak_trends
 from analysis.sweep import sweep
 from analysis.tasks import not_done_reasons, task_counts
 from analysis.validity import run_validity
+from analysis.working_fit import fit_answer
+from analysis.working_fit_section import idle_beside
 from analysis.workload import INPUT_SIZES, asked_and_reported, size_table, unverified_sizes
 from contract.schema import REQUEST, SUMMARY_JSON
 
@@ -55,6 +59,7 @@ def summary(run: RunData) -> dict[str, Any]:
         "arrivals": _arrivals(run),
         "sweep": _sweep(run),
         "capacity": _capacity(run),
+        "fit": _fit(run),
         "soak": _soak(run),
         "tasks": _tasks(run),
         "cost": _cost(run),
@@ -258,6 +263,35 @@ def _capacity(run: RunData) -> dict | None:
         "budget_mib": r.budget_mib,
         "stop_reason": r.stop_reason,
     }
+
+
+def _fit(run: RunData) -> dict | None:
+    """The fit profile's answer: agents per limit (measured or extrapolated), the binding one, MiB per
+    working agent with R²."""
+    answer = fit_answer(run)
+    if answer is None:
+        return None
+    fit = answer.memory_fit
+    return {
+        "unit": "working agents",
+        "n_fit": answer.fits_agents,
+        "binding": answer.binding,
+        "stop_reason": answer.stop_reason,
+        "n_per_limit": {
+            lim.name: {"n": lim.agents, "how": lim.how, "extrapolated": lim.extrapolated, "r2": _r2(lim.fit)}
+            for lim in answer.limits
+        },
+        "mib_per_working_agent": fit.slope if fit else None,
+        "r2": _r2(fit),
+        "fit_points": fit.points if fit else None,
+        "first_agent_mib": answer.first_agent_mib,
+        "steps": len(answer.steps),
+        "idle": asdict(idle) if (idle := idle_beside(run)) else None,
+    }
+
+
+def _r2(fit: Fit | None) -> float | None:
+    return fit.r2 if fit else None
 
 
 def _soak(run: RunData) -> dict | None:

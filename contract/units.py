@@ -75,6 +75,24 @@ def parse_size(text: str) -> float:
     return float(m.group(1)) * _BYTES[(m.group(2) or "B").upper()]
 
 
+_BOX = re.compile(r"\s*([^,]+?)\s*,\s*(\d+(?:\.\d+)?)\s*cores?\s*")
+
+
+def parse_boxes(text: str) -> list[tuple[float, float]]:
+    """Machines to project to, "4GiB,2cores;8GiB,4cores" -> [(bytes, cores), ...] (the fit profile's
+    --project, read again by its report); ValueError naming the bad one."""
+    boxes = []
+    for part in text.split(";"):
+        m = _BOX.fullmatch(part)
+        if not m:
+            raise ValueError(f"{part.strip()!r} is not MEMORY,Ncores (e.g. 4GiB,2cores)")
+        memory, cores = parse_size(m.group(1)), float(m.group(2))
+        if memory <= 0 or cores <= 0:
+            raise ValueError(f"{part.strip()!r}: memory and cores must be more than 0")
+        boxes.append((memory, cores))
+    return boxes
+
+
 # A name's file unit, by the suffix the run directory's names carry (contract/schema.py): bytes,
 # milliseconds, seconds, percent.
 _SUFFIX_UNITS = (("_bytes", "bytes"), ("_ms", "ms"), ("_s", "s"), ("_pct", "pct"))

@@ -29,6 +29,7 @@ from agents.pacing import (
 )
 from agents.run_context import context_of
 from scenarios.arrivals import Pacer
+from scenarios.fit import FitPlan
 from scenarios.open_model import pacer_from_doc
 from scenarios.profile import Profile
 from scenarios.rounds import RoundsPlan
@@ -219,7 +220,7 @@ class Fleet:
     def start_run(
         self,
         profile: Profile,
-        schedule: Pacer | RoundsPlan | SweepPlan | None,
+        schedule: Pacer | RoundsPlan | SweepPlan | FitPlan | None,  # a fit runs in one process only
         start_ts: float,
         on_cpu: Callable[[str, float], None],
     ) -> Pacing:

@@ -44,6 +44,7 @@ class LiveJudge:
         self.worker_cpu: dict[str, list[float]] = {}
         self.results: list[ThresholdResult] = []
         self.samples_note: str | None = None  # why sample-based thresholds cannot be judged
+        self.sample_listeners: list[Callable[[str, dict], None]] = []  # hear each sampler row as read
 
     @property
     def rules(self) -> tuple[Threshold, ...]:
@@ -71,6 +72,8 @@ class LiveJudge:
         for row in self.samples.new_rows():
             if self.evaluator is not None:
                 self.evaluator.observe_sample(row)
+            for listener in self.sample_listeners:
+                listener(schema.SAMPLES_CSV, row)
         if self.evaluator is None:
             return []
         self.evaluator.observe_counter("dropped_arrivals", self.dropped(now))

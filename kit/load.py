@@ -55,8 +55,10 @@ class Load:
             context_of(environment).pacing = self.pacing
 
     def listen(self, recorder: Recorder) -> None:
-        """Rows feed the judge (and a sweep's closed passes, which measure its rates)."""
+        """Rows feed the judge (and a sweep's closed passes, which measure its rates; a fit's steps, which
+        hear the sampler's rows too)."""
         recorder.listeners.extend(self.pacing.row_listeners())
+        self.judge.sample_listeners.extend(self.pacing.row_listeners())
         recorder.listeners.append(self.judge.on_row)
 
     def dropped(self, now: float) -> int:

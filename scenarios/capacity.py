@@ -64,8 +64,9 @@ def add_arguments(parser: Any) -> None:
         group,
         "--memory-budget",
         form_group="profile",
-        default=DEFAULT_BUDGET,
-        help="capacity/churn: stop when the target's memory reaches this, e.g. 1GiB, 512MiB (default 1GiB)",
+        default=None,
+        help="capacity/churn: stop when the target's memory reaches this, e.g. 1GiB, 512MiB (default 1GiB); "
+        "fit: the target's steady RSS a step may not reach (default: none)",
     )
     add(
         group,

@@ -13,11 +13,12 @@ from typing import Any
 
 from contract.cli import add
 from contract.units import parse_duration, positive_number, whole_number
-from scenarios import capacity, churn
+from scenarios import capacity, churn, fit
 from scenarios.arrival_process import PROCESSES, ArrivalProcess
 from scenarios.capacity import CapacityParams
 from scenarios.churn import ChurnParams
 from scenarios.errors import ProfileConfigError
+from scenarios.fit import FitLimits
 
 MAX_USERS = 10_000  # per load-generator process
 LIST_SEPARATOR = ";"  # between the values of a list option (--threshold, --slo) in one web UI field
@@ -31,14 +32,18 @@ _TEXT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--hold", "time at the plateau (or at the top of a spike; sweep: each pass, default 30s), e.g. 10m"),
     ("--settle", "spike: time at base load before and after the spike, e.g. 30s"),
     ("--step-users", "breakpoint: users added per step"),
-    ("--step-every", "breakpoint: time between steps, e.g. 10s"),
+    ("--step-every", "breakpoint: time between steps, e.g. 10s; fit: the least hold of a step (default 10s)"),
     ("--stages", "explicit stage list DURATION:USERS,..., e.g. 30s:10,1m:10,10s:0 (overrides the shape)"),
     ("--duration", "length of the loaded part of the run, e.g. 5m, 1h"),
     ("--baseline", "idle time with no load before the first stage or round, e.g. 10s"),
     ("--rounds", "rounds: concurrency levels, e.g. 6,8,10"),
     ("--round-hold", "rounds: longest a round waits for its tasks, e.g. 5m (default: until they finish)"),
     ("--arrival-rate", "open model: peak arrivals per second, following the profile's shape"),
-    ("--max-agents", "open model: agents serving arrivals (default: profile peak); sweep: its pool (32)"),
+    (
+        "--max-agents",
+        "open model: agents serving arrivals (default: profile peak); sweep: its pool (32); fit: the cap "
+        "(200)",
+    ),
     (
         "--burstiness",
         "open model: gamma arrivals' shape, 1 = Poisson, < 1 burstier (implies --arrivals gamma)",
@@ -80,6 +85,7 @@ class ProfileOptions:
     run_time_s: float | None = None
     capacity: CapacityParams = field(default_factory=CapacityParams)
     churn: ChurnParams = field(default_factory=ChurnParams)
+    fit: FitLimits = field(default_factory=FitLimits)
     trace_offsets_s: tuple[float, ...] | None = None  # the workload's trace (scenarios/workload.py)
     trace_speed: float = 1.0
 
@@ -173,6 +179,7 @@ def read_options(ns: argparse.Namespace | Any) -> ProfileOptions:
         run_time_s=_convert(get, "run_time", parse_duration, "-t/--run-time"),
         capacity=capacity.read_params(ns, max_agents),
         churn=churn.read_params(ns),
+        fit=fit.read_limits(ns),
     )
 
 

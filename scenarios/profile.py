@@ -11,6 +11,7 @@ import dataclasses
 from typing import Any, Protocol
 
 from scenarios.arrivals import Pacer
+from scenarios.fit import FitPlan
 from scenarios.rounds import RoundsPlan
 from scenarios.shape import Phase, Tick
 from scenarios.sweep import SweepPlan
@@ -45,9 +46,9 @@ class Profile(Protocol):
         above scenarios.options.MAX_USERS, so every profile is capped by this one check."""
         ...
 
-    def paced_by(self, start_ts: float) -> Pacer | RoundsPlan | SweepPlan | None:
+    def paced_by(self, start_ts: float) -> Pacer | RoundsPlan | SweepPlan | FitPlan | None:
         """What paces the agents' work from start_ts: arrivals (open model), rounds, a sweep's passes,
-        or nothing."""
+        a fit's steps, or nothing."""
         ...
 
     # What the run asks beyond the shape (defaults and meanings: scenarios/traits.py ProfileTraits).

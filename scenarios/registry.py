@@ -14,6 +14,7 @@ from scenarios import (
     breakpoint,
     capacity,
     churn,
+    fit,
     manual,
     rounds,
     smoke,
@@ -45,6 +46,10 @@ BUILDERS: dict[str, Callable[[ProfileOptions], Profile]] = {
     "capacity": lambda opts: capacity.build(opts.capacity),
     "churn": lambda opts: churn.build(opts.churn, opts.capacity.memory_budget_bytes),
     "trace": trace_replay.build,
+    "fit": lambda opts: fit.build(
+        opts.fit,
+        fit.SharedOptions(opts.step_every_s, opts.max_agents, opts.baseline_s, opts.slo_exprs, opts.stages),
+    ),
 }
 PROFILE_NAMES: tuple[str, ...] = tuple(BUILDERS)
 _PLATEAU = frozenset({"peak_users", "ramp_s", "hold_s", "duration_s", "baseline_s", "stages"})
@@ -62,6 +67,7 @@ READS: dict[str, frozenset[str]] = {
     "capacity": frozenset({"max_agents"}),
     "churn": frozenset(),
     "trace": frozenset({"max_agents"}),
+    "fit": frozenset({"step_every_s", "max_agents", "baseline_s"}),
 }
 _SHAPE_OPTIONS = frozenset().union(*READS.values())
 _FLAGS = {"num_users": "-u", "spawn_rate": "-r", "run_time_s": "-t"}
@@ -73,6 +79,7 @@ def add_arguments(parser: Any) -> None:
     _add_arguments(parser, PROFILE_NAMES)
     capacity.add_arguments(parser)
     churn.add_arguments(parser)
+    fit.add_arguments(parser)
 
 
 def build_profile(name: str | None, options: Any) -> Profile:

@@ -285,6 +285,13 @@ CASES: list[Case] = [
         ("--input-tokens", "9000000", "--load-profile", "average", "--peak-users", "1000"),
     ),
     Case("sweep hold 0s", ("--load-profile", "sweep", "--hold", "0s")),
+    Case("fit cpu limit over 100", ("--load-profile", "fit", "--cpu-limit", "150%")),
+    Case("fit project without cores", ("--load-profile", "fit", "--project", "4GiB")),
+    Case(
+        "fit max hold under its least",
+        ("--load-profile", "fit", "--step-every", "10s", "--step-max-hold", "5s"),
+    ),
+    Case("fit with stages", ("--load-profile", "fit", "--stages", "10s:1")),
     Case("stages 0s:0", ("--stages", "0s:0")),
     Case("-t 0s", ("--load-profile", "manual", "-u", "1", "-t", "0s")),
     Case("average ramp and hold 0s", ("--load-profile", "average", "--ramp", "0s", "--hold", "0s")),
