@@ -10,7 +10,10 @@ is recorded: credentials reach the upstream and nothing else.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
+import socket
+import struct
 import time
 
 import aiohttp
@@ -111,10 +114,11 @@ class Recorder:
 
     async def _relay(self, request: web.Request, body: bytes) -> tuple[web.StreamResponse, Passed | None]:
         """Forward the request; stream the answer back chunk by chunk, keeping what passed with its times.
-        An upstream that refuses the connection: 502 and one line, nothing recorded. One that breaks off
-        mid-answer (or an agent that hangs up): what passed is recorded with the reason. An agent that hangs
-        up once every byte has passed, before the end of the chunked body (the openai SDK closes a stream at
-        its `[DONE]` event), broke nothing."""
+        An upstream that fails (refused, reset, a body cut short, a TLS error) fails the agent the same
+        way: its connection is reset or closed without the answer's end (`cut_off`), one line says why, and
+        what passed is recorded with the reason (nothing when no answer began). An agent that hangs up once
+        every byte has passed, before the end of the chunked body (the openai SDK closes a stream at its
+        `[DONE]` event), broke nothing."""
         assert self.client is not None
         loop = asyncio.get_running_loop()
         headers = {**forwarded_headers(request.headers), "Accept-Encoding": "identity"}
@@ -133,16 +137,50 @@ class Recorder:
                     await response.write(chunk)
                 relayed = True
                 await response.write_eof()
+        except asyncio.CancelledError:  # the agent hung up (the server cancels its handler): so does this
+            if passed is not None and not relayed:
+                passed.broken = "the agent hung up"
+            return response or web.Response(status=499), passed
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             if relayed and response is not None:
                 return response, passed  # every byte passed; the agent left before the body's end
             reason = f"{type(exc).__name__}: {exc}".rstrip(": ")
             log.error("%s %s: %s", request.method, request.path, reason)
-            if response is None or passed is None:
-                failed = web.json_response({"error": {"message": f"upstream failed: {reason}"}}, status=502)
-                return failed, None
-            passed.broken = reason
+            cut_off(request, was_reset(exc))
+            if passed is not None:
+                passed.broken = reason
+            return response or web.Response(status=502), passed
         return response, passed
+
+
+def was_reset(exc: BaseException) -> bool:
+    """Whether the upstream reset the connection (rather than closing it, or never answering). aiohttp
+    names a reset mid-body only in its payload error's text."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConnectionResetError) or getattr(seen, "errno", None) == errno.ECONNRESET:
+            return True
+        if "ConnectionResetError(" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def cut_off(request: web.Request, reset: bool) -> None:
+    """End the agent's connection as the upstream ended the recorder's: a reset (RST) for a reset, else
+    closed after what passed (a chunked body without its last chunk, or no answer at all), so its client
+    raises what it would have raised talking to the upstream directly. aiohttp's own end of the response
+    then meets a closed transport and gives up quietly."""
+    transport = request.transport
+    if transport is None:
+        return
+    if reset:
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        transport.abort()
+    else:
+        transport.close()
 
 
 def build_app(recorder: Recorder) -> web.Application:

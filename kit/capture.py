@@ -83,7 +83,10 @@ def _loopback(host: str) -> bool:
 
 async def serve(upstream: str, host: str, port: int, sessions: SessionLog, header: str | None) -> None:
     """Listen until SIGINT/SIGTERM; the address goes to stdout first, as the agent's base URL."""
-    runner = web.AppRunner(build_app(Recorder(upstream, sessions, header)), access_log=None)
+    # handler_cancellation: an agent that hangs up ends the upstream call too, as it would directly
+    runner = web.AppRunner(
+        build_app(Recorder(upstream, sessions, header)), access_log=None, handler_cancellation=True
+    )
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
