@@ -22,6 +22,7 @@ from aiohttp import web
 from capture.exchange import APIS, Passed, answer_of, json_object, scrub
 from capture.mcp_exchange import rpc_request, tool_answer_of, tool_call_of
 from capture.session_log import SessionLog
+from contract.redact import secret_values
 from contract.schema import SESSION_MCP_API
 
 log = logging.getLogger("kit.capture")
@@ -55,6 +56,12 @@ def credentials_in(headers) -> tuple[str, ...]:
     """The request's own secrets (a bearer token, an API key header), masked if the body repeats them."""
     values = [headers.get(name, "") for name in CREDENTIAL_HEADERS]
     return tuple(v.split(" ", 1)[-1] for v in values if len(v) >= 8)
+
+
+def secrets_of(headers, body: dict) -> tuple[str, ...]:
+    """Every secret a call carries: its credential headers' and its body's secret-named values, masked
+    wherever the request or its answer repeats them."""
+    return (*credentials_in(headers), *secret_values(body))
 
 
 class Recorder:
@@ -91,8 +98,9 @@ class Recorder:
         named = request.headers.get(self.session_header) if self.session_header else None
         if api and parsed is not None and passed is not None:
             session = self.sessions.session_of(parsed, named)
-            kept = scrub(parsed, credentials_in(request.headers))
-            self.sessions.record(session, sent, api, kept, answer_of(api, passed))
+            secrets = secrets_of(request.headers, parsed)
+            answer = scrub(answer_of(api, passed), secrets)
+            self.sessions.record(session, sent, api, scrub(parsed, secrets), answer)
         elif not api and request.method == "POST" and passed is not None:
             self.record_tool_call(request, body, sent, passed, named)
         return response
@@ -108,9 +116,9 @@ class Recorder:
             return
         mcp_session = request.headers.get(MCP_SESSION_HEADER)
         session = self.sessions.session_of_tool_call(call["params"], named, mcp_session)
-        kept = scrub(call, credentials_in(request.headers))
-        answer = tool_answer_of(message.get("id"), passed)
-        self.sessions.record(session, sent, SESSION_MCP_API, kept, answer)
+        secrets = secrets_of(request.headers, message)
+        answer = scrub(tool_answer_of(message.get("id"), passed), secrets)
+        self.sessions.record(session, sent, SESSION_MCP_API, scrub(call, secrets), answer)
 
     async def _relay(self, request: web.Request, body: bytes) -> tuple[web.StreamResponse, Passed | None]:
         """Forward the request; stream the answer back chunk by chunk, keeping what passed with its times.

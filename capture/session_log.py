@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 from urllib.parse import urlsplit
 
+from contract.redact import redact_object
 from contract.schema import SESSION, SESSION_FORMAT, SESSION_MCP_API
 
 FIRST_USER_CHARS = 4000  # enough of the first user message to tell conversations apart
@@ -228,8 +229,9 @@ def write_imported(out: Path, upstream: str, calls: Sequence[ImportedCall]) -> S
     sessions = SessionLog(temporary, upstream, started=calls[0].start_s)
     try:
         sessions.open()
-        for call in calls:
-            sessions.record(call.session, call.start_s, "chat", call.request, call.answer)
+        for call in calls:  # the importers read named fields only; a secret nested in them is masked
+            request, answer = redact_object(call.request), redact_object(call.answer)
+            sessions.record(call.session, call.start_s, "chat", request, answer)
         sessions.close()
         os.link(temporary, out)  # fails, leaving `out` alone, if one appeared meanwhile
     except FileExistsError:

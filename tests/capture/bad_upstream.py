@@ -9,6 +9,8 @@ process (so `/killed` is a real process dying mid-answer) until it is terminated
 /timeout/...  no answer at all, the connection held open
 /denied/...   401 whose body echoes the request's key ("bad key Bearer sk-...")
 /failing/...  500 with a JSON error body
+/v1/...       200 quoting the request's Authorization and body back (an `X-Bad-Case: NAME` header picks
+              another case on this path)
 A TLS handshake gets a plain HTTP 400 (a TLS error at the client).
 """
 
@@ -42,9 +44,9 @@ class Handler(socketserver.StreamRequestHandler):
         while (header := self.rfile.readline()) not in (b"\r\n", b"\n", b""):
             name, _, value = header.decode("latin-1").partition(":")
             headers[name.strip().lower()] = value.strip()
-        self.rfile.read(int(headers.get("content-length", "0") or 0))
+        self.body = self.rfile.read(int(headers.get("content-length", "0") or 0))
         path = line.split(" ")[1] if " " in line else "/"
-        case = path.strip("/").split("/")[0]
+        case = headers.get("x-bad-case") or path.strip("/").split("/")[0]
         getattr(self, f"case_{case}", self.case_failing)(headers)
 
     def send(self, data: bytes) -> None:
@@ -80,6 +82,22 @@ class Handler(socketserver.StreamRequestHandler):
     def case_denied(self, headers: dict) -> None:
         said = json.dumps({"error": {"message": f"bad key {headers.get('authorization', '')}"}}).encode()
         self.send(b"HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n")
+        self.send(f"Content-Length: {len(said)}\r\nConnection: close\r\n\r\n".encode() + said)
+
+    def case_v1(self, headers: dict) -> None:
+        """A whole answer that quotes the request's key and its body back (an echoing upstream)."""
+        quoted = f"you sent {headers.get('authorization', '')} and {self.body.decode('utf-8', 'replace')}"
+        message = {"role": "assistant", "content": quoted}
+        said = json.dumps(
+            {
+                "id": "chatcmpl-echo",
+                "object": "chat.completion",
+                "model": "m",
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        ).encode()
+        self.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
         self.send(f"Content-Length: {len(said)}\r\nConnection: close\r\n\r\n".encode() + said)
 
     def case_failing(self, _: dict) -> None:

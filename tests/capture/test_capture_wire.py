@@ -108,3 +108,30 @@ def test_a_reset_is_a_reset_to_the_agent(tmp_path):
             with pytest.raises(ConnectionResetError):
                 while sock.recv(65536):
                     pass
+
+
+def test_a_canary_key_in_the_body_the_headers_an_error_and_an_echoed_answer_never_reaches_the_file(tmp_path):
+    out = tmp_path / "s.jsonl"
+    nested, header = "sk-canary-NESTED-abcdef0123", "sk-canary-HEADER-abcdef0123"
+    extra = {
+        "metadata": {"api_key": nested, "openai_api_key": nested, "password": nested},
+        "extra_headers": {"Authorization": f"Bearer {header}"},
+    }
+    with bad_upstream() as upstream, recording(upstream, out) as (base, _):
+        client = openai.OpenAI(base_url=f"{base}/v1", api_key=KEY, max_retries=0, timeout=5)
+        answer = client.chat.completions.create(model="m", messages=MESSAGES, extra_body=extra)
+        with pytest.raises(openai.AuthenticationError, match=KEY):  # the upstream echoes the key in its 401
+            client.chat.completions.create(
+                model="m", messages=MESSAGES, extra_headers={"X-Bad-Case": "denied"}
+            )
+        client.close()
+    said = answer.choices[0].message.content or ""
+    assert KEY in said and nested in said and header in said  # the upstream did echo all three
+    text = out.read_text()
+    header_line, echoed, denied = lines_of(out)
+    assert (
+        echoed["response"]["content"].startswith("you sent Bearer ***")
+        and denied["response"]["status"] == 401
+    )
+    assert echoed["request"]["metadata"] == {"api_key": "***", "openai_api_key": "***", "password": "***"}
+    assert KEY not in text and nested not in text and header not in text
