@@ -53,6 +53,7 @@ def test_a_recording_reads_into_sessions_in_step_order(tmp_path):
         "sessions": 2,
         "calls": 4,
         "tool_calls": 0,
+        "left_out": 0,
     }
 
 
