@@ -204,22 +204,14 @@ def chat_message(item: object) -> dict:
     return {k: item[k] for k in CHAT_MESSAGE_KEYS if k in item}
 
 
-def read_text(path: Path) -> str:
-    """An import's input file as text; SessionImportError saying why it cannot be."""
-    try:
-        return path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise SessionImportError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise SessionImportError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-
-
 def check_out(out: Path) -> None:
     """An import's --out: a new file in an existing folder, checked before the input is read."""
     if out.exists():
         raise SessionImportError(f"--out {out}: exists; an import never overwrites a session file")
     if not out.parent.is_dir():
         raise SessionImportError(f"--out {out}: no such folder {out.parent}")
+    if not os.access(out.parent, os.W_OK):
+        raise SessionImportError(f"--out {out}: its folder is not writable")
 
 
 def write_imported(out: Path, upstream: str, calls: Sequence[ImportedCall]) -> SessionLog:
@@ -236,6 +228,8 @@ def write_imported(out: Path, upstream: str, calls: Sequence[ImportedCall]) -> S
         os.link(temporary, out)  # fails, leaving `out` alone, if one appeared meanwhile
     except FileExistsError:
         raise SessionImportError(f"--out {out}: exists; an import never overwrites a session file") from None
+    except OSError as exc:  # a read-only mount, a full disk
+        raise SessionImportError(f"--out {out}: cannot write it ({exc.strerror or exc})") from None
     finally:
         sessions.close()
         temporary.unlink(missing_ok=True)

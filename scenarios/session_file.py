@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import json
 import math
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,7 +197,12 @@ def _lines(path: str) -> Iterator[tuple[int, object]]:
     """(line number, JSON value) of each non-blank line, read a line at a time within the caps."""
     file = Path(path)
     try:
-        size = file.stat().st_size
+        mode = file.stat()
+        if not stat.S_ISREG(mode.st_mode):  # a FIFO would hang the run's start, a device never end
+            raise WorkloadError(
+                f"{path}: not a regular file (a FIFO, a device or a directory): give the file"
+            )
+        size = mode.st_size
         if size > MAX_FILE_BYTES:
             raise WorkloadError(
                 f"{path}: {size:,} bytes, over the {MAX_FILE_BYTES // 2**20:,} MiB a replay holds"
