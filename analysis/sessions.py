@@ -68,8 +68,8 @@ def per_session_table(tasks: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFra
     """One row per recorded session: copies replayed and done, steps, model time and dollars per copy
     (p50 over its done copies) beside the recording's own (NaN where the recording has none), from the
     `priced` rows."""
-    replayed = _sums(requests, REQUEST.latency_ms, "usd")
-    recorded = _sums(requests, REQUEST.recorded_latency_ms, "usd_recorded")
+    replayed = _per_copy(requests, REQUEST.latency_ms, REQUEST.tokens_in, REQUEST.tokens_out, "usd")
+    recorded = _per_copy(*_recorded_figures(requests))
     rows = []
     for name, copies in tasks.groupby(TASK.recorded_session, sort=False):
         done = copies[copies[TASK.status] == TASK_STATUS.done][TASK.task_id]
@@ -141,14 +141,6 @@ def _usd(rows: pd.DataFrame, prices: PriceTable | PriceTableError) -> pd.Series 
     return cost.price_rows(rows, prices)[0]["usd_list"] if not isinstance(prices, PriceTableError) else np.nan
 
 
-def _sums(rows: pd.DataFrame, ms: str, usd: str) -> pd.DataFrame:
-    """Per task: the sum of its calls' latency (`ms`) and dollars (`usd`): NaN when any of its calls
-    lacks the figure, never a partial total."""
-    frame = pd.DataFrame({"ms": rows[ms], "usd": rows[usd]})
-    by_task = rows[REQUEST.task_id]
-    return frame.groupby(by_task).sum(min_count=1).mask(frame.isna().groupby(by_task).any())
-
-
 def sessions_section(run: RunData) -> Section | None:
     """The Sessions section; None when the run replayed no session file."""
     found = replay_rows(run)
@@ -190,3 +182,68 @@ def _gaps(requests: pd.DataFrame, prices: PriceTable | PriceTableError) -> list[
     if isinstance(prices, PriceTableError):
         notes.append(f"no dollars: the price table was refused ({prices})")
     return notes
+
+
+def compare_measures(run: RunData) -> tuple[dict[str, float], dict[str, float]] | None:
+    """A replay run's measures for `python -m analysis compare` (one agent, many gateways: one table):
+    (as replayed, as recorded), per copy p50 over its done copies; None when the run replayed none."""
+    found = replay_rows(run)
+    if found is None:
+        return None
+    tasks, requests = found
+    rows = priced(requests, cost.run_prices(run))
+    done = tasks[tasks[TASK.status] == TASK_STATUS.done][TASK.task_id]
+    replayed = _per_copy(rows, REQUEST.latency_ms, REQUEST.tokens_in, REQUEST.tokens_out, "usd").reindex(done)
+    recorded = _per_copy(*_recorded_figures(rows)).reindex(done)
+    ok = rows[rows["ok"] == 1]
+    at_model = len(run.model_calls) if run.model_calls is not None else np.nan
+    mine = {
+        "copies done": float(len(done)),
+        "model calls": float(len(rows)),
+        "model calls at the model": float(at_model),
+        **_copy_medians(replayed),
+        "model call latency p50 (ms)": _percentile(ok[REQUEST.latency_ms], 50),
+        "model call latency p95 (ms)": _percentile(ok[REQUEST.latency_ms], 95),
+    }
+    theirs = {
+        **_copy_medians(recorded),
+        "model calls per copy p50": _median(tasks.set_index(TASK.task_id)[TASK.recorded_steps].reindex(done)),
+        "model call latency p50 (ms)": _percentile(ok[REQUEST.recorded_latency_ms], 50),
+        "model call latency p95 (ms)": _percentile(ok[REQUEST.recorded_latency_ms], 95),
+    }
+    return mine, theirs
+
+
+def _recorded_figures(rows: pd.DataFrame) -> tuple[pd.DataFrame, str, str, str, str]:
+    """`_per_copy`'s arguments for the recording's own figures, which travel on the replay's rows."""
+    return (
+        rows,
+        REQUEST.recorded_latency_ms,
+        REQUEST.asked_tokens_in,
+        REQUEST.recorded_tokens_out,
+        "usd_recorded",
+    )
+
+
+def _per_copy(rows: pd.DataFrame, ms: str, tokens_in: str, tokens_out: str, usd: str) -> pd.DataFrame:
+    """Per copy: its model calls, and the sums of its calls' latency, tokens and dollars (NaN when any of
+    its calls lacks the figure: never a partial total)."""
+    frame = pd.DataFrame({"ms": rows[ms], "in": rows[tokens_in], "out": rows[tokens_out], "usd": rows[usd]})
+    by_task = rows[REQUEST.task_id]
+    sums = frame.groupby(by_task).sum(min_count=1).mask(frame.isna().groupby(by_task).any())
+    return sums.assign(calls=frame.groupby(by_task).size())
+
+
+def _copy_medians(copies: pd.DataFrame) -> dict[str, float]:
+    return {
+        "model calls per copy p50": _median(copies["calls"]),
+        "model time per copy p50 (ms)": _median(copies["ms"]),
+        "tokens in per copy p50": _median(copies["in"]),
+        "tokens out per copy p50": _median(copies["out"]),
+        "$ per copy p50 (list)": _median(copies["usd"]),
+    }
+
+
+def _percentile(values: pd.Series, q: float) -> float:
+    clean = values.dropna()
+    return float(np.percentile(clean, q)) if len(clean) else np.nan
