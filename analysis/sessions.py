@@ -15,6 +15,8 @@ from analysis import cost
 from analysis.model import RunData, Section
 from analysis.prices import PriceTable, PriceTableError
 from analysis.stats import describe
+from analysis.validity import SECTION as VALIDITY_SECTION
+from analysis.validity import run_validity
 from contract.schema import MCP_PREFIX, REQUEST, TASK, TASK_STATUS
 
 TITLE = "Sessions"
@@ -150,6 +152,7 @@ def sessions_section(run: RunData) -> Section | None:
     prices = cost.run_prices(run)
     rows = priced(requests, prices)
     section = Section(TITLE)
+    section.tables += validity_marks(run)
     section.tables.append(("replay fidelity", fidelity_table(tasks, requests)))
     section.tables.append(("per recorded session, beside the recording", per_session_table(tasks, rows)))
     steps, grain = per_step_table(tasks, rows)
@@ -162,6 +165,23 @@ def sessions_section(run: RunData) -> Section | None:
         "the copy tag adds a few tokens a call unless --identical-copies"
     )
     return section
+
+
+def validity_marks(run: RunData) -> list[tuple[str, pd.DataFrame]]:
+    """The run's validity mark (RUN INVALID, LATENCY SUSPECT; analysis/validity.py, the verdict of run.json
+    and the Load generator section) as a table heading the section's timing figures; none when it held:
+    at ×100 agents a load generator's own lag reads as a slower gateway."""
+    validity = run_validity(run)
+    mark = validity.mark()
+    if mark is None:
+        return []
+    row = {
+        "mark": mark,
+        "why": "; ".join(c.reason() for c in validity.failed),
+        "what it means": "start lateness, model time and latency below may be the load generator's own "
+        f"delay, not the gateway's (the rules: report.md, {VALIDITY_SECTION})",
+    }
+    return [("run validity", pd.DataFrame([row]).set_index("mark"))]
 
 
 def _gaps(requests: pd.DataFrame, prices: PriceTable | PriceTableError) -> list[str]:
