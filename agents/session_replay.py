@@ -277,6 +277,7 @@ class ReplayAgent(ChatAgent):
             return END_ERROR
         live.called = bool(calls)
         if calls:
+            self.stop_if_stopping()  # no live tool call starts once the run is stopping
             live.history += CHAT.step_items(calls, live.run(calls, number))
         return None
 
