@@ -45,12 +45,10 @@ def compare_table(runs: list[RunData]) -> pd.DataFrame:
     recording's own figures as a last column (from the first such run's rows; NaN where it has none)."""
     names = column_names(runs)
     replays = [compare_measures(r) for r in runs]
-    table = pd.DataFrame(
-        {
-            name: pd.Series(headline(r) | (replay[0] if replay else {}), dtype=float)
-            for name, r, replay in zip(names, runs, replays, strict=True)
-        }
-    )
+    rows = [headline(r) | (replay[0] if replay else {}) for r, replay in zip(runs, replays, strict=True)]
+    order = list(dict.fromkeys(m for row in rows for m in row))  # as measured, never sorted by name
+    table = pd.DataFrame({name: pd.Series(row, dtype=float) for name, row in zip(names, rows, strict=True)})
+    table = table.reindex(order)
     stats = pd.DataFrame([aggregate(table.loc[m]) for m in table.index], index=table.index)
     out = pd.concat([table, stats], axis=1).replace([np.inf, -np.inf], np.nan)
     recorded = next((replay[1] for replay in replays if replay), None)
