@@ -4,6 +4,11 @@ think time recorded before it (`--sessions-speed` faster), with the messages and
 copy tags its first user message (`[copy ...]`) unless `--identical-copies`, so a prompt cache hits only
 what the real traffic would share; each copy is a session of its own at the gateway.
 
+Each call is streamed or not as recorded, with its recorded `stream_options` (`--sessions-stream always`
+streams every call with usage). Once the run is stopping (its -t, a first SIGTERM/SIGINT, the profile's
+end) no new session, call or tool call starts: a copy waiting out a think time ends at once, a call in
+flight has the stop-timeout, and the copy ends `unfinished`.
+
 One tasks.csv row per replayed session; its requests' rows carry the task id, the step and, as the size
 asked, the prompt tokens the recording's upstream reported, so the report's sizes section is the replay's
 fidelity. The agent makes each call through its chat agent's own request and stream reader.

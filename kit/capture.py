@@ -9,7 +9,8 @@ it wrote. Bad input: one line on stderr, exit code 2.
 `python -m kit.capture import-otel SPANS.json --out FILE` writes the same session file from an
 OpenTelemetry GenAI trace export instead (capture/otel_import.py), and `import-litellm LOGS --out FILE`
 from a LiteLLM proxy's logged calls (capture/litellm_import.py): one command makes session files,
-whichever way the calls were seen.
+whichever way the calls were seen. Their input is a regular file within `--max-bytes`
+(capture/import_input.py); each says how its sessions were formed.
 """
 
 from __future__ import annotations
