@@ -45,6 +45,8 @@ HOP_BY_HOP = frozenset(
 MAX_REQUEST_BYTES = 64 * 1024 * 1024  # a 225K-token agent history is ~1 MiB; past this the agent gets 413
 KEEP_RESPONSE_BYTES = 64 * 1024 * 1024  # of one response, kept for the file (all of it is passed on)
 CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key")
+AGENT_LEFT = "the agent hung up"  # a broken answer's reason when the agent left before its end
+END_GRACE_S = 0.5  # after an agent hung up: how long the upstream's answer may take to show its end
 MCP_SESSION_HEADER = "Mcp-Session-Id"  # joins an MCP session's unmatched tool calls; never written
 
 
@@ -140,14 +142,18 @@ class Recorder:
                 answer_headers = forwarded_headers(upstream.headers)
                 response = web.StreamResponse(status=upstream.status, headers=answer_headers)
                 await response.prepare(request)
-                async for chunk in upstream.content.iter_any():
-                    passed.keep(loop.time() - started, chunk, KEEP_RESPONSE_BYTES)
-                    await response.write(chunk)
+                try:
+                    async for chunk in upstream.content.iter_any():
+                        passed.keep(loop.time() - started, chunk, KEEP_RESPONSE_BYTES)
+                        await response.write(chunk)
+                except asyncio.CancelledError:  # the agent hung up mid-answer, or at its [DONE]
+                    passed.broken = None if await all_passed(upstream) else AGENT_LEFT
+                    return response, passed
                 relayed = True
                 await response.write_eof()
         except asyncio.CancelledError:  # the agent hung up (the server cancels its handler): so does this
             if passed is not None and not relayed:
-                passed.broken = "the agent hung up"
+                passed.broken = AGENT_LEFT
             return response or web.Response(status=499), passed
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             if relayed and response is not None:
@@ -159,6 +165,15 @@ class Recorder:
                 passed.broken = reason
             return response or web.Response(status=502), passed
         return response, passed
+
+
+async def all_passed(upstream: aiohttp.ClientResponse) -> bool:
+    """Whether the agent had the whole answer when it hung up: the openai SDK closes a stream at its
+    `[DONE]` event, before the chunked body's end, so the upstream gets a moment to end with nothing more."""
+    try:
+        return await asyncio.wait_for(upstream.content.read(), END_GRACE_S) == b""
+    except (TimeoutError, aiohttp.ClientError, OSError):
+        return False
 
 
 def was_reset(exc: BaseException) -> bool:

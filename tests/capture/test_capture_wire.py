@@ -16,7 +16,9 @@ import openai
 import pytest
 
 from lifecycle.target import free_port
+from simgateway import launch
 from tests.capture.test_capture_recorder import ENV, lines_of, recording
+from tests.locust_runs import wait_for
 from tests.paths import REPO
 
 pytestmark = pytest.mark.e2e
@@ -135,3 +137,19 @@ def test_a_canary_key_in_the_body_the_headers_an_error_and_an_echoed_answer_neve
     )
     assert echoed["request"]["metadata"] == {"api_key": "***", "openai_api_key": "***", "password": "***"}
     assert KEY not in text and nested not in text and header not in text
+
+
+def test_an_agent_that_hangs_up_mid_answer_is_recorded_broken_and_one_that_leaves_at_done_is_not(tmp_path):
+    out = tmp_path / "s.jsonl"
+    sim = ["--ttft-ms", "20", "--itl-ms", "100", "--output-tokens", "30"]  # 3 s of answer
+    with launch.running(sim) as gw, recording(gw.url, out) as (base, _):
+        body = {"model": "m", "messages": MESSAGES, "stream": True}
+        with httpx.stream("POST", f"{base}/v1/chat/completions", json=body, timeout=10) as answer:
+            next(answer.iter_bytes())  # the first chunk, then the agent leaves
+        client = openai.OpenAI(base_url=f"{base}/v1", api_key=KEY, max_retries=0, timeout=10)
+        for _ in client.chat.completions.create(model="m", messages=MESSAGES, stream=True, max_tokens=3):
+            pass  # the SDK closes at [DONE], before the chunked body's end
+        client.close()
+        wait_for(lambda: len(lines_of(out)) == 3, 10, "both calls recorded")
+    left, whole = lines_of(out)[1:]
+    assert left["response"]["broken"] == "the agent hung up" and "broken" not in whole["response"]
