@@ -4,6 +4,11 @@ think time recorded before it (`--sessions-speed` faster), with the messages and
 copy tags its first user message (`[copy ...]`) unless `--identical-copies`, so a prompt cache hits only
 what the real traffic would share; each copy is a session of its own at the gateway.
 
+Each call is streamed or not as recorded, with its recorded `stream_options` (`--sessions-stream always`
+streams every call with usage). Once the run is stopping (its -t, a first SIGTERM/SIGINT, the profile's
+end) no new session, call or tool call starts: a copy waiting out a think time ends at once, a call in
+flight has the stop-timeout, and the copy ends `unfinished`.
+
 One tasks.csv row per replayed session; its requests' rows carry the task id, the step and, as the size
 asked, the prompt tokens the recording's upstream reported, so the report's sizes section is the replay's
 fidelity. The agent makes each call through its chat agent's own request and stream reader.
@@ -26,6 +31,8 @@ from typing import Any
 
 from gevent import GreenletExit
 from locust import constant, tag, task
+from locust.exception import StopUser
+from locust.user.task import LOCUST_STATE_RUNNING, LOCUST_STATE_STOPPING, LOCUST_STATE_WAITING
 
 from agents.agent_loop import CHAT, END_ANSWER, END_ERROR, END_MAX_STEPS, LoopStep, Tally, loop_runner_of
 from agents.base import paced
@@ -33,12 +40,14 @@ from agents.live_tools import continues_calls, kept, recorded_delta
 from agents.openai_chat import ChatAgent
 from agents.replay_tools import CopyTools
 from agents.request_body import History
+from agents.run_context import context_of
 from agents.tool_deltas import ToolCall
 from agents.workload import Draw
 from contract.records import RequestRecord, TaskRecord
 from contract.schema import TASK_STATUS
-from scenarios.session_file import RecordedSession, RecordedStep, RecordedToolCall
+from scenarios.session_file import STREAM_ALWAYS, RecordedSession, RecordedStep, RecordedToolCall
 
+STOP_LOOK_S = 0.2  # a think time's slices: how soon a waiting copy sees the run's stop request
 # what a recorded request offers the model besides its messages, sent as recorded
 OFFER_KEYS = (
     "tools",
@@ -109,6 +118,7 @@ class ReplayAgent(ChatAgent):
         assert recorded is not None, "kit.startup refuses ReplayAgent without --sessions"
         sessions = recorded.sessions
         session = sessions[(self.agent_number - 1 + self.copies) % len(sessions)]
+        self.stop_if_stopping()
         self.copies += 1
         self.replay(session)
 
@@ -126,7 +136,7 @@ class ReplayAgent(ChatAgent):
         tag_text = None if self.settings.identical_copies else f"[copy {task_id}]"
         try:
             task.end_reason = self._steps(session, task_id, tag_text, tally)
-        except GreenletExit:
+        except (GreenletExit, StopUser):
             task.status, task.error = TASK_STATUS.unfinished, "the run stopped before the session ended"
             tally.close()
             self.record(task)
@@ -144,7 +154,7 @@ class ReplayAgent(ChatAgent):
         tools = CopyTools(self, task_id)
         try:
             end = self._recorded_steps(session, task_id, tag_text, tally, tools)
-        except GreenletExit:
+        except (GreenletExit, StopUser):
             tools.close(cleanup=False)  # the run is stopping: no request more
             raise
         tools.close(self.settings.cleanup)
@@ -178,6 +188,7 @@ class ReplayAgent(ChatAgent):
         step that asked them (none before the first)."""
         for call in calls:
             self._wait_due(call.think_s)
+            self.stop_if_stopping()
             self.replaying, self.offering = call, None
             why = tools.call(call, step or None)
             self.due_ts = time.time()  # the answer's end
@@ -188,10 +199,27 @@ class ReplayAgent(ChatAgent):
 
     def _wait_due(self, think_s: float | None) -> None:
         """Sleep until the next recorded call is due: the previous answer's end plus the think time
-        recorded before it, over --sessions-speed (a session's first call is due at once)."""
-        if self.due_ts is not None:
-            self.due_ts += (think_s or 0.0) / self.settings.sessions_speed
-            time.sleep(max(0.0, self.due_ts - time.time()))
+        recorded before it, over --sessions-speed (a session's first call is due at once). The agent
+        waits as Locust's own wait does: a stop asked meanwhile ends it at once (GreenletExit)."""
+        if self.due_ts is None:
+            return
+        self.due_ts += (think_s or 0.0) / self.settings.sessions_speed
+        self._state = LOCUST_STATE_WAITING
+        try:
+            while (left := self.due_ts - time.time()) > 0:
+                self.stop_if_stopping()  # the run's own stop request is seen within a slice
+                time.sleep(min(left, STOP_LOOK_S))
+        finally:
+            if self._state == LOCUST_STATE_WAITING:
+                self._state = LOCUST_STATE_RUNNING
+
+    def stop_if_stopping(self) -> None:
+        """The run is stopping (its -t, a first SIGTERM/SIGINT, the profile's end: Locust's stopping
+        state, or the run's stop request, which comes before it): no new session, call or tool call
+        starts; what is in flight has the stop-timeout. StopUser ends the copy `unfinished`."""
+        link = context_of(self.environment).link
+        if self._state == LOCUST_STATE_STOPPING or (link is not None and link.stopping()):
+            raise StopUser()
 
     def _send(
         self,
@@ -205,6 +233,7 @@ class ReplayAgent(ChatAgent):
         plus its think time), or one the recording did not have (`recorded` None: sent at once)."""
         if recorded is not None:
             self._wait_due(recorded.think_s if self.tools_replayed else recorded.gap_s)
+        self.stop_if_stopping()
         self.replaying, self.offering = recorded, offer
         record, calls = self.model_call(self.draw_of(offer, messages), messages, step)
         self.due_ts = record.ts + (record.latency_ms or 0.0) / 1000.0  # the answer's end
@@ -253,6 +282,7 @@ class ReplayAgent(ChatAgent):
             return END_ERROR
         live.called = bool(calls)
         if calls:
+            self.stop_if_stopping()  # no live tool call starts once the run is stopping
             live.history += CHAT.step_items(calls, live.run(calls, number))
         return None
 
@@ -284,6 +314,13 @@ class ReplayAgent(ChatAgent):
         asked = body.get("max_completion_tokens", body.get("max_tokens")) or step.completion_tokens
         return Draw(tuple(messages), int(asked or self.settings.max_tokens), step.prompt_tokens, None)
 
+    @property
+    def streams(self) -> bool:
+        """A call is streamed as recorded (`stream` in its request), or always with
+        `--sessions-stream always` (a TTFT where the recording did not stream)."""
+        forced = self.settings.sessions_stream == STREAM_ALWAYS
+        return forced or (self.offering is not None and self.offering.body.get("stream") is True)
+
     def request_body(
         self,
         stream: bool,
@@ -292,10 +329,18 @@ class ReplayAgent(ChatAgent):
         history: list[dict] | None = None,
         step: LoopStep | None = None,
     ) -> dict[str, Any]:
-        """The chat agent's body (model, stream, max_tokens, session), with the recorded call's own offer."""
+        """The chat agent's body (model, stream, max_tokens, session), with the recorded call's own offer
+        and, streamed as recorded, its own `stream_options` (none if it had none: no usage is added)."""
         body = super().request_body(stream, draw, session, history, step)
-        if self.offering is not None:
-            body.update({k: self.offering.body[k] for k in OFFER_KEYS if k in self.offering.body})
+        if self.offering is None:
+            return body
+        recorded = self.offering.body
+        body.update({k: recorded[k] for k in OFFER_KEYS if k in recorded})
+        if stream and self.settings.sessions_stream != STREAM_ALWAYS:
+            body.pop("stream_options", None)
+            body.update(
+                {"stream_options": recorded["stream_options"]} if "stream_options" in recorded else {}
+            )
         return body
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from agents.target_origin import HostCredentials
 from scenarios.capacity import CapacityParams
 from scenarios.churn import ChurnParams
-from scenarios.session_file import RecordedSessions
+from scenarios.session_file import STREAM_RECORDED, RecordedSessions
 from scenarios.workload import WorkloadSettings
 
 
@@ -72,6 +72,9 @@ class AgentSettings:
     sessions_speed: float = 1.0
     identical_copies: bool = False
     live_tools: bool = False  # a replay's tool calls answered live by the workload's [tools]
+    sessions_stream: str = STREAM_RECORDED  # a replayed call streamed as recorded, or always
+    sessions_select: tuple[str, ...] = ()  # only these recorded sessions (none: all)
+    sessions_skip: tuple[str, ...] = ()  # recorded sessions of these statuses left out (broken, error)
 
 
 DEFAULTS = AgentSettings()

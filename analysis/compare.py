@@ -8,10 +8,13 @@ import numpy as np
 import pandas as pd
 
 from analysis.model import RunData
+from analysis.sessions import compare_measures
 from analysis.soak import memory_trend
 from analysis.stats import aggregate, describe
 from analysis.tasks import task_counts
 from contract.schema import MIB, REQUEST, SAMPLE
+
+RECORDING = "recording"  # the column of a replayed session file's own figures
 
 
 def headline(run: RunData) -> dict[str, float]:
@@ -37,13 +40,20 @@ def headline(run: RunData) -> dict[str, float]:
 
 
 def compare_table(runs: list[RunData]) -> pd.DataFrame:
-    """Rows: measures; columns: one per run, then runs/median/min/max/cv_pct across them."""
+    """Rows: measures; columns: one per run, then runs/median/min/max/cv_pct across them. Runs that
+    replayed a session file (one agent on many gateways) add their replay's measures, and the
+    recording's own figures as a last column (from the first such run's rows; NaN where it has none)."""
     names = column_names(runs)
-    table = pd.DataFrame(
-        {name: pd.Series(headline(r), dtype=float) for name, r in zip(names, runs, strict=True)}
-    )
+    replays = [compare_measures(r) for r in runs]
+    rows = [headline(r) | (replay[0] if replay else {}) for r, replay in zip(runs, replays, strict=True)]
+    order = list(dict.fromkeys(m for row in rows for m in row))  # as measured, never sorted by name
+    table = pd.DataFrame({name: pd.Series(row, dtype=float) for name, row in zip(names, rows, strict=True)})
+    table = table.reindex(order)
     stats = pd.DataFrame([aggregate(table.loc[m]) for m in table.index], index=table.index)
     out = pd.concat([table, stats], axis=1).replace([np.inf, -np.inf], np.nan)
+    recorded = next((replay[1] for replay in replays if replay), None)
+    if recorded is not None:
+        out[RECORDING] = pd.Series(recorded, dtype=float).reindex(out.index)
     out.index.name = "measure"
     return out
 

@@ -15,6 +15,8 @@ from analysis import cost
 from analysis.model import RunData, Section
 from analysis.prices import PriceTable, PriceTableError
 from analysis.stats import describe
+from analysis.validity import SECTION as VALIDITY_SECTION
+from analysis.validity import run_validity
 from contract.schema import MCP_PREFIX, REQUEST, TASK, TASK_STATUS
 
 TITLE = "Sessions"
@@ -68,8 +70,8 @@ def per_session_table(tasks: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFra
     """One row per recorded session: copies replayed and done, steps, model time and dollars per copy
     (p50 over its done copies) beside the recording's own (NaN where the recording has none), from the
     `priced` rows."""
-    replayed = _sums(requests, REQUEST.latency_ms, "usd")
-    recorded = _sums(requests, REQUEST.recorded_latency_ms, "usd_recorded")
+    replayed = _per_copy(requests, REQUEST.latency_ms, REQUEST.tokens_in, REQUEST.tokens_out, "usd")
+    recorded = _per_copy(*_recorded_figures(requests))
     rows = []
     for name, copies in tasks.groupby(TASK.recorded_session, sort=False):
         done = copies[copies[TASK.status] == TASK_STATUS.done][TASK.task_id]
@@ -141,14 +143,6 @@ def _usd(rows: pd.DataFrame, prices: PriceTable | PriceTableError) -> pd.Series 
     return cost.price_rows(rows, prices)[0]["usd_list"] if not isinstance(prices, PriceTableError) else np.nan
 
 
-def _sums(rows: pd.DataFrame, ms: str, usd: str) -> pd.DataFrame:
-    """Per task: the sum of its calls' latency (`ms`) and dollars (`usd`): NaN when any of its calls
-    lacks the figure, never a partial total."""
-    frame = pd.DataFrame({"ms": rows[ms], "usd": rows[usd]})
-    by_task = rows[REQUEST.task_id]
-    return frame.groupby(by_task).sum(min_count=1).mask(frame.isna().groupby(by_task).any())
-
-
 def sessions_section(run: RunData) -> Section | None:
     """The Sessions section; None when the run replayed no session file."""
     found = replay_rows(run)
@@ -158,6 +152,7 @@ def sessions_section(run: RunData) -> Section | None:
     prices = cost.run_prices(run)
     rows = priced(requests, prices)
     section = Section(TITLE)
+    section.tables += validity_marks(run)
     section.tables.append(("replay fidelity", fidelity_table(tasks, requests)))
     section.tables.append(("per recorded session, beside the recording", per_session_table(tasks, rows)))
     steps, grain = per_step_table(tasks, rows)
@@ -170,6 +165,23 @@ def sessions_section(run: RunData) -> Section | None:
         "the copy tag adds a few tokens a call unless --identical-copies"
     )
     return section
+
+
+def validity_marks(run: RunData) -> list[tuple[str, pd.DataFrame]]:
+    """The run's validity mark (RUN INVALID, LATENCY SUSPECT; analysis/validity.py, the verdict of run.json
+    and the Load generator section) as a table heading the section's timing figures; none when it held:
+    at ×100 agents a load generator's own lag reads as a slower gateway."""
+    validity = run_validity(run)
+    mark = validity.mark()
+    if mark is None:
+        return []
+    row = {
+        "mark": mark,
+        "why": "; ".join(c.reason() for c in validity.failed),
+        "what it means": "start lateness, model time and latency below may be the load generator's own "
+        f"delay, not the gateway's (the rules: report.md, {VALIDITY_SECTION})",
+    }
+    return [("run validity", pd.DataFrame([row]).set_index("mark"))]
 
 
 def _gaps(requests: pd.DataFrame, prices: PriceTable | PriceTableError) -> list[str]:
@@ -190,3 +202,68 @@ def _gaps(requests: pd.DataFrame, prices: PriceTable | PriceTableError) -> list[
     if isinstance(prices, PriceTableError):
         notes.append(f"no dollars: the price table was refused ({prices})")
     return notes
+
+
+def compare_measures(run: RunData) -> tuple[dict[str, float], dict[str, float]] | None:
+    """A replay run's measures for `python -m analysis compare` (one agent, many gateways: one table):
+    (as replayed, as recorded), per copy p50 over its done copies; None when the run replayed none."""
+    found = replay_rows(run)
+    if found is None:
+        return None
+    tasks, requests = found
+    rows = priced(requests, cost.run_prices(run))
+    done = tasks[tasks[TASK.status] == TASK_STATUS.done][TASK.task_id]
+    replayed = _per_copy(rows, REQUEST.latency_ms, REQUEST.tokens_in, REQUEST.tokens_out, "usd").reindex(done)
+    recorded = _per_copy(*_recorded_figures(rows)).reindex(done)
+    ok = rows[rows["ok"] == 1]
+    at_model = len(run.model_calls) if run.model_calls is not None else np.nan
+    mine = {
+        "copies done": float(len(done)),
+        "model calls": float(len(rows)),
+        "model calls at the model": float(at_model),
+        **_copy_medians(replayed),
+        "model call latency p50 (ms)": _percentile(ok[REQUEST.latency_ms], 50),
+        "model call latency p95 (ms)": _percentile(ok[REQUEST.latency_ms], 95),
+    }
+    theirs = {
+        **_copy_medians(recorded),
+        "model calls per copy p50": _median(tasks.set_index(TASK.task_id)[TASK.recorded_steps].reindex(done)),
+        "model call latency p50 (ms)": _percentile(ok[REQUEST.recorded_latency_ms], 50),
+        "model call latency p95 (ms)": _percentile(ok[REQUEST.recorded_latency_ms], 95),
+    }
+    return mine, theirs
+
+
+def _recorded_figures(rows: pd.DataFrame) -> tuple[pd.DataFrame, str, str, str, str]:
+    """`_per_copy`'s arguments for the recording's own figures, which travel on the replay's rows."""
+    return (
+        rows,
+        REQUEST.recorded_latency_ms,
+        REQUEST.asked_tokens_in,
+        REQUEST.recorded_tokens_out,
+        "usd_recorded",
+    )
+
+
+def _per_copy(rows: pd.DataFrame, ms: str, tokens_in: str, tokens_out: str, usd: str) -> pd.DataFrame:
+    """Per copy: its model calls, and the sums of its calls' latency, tokens and dollars (NaN when any of
+    its calls lacks the figure: never a partial total)."""
+    frame = pd.DataFrame({"ms": rows[ms], "in": rows[tokens_in], "out": rows[tokens_out], "usd": rows[usd]})
+    by_task = rows[REQUEST.task_id]
+    sums = frame.groupby(by_task).sum(min_count=1).mask(frame.isna().groupby(by_task).any())
+    return sums.assign(calls=frame.groupby(by_task).size())
+
+
+def _copy_medians(copies: pd.DataFrame) -> dict[str, float]:
+    return {
+        "model calls per copy p50": _median(copies["calls"]),
+        "model time per copy p50 (ms)": _median(copies["ms"]),
+        "tokens in per copy p50": _median(copies["in"]),
+        "tokens out per copy p50": _median(copies["out"]),
+        "$ per copy p50 (list)": _median(copies["usd"]),
+    }
+
+
+def _percentile(values: pd.Series, q: float) -> float:
+    clean = values.dropna()
+    return float(np.percentile(clean, q)) if len(clean) else np.nan

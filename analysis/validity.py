@@ -77,6 +77,12 @@ class Validity:
         reasons = "; ".join(c.reason() for c in self.failed)
         return f"LATENCY SUSPECT: {reasons} (the rules: report.md, {SECTION})"
 
+    def mark(self) -> str | None:
+        """The short mark a timing figure carries beside it: RUN INVALID, LATENCY SUSPECT, or None."""
+        if self.valid is False:
+            return "RUN INVALID"
+        return "LATENCY SUSPECT" if self.suspect else None
+
     def as_json(self) -> dict:
         """run.json's and summary.json's `validity` (the older keys kept: valid, rule, loadgen_cpu_p90)."""
         doc: dict[str, object] = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from contract.redact import MASK, is_secret_name
+from contract.redact import redact_json, redact_object
 from contract.schema import SESSION
 
 CHAT_PATH = "/v1/chat/completions"
@@ -49,15 +49,12 @@ class Passed:
         return b"".join(chunk for _, chunk in self.chunks)
 
 
-def scrub(body: dict, secrets: tuple[str, ...]) -> dict:
-    """The request body as it may be written: keys named like secrets (api_key...) dropped, and the values
-    of the request's own credentials masked wherever they appear (an agent that pastes its key)."""
-    kept = {k: v for k, v in body.items() if not is_secret_name(k)}
-    text = json.dumps(kept, ensure_ascii=False)
-    masked = text
-    for secret in secrets:
-        masked = masked.replace(json.dumps(secret)[1:-1], MASK)
-    return kept if masked == text else json.loads(masked)
+def scrub(value: dict, secrets: tuple[str, ...]) -> dict:
+    """A request body or an answer as it may be written: every secret-named key's value masked at any
+    depth (`metadata.api_key`, `extra_headers.Authorization`), and `secrets` (the request's own
+    credentials and the secret values its body holds) masked wherever they appear: an agent that pastes
+    its key, an upstream that echoes it in an error or an answer."""
+    return redact_object(value, secrets)
 
 
 def answer_of(api: str, passed: Passed) -> dict:
@@ -83,8 +80,17 @@ def answer_head(passed: Passed) -> dict:
     if passed.broken:
         out["broken"] = passed.broken
     if passed.status >= 400:
-        out["error"] = passed.body[:ERROR_CHARS].decode("utf-8", "replace")
+        out["error"] = error_text(passed.body)
     return out
+
+
+def error_text(body: bytes) -> str:
+    """An error answer's body as the file keeps it: its first ERROR_CHARS, a JSON body's secret-named
+    keys masked first (the request's own secrets are masked with the whole answer: `scrub`)."""
+    parsed = json_object(body)
+    if parsed is None:
+        return body[:ERROR_CHARS].decode("utf-8", "replace")
+    return json.dumps(redact_json(parsed), ensure_ascii=False)[:ERROR_CHARS]
 
 
 def _ms(value: float | None) -> float | None:

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from capture.exchange import chat_answer
+from capture.import_input import DEFAULT_MAX_BYTES, documents
 from capture.session_log import (
     SessionImportError,
     SessionLog,
@@ -31,12 +33,14 @@ from capture.session_log import (
     check_out,
     conversation_of,
     origin_of,
-    read_text,
     write_imported,
 )
 from contract.schema import SESSION
 
 CHAT_CALL_TYPES = ("completion", "acompletion")
+SESSIONS_RULE = (
+    "sessions: LiteLLM's session_id, else a shared trace_id, else the end user, else the first user message"
+)
 # the request parameters a session file keeps: what shapes the call, never a credential or a header
 REQUEST_KEYS = (
     "max_tokens",
@@ -72,10 +76,10 @@ class LoggedCall:
     session: str = ""  # decided once every call is read (a trace id names a session only if shared)
 
 
-def read_logs(path: Path) -> list[LoggedCall]:
+def read_logs(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> list[LoggedCall]:
     """Every chat call of the file, in start order, each with its session; LiteLLMImportError on the
     first record that is not one."""
-    calls = [_call(record, where) for record, where in _records(path) if _is_chat(record)]
+    calls = [_call(record, where) for record, where in _records(path, max_bytes) if _is_chat(record)]
     if not calls:
         raise LiteLLMImportError(f"{path}: no chat call (call_type 'completion' or 'acompletion')")
     shared = Counter(c.keys[1] for c in calls)
@@ -90,34 +94,20 @@ def _named(keys: tuple[str | None, str | None, str | None], shared: Counter) -> 
     return session or (trace if trace and shared[trace] > 1 else None) or user
 
 
-def _records(path: Path) -> list[tuple[dict, str]]:
+def _records(path: Path, max_bytes: int) -> Iterator[tuple[dict, str]]:
     """(record, where) of a JSON array (where: `file: record [i]`) or of JSON Lines (`file:line`)."""
-    text = read_text(path)
-    if text.lstrip().startswith("["):
-        items = _parsed(text, path, 1)
-        records = [(item, f"{path}: record [{i}]") for i, item in enumerate(_list(items))]
-    else:
-        lines = enumerate(text.splitlines(), 1)
-        records = [(_parsed(line, path, n), f"{path}:{n}") for n, line in lines if line.strip()]
-    return [(_object(record, where), where) for record, where in records]
+    for where, value in documents(path, max_bytes):
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                yield _object(item, f"{path}: record [{i}]"), f"{path}: record [{i}]"
+        else:
+            yield _object(value, where), where
 
 
 def _object(record: object, where: str) -> dict:
     if not isinstance(record, dict):
         raise LiteLLMImportError(f"{where}: expected a JSON object (one logged call)")
     return record
-
-
-def _list(value: object) -> list:
-    return value if isinstance(value, list) else []
-
-
-def _parsed(text: str, path: Path, first_line: int) -> object:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        line = first_line + exc.lineno - 1
-        raise LiteLLMImportError(f"{path}:{line}: not JSON ({exc.msg}); a JSON array or JSON Lines") from None
 
 
 def _is_chat(record: dict) -> bool:
@@ -235,8 +225,9 @@ def upstream_of(calls: list[LoggedCall]) -> str:
     return "litellm://" + (origin_of(base).split("://", 1)[1] if base else "unknown")
 
 
-def import_logs(path: Path, out: Path) -> SessionLog:
-    """Write the file's chat calls to `out` as a session file, whole or not at all."""
+def import_logs(path: Path, out: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[SessionLog, str]:
+    """Write the file's chat calls to `out` as a session file, whole or not at all; (its log, the line
+    saying how its sessions were formed)."""
     check_out(out)
-    calls = read_logs(path)
-    return write_imported(out, upstream_of(calls), calls)
+    calls = read_logs(path, max_bytes)
+    return write_imported(out, upstream_of(calls), calls), SESSIONS_RULE

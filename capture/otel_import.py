@@ -3,9 +3,11 @@ recorder writes (its own SessionLog), so sessions people already trace replay li
 
 Only the `gen_ai.*` keys named here are read (model, max_tokens, usage, messages, tool definitions): no
 other attribute reaches the file, so auth headers or keys a span carries are never copied. Each chat span
-is one call; its session is `gen_ai.conversation.id`, else its trace; calls go in start order, offsets from
-the export's first chat span. A span that is not one (no times, end before start, no messages) stops the
-import with one line naming the file and the span; the file appears whole or not at all.
+is one call; its session is `gen_ai.conversation.id`, else its trace when the span has a parent, else its
+conversation (the recorder's own rule: `_session`); calls go in start order, offsets from the export's
+first chat span. The export is read as capture/import_input.py reads every import's input. A span that
+is not one (no times, end before start, no messages) stops the import with one line naming the file and
+the span; the file appears whole or not at all.
 """
 
 from __future__ import annotations
@@ -16,17 +18,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from capture.import_input import DEFAULT_MAX_BYTES, documents
 from capture.session_log import (
     SessionImportError,
     SessionLog,
     chat_message,
     check_out,
-    read_text,
+    conversation_of,
     write_imported,
 )
 from contract.schema import SESSION
 
 CHAT_OPERATIONS = ("chat", "text_completion")
+BY_CONVERSATION_ID = "gen_ai.conversation.id"
+BY_TRACE = "trace (spans with a parent)"
+BY_FIRST_USER = "first user message (spans without a parent, as the recorder groups calls)"
+RULES = (BY_CONVERSATION_ID, BY_TRACE, BY_FIRST_USER)
 ROLE_EVENTS = {f"gen_ai.{r}.message": r for r in ("system", "user", "assistant", "tool")}
 
 
@@ -45,6 +52,7 @@ class ChatSpan:
     server: str | None  # server.address[:server.port], where the span names its model endpoint
     request: dict[str, Any]
     answer: dict[str, Any]
+    rule: str = ""  # how its session was named (RULES)
 
 
 def any_value(value: object) -> object:
@@ -81,28 +89,26 @@ def _list(value: object) -> list:
     return value if isinstance(value, list) else []
 
 
-def read_export(path: Path) -> list[ChatSpan]:
-    """Every GenAI chat span of the export, in start order; OtelImportError on the first that is not one."""
-    text = read_text(path)
-    try:
-        export = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise OtelImportError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
-    if not isinstance(export, dict) or not isinstance(export.get("resourceSpans"), list):
-        raise OtelImportError(f"{path}: not an OTLP JSON trace export (no resourceSpans list)")
-    spans = [_chat_span(span, where) for span, where in _spans(export, path) if _is_chat(span)]
+def read_export(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> list[ChatSpan]:
+    """Every GenAI chat span of the export (one OTLP JSON document, or one a line as the collector's file
+    exporter writes them), in start order; OtelImportError on the first that is not one."""
+    spans: list[ChatSpan] = []
+    for where, export in documents(path, max_bytes):
+        if not isinstance(export, dict) or not isinstance(export.get("resourceSpans"), list):
+            raise OtelImportError(f"{where}: not an OTLP JSON trace export (no resourceSpans list)")
+        spans += [_chat_span(span, at) for span, at in _spans(export, where) if _is_chat(span)]
     if not spans:
         raise OtelImportError(f"{path}: no GenAI chat span (gen_ai.operation.name 'chat')")
     return sorted(spans, key=lambda s: s.start_s)
 
 
-def _spans(export: dict, path: Path) -> Iterator[tuple[dict, str]]:
+def _spans(export: dict, where: str) -> Iterator[tuple[dict, str]]:
     for i, resource in enumerate(export["resourceSpans"]):
         for j, scope in enumerate(_list(resource.get("scopeSpans") if isinstance(resource, dict) else None)):
             for k, span in enumerate(_list(scope.get("spans") if isinstance(scope, dict) else None)):
                 if isinstance(span, dict):
                     name = f"{span.get('name', '')!r} {span.get('spanId', '')}".strip()
-                    yield span, f"{path}: resourceSpans[{i}].scopeSpans[{j}].spans[{k}] ({name})"
+                    yield span, f"{where}: resourceSpans[{i}].scopeSpans[{j}].spans[{k}] ({name})"
 
 
 def _is_chat(span: dict) -> bool:
@@ -126,11 +132,32 @@ def _chat_span(span: dict, where: str) -> ChatSpan:
     tools = _tools(attrs.get("gen_ai.tool.definitions"))
     if tools:
         request["tools"] = tools
-    session = attrs.get("gen_ai.conversation.id") or f"trace-{span.get('traceId', '')}"
-    answer = _answer(attrs, output, (end - start) / 1e6)
+    session, rule = _session(attrs, span, request)
+    answer = _answer(attrs, output, (end - start) / 1e6) | {"finish_reason": _finish_reason(attrs, events)}
     host, port = attrs.get("server.address"), attrs.get("server.port")
     server = None if not isinstance(host, str) else host + (f":{port}" if isinstance(port, int) else "")
-    return ChatSpan(where, start / 1e9, end / 1e9, str(session), server, request, answer)
+    return ChatSpan(where, start / 1e9, end / 1e9, session, server, request, answer, rule)
+
+
+def _session(attrs: dict, span: dict, request: dict) -> tuple[str, str]:
+    """(a span's session, the rule that named it): its gen_ai.conversation.id; else, when it has a parent
+    (an agent's task span above its calls), its trace; else its conversation, a hash of the first user
+    message, as the recorder names a session (an instrumented client with no span of its own per task:
+    each call is a trace of its own)."""
+    if attrs.get("gen_ai.conversation.id"):
+        return str(attrs["gen_ai.conversation.id"]), BY_CONVERSATION_ID
+    if span.get("parentSpanId"):
+        return f"trace-{span.get('traceId', '')}", BY_TRACE
+    return conversation_of(request), BY_FIRST_USER
+
+
+def formed(spans: list[ChatSpan]) -> str:
+    """The line saying how the sessions were formed: how many by each rule."""
+    by_rule: dict[str, set[str]] = {}
+    for span in spans:
+        by_rule.setdefault(span.rule, set()).add(span.session)
+    counts = [f"{len(by_rule[rule])} by {rule}" for rule in RULES if rule in by_rule]
+    return "sessions: " + ", ".join(counts)
 
 
 def _nanos(value: object) -> int | None:
@@ -256,7 +283,6 @@ def _answer(attrs: dict, output: dict, latency_ms: float) -> dict:
         usage = {"prompt_tokens": usage_in, "completion_tokens": usage_out}
     chat_calls = [c for c in _list(output.get("tool_calls")) if isinstance(c, dict)]
     calls = [(c.get("function") or {}) | {"id": c.get("id")} for c in chat_calls]
-    reasons = attrs.get("gen_ai.response.finish_reasons")
     return {
         "status": 200,
         SESSION.latency_ms: round(latency_ms, 3),
@@ -267,8 +293,22 @@ def _answer(attrs: dict, output: dict, latency_ms: float) -> dict:
         "tool_calls": [
             {"id": c.get("id"), "name": c.get("name"), "arguments": c.get("arguments", "")} for c in calls
         ],
-        "finish_reason": reasons[0] if isinstance(reasons, list) and reasons else None,
     }
+
+
+def _finish_reason(attrs: dict, events: list[tuple[object, dict]]) -> object:
+    """The answer's finish reason from the first place a span has it: gen_ai.response.finish_reasons, the
+    semconv output message's, or the gen_ai.choice event's (a streamed span's only one)."""
+    reasons = attrs.get("gen_ai.response.finish_reasons")
+    if isinstance(reasons, list) and reasons:
+        return reasons[0]
+    answered = _json(attrs.get("gen_ai.output.messages"))
+    if isinstance(answered, list) and answered and isinstance(answered[0], dict):
+        if answered[0].get("finish_reason"):
+            return answered[0]["finish_reason"]
+    return next(
+        (a["finish_reason"] for name, a in events if name == "gen_ai.choice" and "finish_reason" in a), None
+    )
 
 
 def upstream_of(spans: list[ChatSpan]) -> str:
@@ -277,8 +317,9 @@ def upstream_of(spans: list[ChatSpan]) -> str:
     return f"otel://{server}"
 
 
-def import_export(path: Path, out: Path) -> SessionLog:
-    """Write the export's chat spans to `out` as a session file, whole or not at all."""
+def import_export(path: Path, out: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[SessionLog, str]:
+    """Write the export's chat spans to `out` as a session file, whole or not at all; (its log, the line
+    saying how its sessions were formed)."""
     check_out(out)
-    spans = read_export(path)
-    return write_imported(out, upstream_of(spans), spans)
+    spans = read_export(path, max_bytes)
+    return write_imported(out, upstream_of(spans), spans), formed(spans)

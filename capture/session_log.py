@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 from urllib.parse import urlsplit
 
+from contract.redact import redact_object
 from contract.schema import SESSION, SESSION_FORMAT, SESSION_MCP_API
 
 FIRST_USER_CHARS = 4000  # enough of the first user message to tell conversations apart
@@ -203,22 +204,14 @@ def chat_message(item: object) -> dict:
     return {k: item[k] for k in CHAT_MESSAGE_KEYS if k in item}
 
 
-def read_text(path: Path) -> str:
-    """An import's input file as text; SessionImportError saying why it cannot be."""
-    try:
-        return path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise SessionImportError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise SessionImportError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-
-
 def check_out(out: Path) -> None:
     """An import's --out: a new file in an existing folder, checked before the input is read."""
     if out.exists():
         raise SessionImportError(f"--out {out}: exists; an import never overwrites a session file")
     if not out.parent.is_dir():
         raise SessionImportError(f"--out {out}: no such folder {out.parent}")
+    if not os.access(out.parent, os.W_OK):
+        raise SessionImportError(f"--out {out}: its folder is not writable")
 
 
 def write_imported(out: Path, upstream: str, calls: Sequence[ImportedCall]) -> SessionLog:
@@ -228,12 +221,15 @@ def write_imported(out: Path, upstream: str, calls: Sequence[ImportedCall]) -> S
     sessions = SessionLog(temporary, upstream, started=calls[0].start_s)
     try:
         sessions.open()
-        for call in calls:
-            sessions.record(call.session, call.start_s, "chat", call.request, call.answer)
+        for call in calls:  # the importers read named fields only; a secret nested in them is masked
+            request, answer = redact_object(call.request), redact_object(call.answer)
+            sessions.record(call.session, call.start_s, "chat", request, answer)
         sessions.close()
         os.link(temporary, out)  # fails, leaving `out` alone, if one appeared meanwhile
     except FileExistsError:
         raise SessionImportError(f"--out {out}: exists; an import never overwrites a session file") from None
+    except OSError as exc:  # a read-only mount, a full disk
+        raise SessionImportError(f"--out {out}: cannot write it ({exc.strerror or exc})") from None
     finally:
         sessions.close()
         temporary.unlink(missing_ok=True)

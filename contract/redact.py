@@ -46,6 +46,59 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name)) and not _VARIABLE_NAME.search(name)
 
 
+# header names whose values are credentials, as a body may repeat them (`extra_headers.Authorization`):
+# is_secret_name leaves "author..." alone, so they are named here
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
+
+
+def is_secret_key(name: str) -> bool:
+    """A JSON key whose value is a secret: named like one, or a credential header's name."""
+    return is_secret_name(name) or name.lower() in _CREDENTIAL_HEADERS
+
+
+def secret_values(value: object) -> list[str]:
+    """The text values of the secret-named keys at any depth of a JSON value (to mask where they recur)."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                if isinstance(inner, str) and is_secret_key(str(key)):
+                    found.append(inner.split(" ", 1)[-1])  # a header's "Bearer X": X recurs alone too
+                else:
+                    stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return [v for v in found if len(v) >= MIN_SECRET_LEN]
+
+
+def redact_json(value: object, secrets: Sequence[str] = ()) -> object:
+    """A JSON value with its secrets masked at any depth: the text or number of every secret-named key
+    (an object or list under one is searched, so a tool's schema with a `token` parameter keeps its
+    shape), and in every text `secrets`, the registered secrets and any URL's userinfo (`redact`)."""
+    if isinstance(value, dict):
+        return redact_object(value, secrets)
+    if isinstance(value, list):
+        return [redact_json(v, secrets) for v in value]
+    if isinstance(value, str):
+        for secret in secrets:
+            if len(secret) >= MIN_SECRET_LEN:
+                value = value.replace(secret, MASK)
+        return redact(value)
+    return value
+
+
+def redact_object(value: dict, secrets: Sequence[str] = ()) -> dict:
+    """`redact_json` of a JSON object, typed as one."""
+    return {k: _masked_entry(str(k), v, secrets) for k, v in value.items()}
+
+
+def _masked_entry(key: str, value: object, secrets: Sequence[str]) -> object:
+    scalar = isinstance(value, str | int | float) and not isinstance(value, bool)
+    return MASK if scalar and is_secret_key(key) else redact_json(value, secrets)
+
+
 def redact_args(words: Sequence[str]) -> list[str]:
     """A command line's words with secret values masked: `--api-key X`, `--token=X`, `TOKEN=X`, a URL's
     userinfo, and the same inside a word that is itself a command line (`sh -c '...'`, --target-cmd)."""

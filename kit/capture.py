@@ -9,7 +9,8 @@ it wrote. Bad input: one line on stderr, exit code 2.
 `python -m kit.capture import-otel SPANS.json --out FILE` writes the same session file from an
 OpenTelemetry GenAI trace export instead (capture/otel_import.py), and `import-litellm LOGS --out FILE`
 from a LiteLLM proxy's logged calls (capture/litellm_import.py): one command makes session files,
-whichever way the calls were seen.
+whichever way the calls were seen. Their input is a regular file within `--max-bytes`
+(capture/import_input.py); each says how its sessions were formed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import asyncio
 import ipaddress
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -25,11 +27,13 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from capture.import_input import DEFAULT_MAX_BYTES
 from capture.litellm_import import import_logs
 from capture.otel_import import import_export
 from capture.proxy import Recorder, build_app
 from capture.session_log import SessionImportError, SessionLog
 from contract import exit_codes
+from contract.cli import positive_int
 
 log = logging.getLogger("kit.capture")
 
@@ -54,6 +58,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def checked(args: argparse.Namespace) -> tuple[str, int, Path]:
     """(host, port, out) once every option is sound; CaptureInputError naming the one that is not."""
+    if any(ord(c) < 0x21 or ord(c) == 0x7F for c in args.upstream):
+        raise CaptureInputError(f"--upstream {args.upstream!r}: a URL has no spaces or control characters")
     parts = urlsplit(args.upstream)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise CaptureInputError(f"--upstream {args.upstream!r}: expected an http(s):// URL")
@@ -69,6 +75,8 @@ def checked(args: argparse.Namespace) -> tuple[str, int, Path]:
         raise CaptureInputError(f"--out {out}: exists; a recording never overwrites one")
     if not out.parent.is_dir():
         raise CaptureInputError(f"--out {out}: no such folder {out.parent}")
+    if not os.access(out.parent, os.W_OK):
+        raise CaptureInputError(f"--out {out}: its folder is not writable")
     return host, int(port), out
 
 
@@ -81,26 +89,44 @@ def _loopback(host: str) -> bool:
         return False
 
 
-async def serve(upstream: str, host: str, port: int, sessions: SessionLog, header: str | None) -> None:
-    """Listen until SIGINT/SIGTERM; the address goes to stdout first, as the agent's base URL."""
-    runner = web.AppRunner(build_app(Recorder(upstream, sessions, header)), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    sessions.open()  # once listening: a refused --listen leaves no file
-    bound = runner.addresses[0]
-    sys.stdout.write(
-        f"kit.capture recording to {sessions.path}: point the agent at http://{bound[0]}:{bound[1]}\n"
+async def serve(upstream: str, listen: str, sessions: SessionLog, header: str | None) -> None:
+    """Listen until SIGINT/SIGTERM; the address goes to stdout first, as the agent's base URL. A port
+    that cannot be taken or a file that cannot be written is CaptureInputError naming its option."""
+    host, _, port = listen.rpartition(":")
+    # handler_cancellation: an agent that hangs up ends the upstream call too, as it would directly
+    runner = web.AppRunner(
+        build_app(Recorder(upstream, sessions, header)), access_log=None, handler_cancellation=True
     )
-    sys.stdout.flush()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    await runner.setup()
     try:
+        await _listen(runner, host, int(port), listen)
+        _open(sessions)  # once listening: a refused --listen leaves no file
+        bound = runner.addresses[0]
+        sys.stdout.write(
+            f"kit.capture recording to {sessions.path}: point the agent at http://{bound[0]}:{bound[1]}\n"
+        )
+        sys.stdout.flush()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
         await stop.wait()
     finally:
         await runner.cleanup()
+
+
+async def _listen(runner: web.AppRunner, host: str, port: int, listen: str) -> None:
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError as exc:  # the port is taken, the address is not this machine's
+        raise CaptureInputError(f"--listen {listen}: {exc.strerror or exc}") from None
+
+
+def _open(sessions: SessionLog) -> None:
+    try:
+        sessions.open()
+    except OSError as exc:  # a read-only mount, a full disk
+        raise CaptureInputError(f"--out {sessions.path}: cannot write it ({exc.strerror or exc})") from None
 
 
 IMPORTS = {  # subcommand: (what it reads, its importer)
@@ -121,15 +147,28 @@ def import_file(command: str, argv: list[str]) -> int:
     )
     parser.add_argument("file", help=what)
     parser.add_argument("--out", required=True, help="the session file to write (must not exist)")
+    parser.add_argument(
+        "--max-bytes",
+        type=positive_int,
+        default=DEFAULT_MAX_BYTES,
+        help=f"refuse an input larger than this (default {DEFAULT_MAX_BYTES // 2**20} MiB: a JSON document "
+        "is parsed whole, several times its size in memory)",
+    )
     args = parser.parse_args(argv)
     out = Path(args.out)
     try:
-        sessions = importer(Path(args.file), out)
+        sessions, formed = importer(Path(args.file), out, args.max_bytes)
     except SessionImportError as exc:
         sys.stderr.write(f"kit.capture: error: {exc}\n")
         return exit_codes.BAD_INPUT
+    except (RecursionError, MemoryError) as exc:  # a shape past what any reader here foresaw
+        sys.stderr.write(
+            f"kit.capture: error: {args.file}: too large or nested to read ({type(exc).__name__})\n"
+        )
+        return exit_codes.BAD_INPUT
     sys.stdout.write(
         f"kit.capture: {sessions.calls} calls in {len(sessions.sessions)} sessions written to {out}\n"
+        f"kit.capture: {formed}\n"
     )
     return exit_codes.OK
 
@@ -147,9 +186,9 @@ def main(argv: list[str] | None = None) -> int:
         return exit_codes.BAD_INPUT
     sessions = SessionLog(out, args.upstream)
     try:
-        asyncio.run(serve(args.upstream, host, port, sessions, args.session_header))
-    except OSError as exc:  # the port is taken
-        sys.stderr.write(f"kit.capture: error: --listen {args.listen}: {exc.strerror or exc}\n")
+        asyncio.run(serve(args.upstream, f"{host}:{port}", sessions, args.session_header))
+    except CaptureInputError as exc:
+        sys.stderr.write(f"kit.capture: error: {exc}\n")
         return exit_codes.BAD_INPUT
     finally:
         sessions.close()

@@ -154,5 +154,5 @@ def replayed(agent: AgentSettings) -> dict:
     tools = "live" if agent.live_tools else "recorded"
     return {
         "sessions": agent.sessions.describe()
-        | {"speed": agent.sessions_speed, "copies": copies, "tools": tools}
+        | {"speed": agent.sessions_speed, "copies": copies, "tools": tools, "stream": agent.sessions_stream}
     }

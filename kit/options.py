@@ -15,6 +15,7 @@ from contract.cli import add, positive_duration, positive_float, positive_int, w
 from contract.schema import MIB
 from kit.webui import WEB_HOST
 from scenarios import workload_options
+from scenarios.session_file import STREAM_ALWAYS, STREAM_RECORDED
 
 # Options shown in the web UI form are text defaulting to None: Locust converts a form value to the type
 # of the option's current value, so "" for a float would fail inside Locust; kit/settings.py converts
@@ -402,6 +403,27 @@ def add_workload_arguments(parser) -> None:
         "--sessions-speed",
         default=DEFAULTS.sessions_speed,
         help="replay the sessions' recorded think times this many times faster (default 1)",
+    )
+    add(
+        workload,
+        "--sessions-select",
+        default=None,
+        help="replay only these recorded sessions: ID[,ID] (the file's `session` names)",
+    )
+    add(
+        workload,
+        "--sessions-skip",
+        default=None,
+        help="leave out recorded sessions of these statuses: broken (an answer broke off), error (an "
+        "HTTP or JSON-RPC error); e.g. broken,error",
+    )
+    add(
+        workload,
+        "--sessions-stream",
+        choices=(STREAM_RECORDED, STREAM_ALWAYS),
+        default=DEFAULTS.sessions_stream,
+        help="replay each call streamed or not as recorded, with its recorded stream_options (recorded), "
+        "or every call streamed with usage, for a TTFT where the recording did not stream (always)",
     )
     add(
         workload,

@@ -29,7 +29,7 @@ from kit import input_checks
 from scenarios import ceilings, registry
 from scenarios.options import ProfileOptions, read_options
 from scenarios.profile import Profile
-from scenarios.session_file import load_sessions
+from scenarios.session_file import load_sessions, select_sessions
 from scenarios.slo import Slo, check_goodput_thresholds
 from scenarios.thresholds import Threshold
 from scenarios.workload import WorkloadSettings, read_workload
@@ -229,8 +229,10 @@ def agent_settings(
     for name in _SIZES:
         values[name] = _size(name, values.get(name, getattr(DEFAULTS, name)))
     values["langgraph_input"] = _json_object("langgraph_input", values.get("langgraph_input"))
+    values["sessions_select"], values["sessions_skip"] = _names(values, "sessions_select", "sessions_skip")
     if values.get("sessions") is not None:
-        values["sessions"] = load_sessions(str(values["sessions"]))
+        chosen = (values["sessions_select"], values["sessions_skip"])
+        values["sessions"] = select_sessions(load_sessions(str(values["sessions"])), *chosen)
         if preset.stored_history and _given(options, "session_header") is None:
             values["session_header"] = "user"  # the body's `user` only: the recording's history is replayed
     _check_session_policy(values.get("session_policy", DEFAULTS.session_policy))
@@ -240,6 +242,11 @@ def agent_settings(
     _check_max_tokens(options, values.get("workload"))
     _check_live_tools(values)
     return AgentSettings(**values)
+
+
+def _names(values: dict[str, Any], *names: str) -> list[tuple[str, ...]]:
+    """Comma-separated options (ID[,ID]) as tuples of their non-empty items."""
+    return [tuple(i.strip() for i in str(values.get(n) or "").split(",") if i.strip()) for n in names]
 
 
 def _check_max_tokens(options: Any, workload: WorkloadSettings | None) -> None:
@@ -253,7 +260,13 @@ def _check_max_tokens(options: Any, workload: WorkloadSettings | None) -> None:
 
 
 def _check_live_tools(values: dict[str, Any]) -> None:
-    """--live-tools answers a replay's tool calls with the workload's tools: it needs both."""
+    """--live-tools answers a replay's tool calls with the workload's tools: it needs both; the session
+    choices need a session file."""
+    chose = values.get("sessions_select") or values.get("sessions_skip")
+    if chose and values.get("sessions") is None:
+        raise InputError(
+            "--sessions-select/--sessions-skip choose among a file's sessions: add --sessions FILE"
+        )
     if not values.get("live_tools"):
         return
     if values.get("sessions") is None:

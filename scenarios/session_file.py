@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import json
 import math
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,10 @@ MAX_LINE_BYTES = 64 * 1024 * 1024  # one call: a 1 M-token history is ~4 MiB; pa
 MAX_FILE_BYTES = 1024 * 1024 * 1024  # every session is held in memory for replay
 ROLES = ("system", "developer", "user", "assistant", "tool")
 REPLAYED_APIS = ("chat", SESSION_MCP_API)  # Responses sessions are recorded, refused for replay for now
+STREAM_RECORDED, STREAM_ALWAYS = "recorded", "always"  # --sessions-stream: each call as recorded, or streamed
+# a recorded session's status: broken (an answer broke off), else error (an HTTP or JSON-RPC error), else ok
+STATUS_OK, STATUS_ERROR, STATUS_BROKEN = "ok", "error", "broken"
+SKIPPABLE = (STATUS_BROKEN, STATUS_ERROR)
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,7 @@ class RecordedSession:
     name: str
     steps: tuple[RecordedStep, ...]
     tool_calls: tuple[RecordedToolCall, ...] = ()
+    status: str = STATUS_OK  # the worst of its calls' (--sessions-skip leaves some statuses out)
 
     def tool_calls_after(self, steps: int) -> tuple[RecordedToolCall, ...]:
         """The tool calls recorded after the session's first `steps` model steps, before the next."""
@@ -83,6 +89,8 @@ class RecordedSessions:
     upstream: str
     sessions: tuple[RecordedSession, ...]
 
+    left_out: tuple[str, ...] = ()  # the file's sessions --sessions-select/--sessions-skip left out
+
     def describe(self) -> dict:
         return {
             "file": self.path,
@@ -90,7 +98,29 @@ class RecordedSessions:
             "sessions": len(self.sessions),
             "calls": sum(len(s.steps) for s in self.sessions),
             "tool_calls": sum(len(s.tool_calls) for s in self.sessions),
+            "left_out": len(self.left_out),
         }
+
+
+def select_sessions(
+    recorded: RecordedSessions, names: tuple[str, ...], skip: tuple[str, ...]
+) -> RecordedSessions:
+    """The sessions named (all when none is), less those of a status in `skip`; WorkloadError naming a
+    session the file does not have, a status that is not one, or a choice that leaves none."""
+    bad = [s for s in skip if s not in SKIPPABLE]
+    if bad:
+        raise WorkloadError(f"--sessions-skip {bad[0]!r}: use {' or '.join(SKIPPABLE)}")
+    known = {s.name: s for s in recorded.sessions}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        some = ", ".join(list(known)[:5]) + (", ..." if len(known) > 5 else "")
+        raise WorkloadError(f"--sessions-select {unknown[0]!r}: no such session in {recorded.path} ({some})")
+    chosen = [known[n] for n in dict.fromkeys(names)] if names else list(recorded.sessions)
+    kept = tuple(s for s in chosen if s.status not in skip)
+    if not kept:
+        raise WorkloadError(f"{recorded.path}: --sessions-select/--sessions-skip leave no session to replay")
+    left = tuple(s.name for s in recorded.sessions if s not in kept)
+    return dataclasses.replace(recorded, sessions=kept, left_out=left)
 
 
 def load_sessions(path: str) -> RecordedSessions:
@@ -113,6 +143,7 @@ def load_sessions(path: str) -> RecordedSessions:
             )
         reading.lines += 1
         assert isinstance(value, dict)  # _placed checked it
+        reading.status = worse(reading.status, _status(_answer(value)))
         if value.get("api") == SESSION_MCP_API:  # concurrent tool calls end out of their send order
             reading.add_tool_call(_tool_call(value, where, len(reading.steps)))
             continue
@@ -122,7 +153,9 @@ def load_sessions(path: str) -> RecordedSessions:
         reading.add_step(_call(value, where))
     if not sessions:
         raise WorkloadError(f"{path}: the session file records no call")
-    found = tuple(RecordedSession(name, tuple(r.steps), tuple(r.tool_calls)) for name, r in sessions.items())
+    found = tuple(
+        RecordedSession(name, tuple(r.steps), tuple(r.tool_calls), r.status) for name, r in sessions.items()
+    )
     return RecordedSessions(path, str(header.get("upstream", "")), found)
 
 
@@ -136,6 +169,7 @@ class _Reading:
     steps: list[RecordedStep] = field(default_factory=list)
     tool_calls: list[RecordedToolCall] = field(default_factory=list)
     since_answer_s: float = 0.0
+    status: str = STATUS_OK
 
     def add_tool_call(self, call: RecordedToolCall) -> None:
         self.tool_calls.append(call)
@@ -163,7 +197,12 @@ def _lines(path: str) -> Iterator[tuple[int, object]]:
     """(line number, JSON value) of each non-blank line, read a line at a time within the caps."""
     file = Path(path)
     try:
-        size = file.stat().st_size
+        mode = file.stat()
+        if not stat.S_ISREG(mode.st_mode):  # a FIFO would hang the run's start, a device never end
+            raise WorkloadError(
+                f"{path}: not a regular file (a FIFO, a device or a directory): give the file"
+            )
+        size = mode.st_size
         if size > MAX_FILE_BYTES:
             raise WorkloadError(
                 f"{path}: {size:,} bytes, over the {MAX_FILE_BYTES // 2**20:,} MiB a replay holds"
@@ -255,6 +294,20 @@ def _think_s(value: dict, where: str) -> float | None:
     if think is not None and (not isinstance(think, int | float) or not _number(think) or think < 0):
         raise WorkloadError(f"{where}: think_ms {think!r}: expected milliseconds >= 0")
     return None if think is None else think / 1000.0
+
+
+def _status(answer: dict) -> str:
+    """One call's status: broken (its answer broke off), error (HTTP >= 400 or a JSON-RPC error), ok."""
+    if answer.get("broken"):
+        return STATUS_BROKEN
+    status = answer.get("status")
+    failed = isinstance(status, int) and status >= 400
+    return STATUS_ERROR if failed or "rpc_error" in answer else STATUS_OK
+
+
+def worse(a: str, b: str) -> str:
+    order = (STATUS_OK, STATUS_ERROR, STATUS_BROKEN)
+    return max(a, b, key=order.index)
 
 
 def _answer(value: dict) -> dict:

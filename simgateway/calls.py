@@ -44,9 +44,11 @@ class CallLog:
         tokens: Tokens,
         caller: str | None = None,
         cost_usd: float = 0.0,
+        wire: dict | None = None,
     ) -> None:
         """Count one answered model call (chat or responses) with the tool calls it made; `caller` is the
-        request's `user` field, `cost_usd` the call's price at the simulator's own price knobs."""
+        request's `user` field, `cost_usd` the call's price at the simulator's own price knobs, `wire` how
+        it was asked (stream, stream_options: what a replay must send as recorded)."""
         key = conversation_key(conv.first_user)
         self.calls += 1
         self.tool_calls += len(calls)
@@ -79,6 +81,7 @@ class CallLog:
                 "tools_offered": list(conv.offered),
                 "tool_calls": [{"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in calls],
                 "tool_results": [r[:RESULT_CHARS] for r in conv.last_results],
+                **(wire or {}),
             }
         )
 

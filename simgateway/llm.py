@@ -148,20 +148,22 @@ class MockLLM:
             self.gate.in_flight -= 1
 
     def answer(
-        self, api: str, response_id: str, conv: Conversation, max_tokens: int | None, caller: object = None
+        self, api: str, response_id: str, conv: Conversation, body: dict, max_tokens: int | None
     ) -> tuple[list[WireCall], Tokens]:
-        """This step's tool calls (none: a text answer) and its token counts, logged as one model call."""
+        """This step's tool calls (none: a text answer) and its token counts, logged as one model call
+        with how it was asked (stream, stream_options) and by whom (`user`)."""
         calls = tool_wire.wire_calls(plan_calls(self.knobs, conv), self.knobs.bad_tool_calls)
         ticks = tool_wire.tick_count(calls, self.knobs.tool_arg_fragment_chars) if calls else None
         tokens = self.tokens_for(conv.texts, max_tokens, ticks)
-        who = caller if isinstance(caller, str) else None
-        self.calls.add(api, response_id, conv, calls, tokens, who, cost_usd(self.knobs, tokens))
+        who = body.get("user") if isinstance(body.get("user"), str) else None
+        wire = {"stream": body.get("stream") is True, "stream_options": body.get("stream_options")}
+        self.calls.add(api, response_id, conv, calls, tokens, who, cost_usd(self.knobs, tokens), wire)
         return calls, tokens
 
     async def _chat(self, request: web.Request, body: dict, conv: Conversation, stream: bool, t0: float):
         rid = f"chatcmpl-sim{next(_ids)}"
         calls, tokens = self.answer(
-            "chat", rid, conv, body.get("max_completion_tokens", body.get("max_tokens")), body.get("user")
+            "chat", rid, conv, body, body.get("max_completion_tokens", body.get("max_tokens"))
         )
         if stream:
             return await self._chat_stream(request, body, rid, calls, tokens, t0)
@@ -264,7 +266,7 @@ class MockLLM:
 
     async def _respond(self, request: web.Request, body: dict, conv: Conversation, stream: bool, t0: float):
         rid = f"resp_sim{next(_ids)}"
-        calls, tokens = self.answer("responses", rid, conv, body.get("max_output_tokens"), body.get("user"))
+        calls, tokens = self.answer("responses", rid, conv, body, body.get("max_output_tokens"))
         if stream:
             return await self._responses_stream(request, body, calls, tokens, t0, rid)
         await sleep_until(done_at(t0, self.knobs, tokens))

@@ -105,6 +105,16 @@ def test_compare_names_runs_that_share_a_run_id_by_their_directory(tmp_path):
     assert (row[f"{first} #1"], row[second], row[f"{first} #3"], row["runs"]) == (100, 300, 100, 3)
 
 
+def test_compare_keeps_its_measures_in_the_order_measured_when_runs_measured_different_ones(tmp_path):
+    """A run with requests beside one without: the union of measures stays in headline order (pandas
+    sorted a union of differing indexes by name)."""
+    with_requests = load_run(write_run_dir(tmp_path / "a", {"run_id": "a"}, requests=stream_requests(20, 10)))
+    bare = load_run(write_run_dir(tmp_path / "b", {"run_id": "b"}, samples=soak_samples(10)))
+    measures = list(compare_table([bare, with_requests]).index)
+    order = [measures.index(m) for m in ("requests", "error %", "latency p50 (ms)", "TTFT p50 (ms)")]
+    assert order == sorted(order), measures  # by name: TTFT, error, latency, requests
+
+
 @pytest.mark.e2e
 def test_cli_builds_report_and_compares(full_run, tmp_path):
     other = write_run_dir(tmp_path / "r2", {**META, "run_id": "r2"}, samples=soak_samples(600, seed=1))

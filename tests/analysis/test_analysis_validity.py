@@ -11,6 +11,7 @@ import pytest
 from analysis.load import load_run
 from analysis.model import RunData
 from analysis.report import loadgen_section
+from analysis.sessions import validity_marks
 from analysis.summary import console_summary
 from analysis.summary_json import summary
 from analysis.validity import (
@@ -120,3 +121,20 @@ def test_only_the_loads_own_readings_judge_the_load_generator(tmp_path):
     assert verdict.valid is True and verdict.checks[0].value == pytest.approx(20.0)
     started_early = write_run_dir(tmp_path / "early", {"run_id": "v", "start_ts": T0}, samples=frame)
     assert run_validity(load_run(started_early)).valid is False  # the same readings inside the load fail
+
+
+@pytest.mark.parametrize(
+    ("samples", "mark"),
+    [({"loadgen_cpu_pct": 97.0}, "RUN INVALID"), ({"host_cpu_pct": 99.0}, "LATENCY SUSPECT"), ({}, None)],
+)
+def test_a_replays_timing_figures_carry_the_runs_validity_mark(tmp_path, samples, mark):
+    """The Sessions section's timing tables are headed by the run's mark (at x100 agents a lagging load
+    generator reads as a slower gateway); a run that held carries none."""
+    run = a_run(tmp_path, samples)
+    marks = validity_marks(run)
+    if mark is None:
+        assert marks == []
+    else:
+        ((title, table),) = marks
+        assert title == "run validity" and list(table.index) == [mark]
+        assert table.loc[mark, "why"] == "; ".join(c.reason() for c in run_validity(run).failed)

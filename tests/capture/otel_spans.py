@@ -54,14 +54,20 @@ TOOLS = [
 ]
 
 
-def export(steps_by_conversation: dict[str | None, list[Step]], path: Path) -> Path:
+def export(steps_by_conversation: dict[str | None, list[Step]], path: Path, parents: bool = True) -> Path:
     """One trace per conversation (None: no gen_ai.conversation.id, the trace names it), each an
-    invoke_agent span over its chat spans and an execute_tool span; written to `path` as OTLP JSON."""
+    invoke_agent span over its chat spans and an execute_tool span; written to `path` as OTLP JSON.
+    `parents` False: every chat span a root span, a trace of its own, as an instrumented client makes
+    them when nothing opens a span per task (the OpenAI instrumentation as installed)."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("tests.capture.otel_spans")
     for conversation, steps in steps_by_conversation.items():
+        if not parents:
+            for step in steps:
+                _chat(tracer, conversation, step)
+            continue
         first, last = steps[0].start_ms, steps[-1].start_ms + steps[-1].took_ms
         with tracer.start_as_current_span("invoke_agent", start_time=_ns(first), end_on_exit=False) as agent:
             agent.set_attribute("gen_ai.operation.name", "invoke_agent")

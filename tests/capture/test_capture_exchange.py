@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from capture.exchange import Passed, answer_of, scrub, sse_events
+from contract.redact import secret_values
 
 
 def sse(*events: dict, done: bool = True) -> bytes:
@@ -78,5 +79,27 @@ def test_secrets_never_reach_the_recorded_body():
     key = "sk-live-0123456789abcdef"
     body = {"model": "m", "api_key": key, "messages": [{"role": "user", "content": f"my key is {key}"}]}
     kept = scrub(body, (key,))
-    assert "api_key" not in kept and key not in json.dumps(kept) and "my key is ***" in json.dumps(kept)
+    assert kept["api_key"] == "***" and key not in json.dumps(kept) and "my key is ***" in json.dumps(kept)
     assert scrub({"model": "m"}, (key,)) == {"model": "m"}  # nothing to remove: the body as sent
+
+
+def test_a_canary_at_any_depth_of_a_body_or_an_answer_is_masked_and_a_schema_keeps_its_shape():
+    canary = "sk-canary-9f8e7d6c5b4a"
+    body = {
+        "model": "m",
+        "metadata": {"api_key": canary, "openai_api_key": canary, "password": canary, "n": 1},
+        "extra_headers": {"Authorization": f"Bearer {canary}-hdr"},
+        "messages": [{"role": "user", "content": f"see {canary}-hdr and http://u:{canary}@h/"}],
+        "tools": [
+            {
+                "type": "function",
+                "function": {"name": "f", "parameters": {"properties": {"token": {"type": "string"}}}},
+            }
+        ],
+    }
+    secrets = secret_values(body)
+    kept = scrub(body, tuple(secrets))
+    assert canary not in json.dumps(kept) and kept["metadata"]["n"] == 1
+    assert kept["tools"] == body["tools"]  # a parameter named `token` is a schema, not a secret
+    denied = Passed(401, "application/json", [(0.001, json.dumps({"error": {"api_key": canary}}).encode())])
+    assert canary not in json.dumps(scrub(answer_of("chat", denied), ()))  # an error body's own keys

@@ -130,7 +130,7 @@ def test_spend_logs_rows_as_a_json_array_read_their_stored_request_body(tmp_path
     ("records", "says"),
     [
         ('[{"id": 1,', "log.jsonl:1: not JSON"),
-        ('{"id": "a", "trace_id": "t", "call_type": "acompletion"}\n{"id":\n', "log.jsonl:2: not JSON"),
+        ('{"id": "a", "trace_id": "t", "call_type": "embedding"}\n{"id":\n', "log.jsonl:2: not JSON"),
         ("[3]", "log.jsonl: record [0]: expected a JSON object"),
         ([{"call_type": "acompletion"}], "log.jsonl:1: neither a StandardLoggingPayload"),
         ([logged(1, "x", 0, startTime=None)], "log.jsonl:1 (chatcmpl-1): startTime None: expected"),

@@ -178,3 +178,37 @@ def test_the_older_forms_prompt_and_completion_events_and_message_events_are_rea
         {"role": "user", "content": "events form"},
     ]
     assert by_events.answer["content"] == "sure"
+
+
+def test_spans_without_a_parent_are_grouped_by_their_first_user_message_with_think_times(tmp_path, capsys):
+    """The OpenAI instrumentation as installed: each call a root span, no conversation id; a streamed
+    span's finish reason on its gen_ai.choice event only."""
+    oslo, bergen = trip("Oslo", 0), trip("Bergen", 20)
+    asked = json.dumps(
+        [{"id": "c-Oslo", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]
+    )
+    choice = {"finish_reason": "stop", "message": json.dumps({"role": "assistant", "content": "Pack a coat"})}
+    oslo[1].messages, oslo[1].output = [], []  # its messages on events, as that instrumentation writes them
+    oslo[1].events = [
+        ("gen_ai.system.message", {"content": "You plan trips."}),
+        ("gen_ai.user.message", {"content": "Plan a trip to Oslo"}),
+        ("gen_ai.assistant.message", {"tool_calls": asked}),
+        ("gen_ai.tool.message", {"content": "cold", "id": "c-Oslo"}),
+        ("gen_ai.choice", choice),
+    ]
+    spans = export({None: [*oslo, *bergen]}, tmp_path / "spans.json", parents=False)
+    out = tmp_path / "imported.jsonl"
+    assert main(["import-otel", str(spans), "--out", str(out)]) == OK
+    said = capsys.readouterr().out
+    assert "4 calls in 2 sessions" in said and "sessions: 2 by first user message" in said, said
+    recorded = load_sessions(str(out))
+    assert sorted(len(s.steps) for s in recorded.sessions) == [2, 2]
+    for session in recorded.sessions:  # the think time from the gaps: 250 ms later, after 50 ms
+        assert session.steps[1].think_s == pytest.approx(0.2, abs=0.001)
+    lines = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    streamed = next(
+        line for line in lines if line["response"]["content"] == "Pack a coat" and line["step"] == 1
+    )
+    assert streamed["response"]["finish_reason"] == "stop"  # from its gen_ai.choice event
+    assert [m["role"] for m in streamed["request"]["messages"]] == ["system", "user", "assistant", "tool"]
+    assert all(line["request"]["tools"][0]["function"]["name"] == "lookup" for line in lines)  # where kept

@@ -146,6 +146,21 @@ def test_a_replay_through_hermes_sends_no_session_header_unless_one_is_given(par
     assert openclaw.agent.session_header == "x-openclaw-session-key"  # not known to replace the body's
 
 
+def test_sessions_are_chosen_from_the_command_line_and_refused_without_a_file(parse):
+    sessions = str(REPO / "examples" / "sessions" / "research-agent.jsonl")
+    chosen = settings_of(parse("--sessions", sessions, "--sessions-select", "conversation-b259e495b3f5"))
+    assert [s.name for s in chosen.agent.sessions.sessions] == ["conversation-b259e495b3f5"]
+    assert chosen.agent.sessions.describe()["left_out"] == 1
+    with pytest.raises(InputError, match="no such session"):
+        settings_of(parse("--sessions", sessions, "--sessions-select", "nope"))
+    with pytest.raises(InputError, match="add --sessions FILE"):
+        settings_of(parse("--sessions-skip", "broken"))
+    assert (
+        settings_of(parse("--sessions", sessions, "--sessions-stream", "always")).agent.sessions_stream
+        == "always"
+    )
+
+
 def test_every_user_facing_error_is_a_kit_error_with_its_exit_code():
     for cls in (
         ProfileConfigError,

@@ -4,15 +4,18 @@ refused in one line that names the file, the line and the field."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
 from contract.schema import SESSION_FORMAT as FORMAT
 from scenarios import session_file
 from scenarios.errors import WorkloadError
-from scenarios.session_file import load_sessions
+from scenarios.session_file import load_sessions, select_sessions
 
 HEADER = {"format": FORMAT, "upstream": "http://127.0.0.1:8000"}
+REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 
 
 def call(session: str = "s1", step: int = 0, offset: float = 0.0, **over) -> dict:
@@ -53,6 +56,7 @@ def test_a_recording_reads_into_sessions_in_step_order(tmp_path):
         "sessions": 2,
         "calls": 4,
         "tool_calls": 0,
+        "left_out": 0,
     }
 
 
@@ -157,3 +161,54 @@ def test_a_line_past_the_cap_is_refused_without_reading_it_whole(tmp_path, monke
 def test_a_missing_file_is_one_line(tmp_path):
     with pytest.raises(WorkloadError, match="cannot read the session file"):
         load_sessions(str(tmp_path / "none.jsonl"))
+
+
+def test_a_fifo_a_device_and_a_directory_are_refused_without_opening_them(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero"), tmp_path):
+        with pytest.raises(WorkloadError, match="not a regular file"):
+            load_sessions(str(path))  # a FIFO opened would block here
+
+
+def test_sessions_are_chosen_by_name_and_left_out_by_status(tmp_path):
+    lines = [
+        HEADER,
+        {
+            "session": "ok",
+            "offset_s": 0,
+            "step": 0,
+            "api": "chat",
+            "request": REQUEST,
+            "response": {"status": 200},
+        },
+        {
+            "session": "cut",
+            "offset_s": 0,
+            "step": 0,
+            "api": "chat",
+            "request": REQUEST,
+            "response": {"status": 200, "broken": "reset"},
+        },
+        {
+            "session": "probe",
+            "offset_s": 0,
+            "step": 0,
+            "api": "chat",
+            "request": REQUEST,
+            "response": {"status": 401},
+        },
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(v) + "\n" for v in lines))
+    recorded = load_sessions(str(path))
+    assert [s.status for s in recorded.sessions] == ["ok", "broken", "error"]
+    kept = select_sessions(recorded, (), ("broken", "error"))
+    assert [s.name for s in kept.sessions] == ["ok"] and kept.describe()["left_out"] == 2
+    assert [s.name for s in select_sessions(recorded, ("probe", "ok"), ()).sessions] == ["probe", "ok"]
+    with pytest.raises(WorkloadError, match="--sessions-select 'nope': no such session"):
+        select_sessions(recorded, ("nope",), ())
+    with pytest.raises(WorkloadError, match="leave no session"):
+        select_sessions(recorded, ("cut",), ("broken",))
+    with pytest.raises(WorkloadError, match="--sessions-skip 'late': use broken or error"):
+        select_sessions(recorded, (), ("late",))
