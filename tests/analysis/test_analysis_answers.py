@@ -136,3 +136,14 @@ def test_a_sweep_without_slos_answers_the_highest_delivered_rate_that_held(tmp_p
 def test_an_undelivered_rate_between_delivered_ones_is_neither_met_nor_broken(tmp_path, late_at):
     found = sweep(sweep_run(tmp_path, late_at=late_at))
     assert found.best_rate == 40.0 and found.broke is None and 30.0 in found.not_delivered
+
+
+def test_the_console_says_it_lists_the_top_four_operations_of_all(tmp_path):
+    rows = stream_requests(60, 60, error_rate=0.0)
+    rows["operation"] = [f"op{i % 6}" for i in range(60)]
+    run = load_run(write_run_dir(tmp_path, {"run_id": "ops"} | DONE, requests=rows))
+    text = console_summary(run)
+    assert (
+        "latency of 60 successful requests, by operation (top 4 of 6 operations; all in report.md):" in text
+    )
+    assert sum(line.startswith("  op") for line in text.splitlines()) == 4
