@@ -99,7 +99,7 @@ def _error_part(run: RunData) -> tuple[str, bool]:
     pct = failed / total * 100
     held = pct < ERROR_LIMIT_PCT
     than = f"{'<' if held else '>='} {ERROR_LIMIT_PCT:g} %"
-    return f"{failed:,} of {total:,} requests failed ({pct:.2g} % {than})", held
+    return f"{failed:,} of {total:,} requests failed ({pct:.3g} % {than})", held
 
 
 def thresholds(run: RunData) -> list[dict]:

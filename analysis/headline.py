@@ -121,9 +121,14 @@ def _mark_validity(head: Headline, validity: Validity) -> None:
     word, _, rest = head.verdict.partition(": ")
     head.verdict = f"{word} ({state}: {reasons}; every timing figure is marked): {rest}"
     head.figures = [
-        replace(f, note=f"{f.note}; {state}" if f.note else state) if f.unit == "ms" else f
-        for f in head.figures
+        replace(f, note=f"{f.note}; {state}" if f.note else state) if _timing(f) else f for f in head.figures
     ]
+
+
+def _timing(figure: Figure) -> bool:
+    """A measured time (ms): what a suspect or invalid run's load generator may have timed late."""
+    value = figure.value
+    return figure.unit == "ms" and isinstance(value, int | float) and not pd.isna(value)
 
 
 def _unanswered(profile: str, question: str, why: str) -> Headline:

@@ -150,7 +150,10 @@ def locust_argv(command: str) -> list[str]:
 
 
 def covered(command: DocCommand) -> str | None:
-    return next((why for key, why in COVERED.items() if key in command.text or key == command.text), None)
+    """Why another test covers the command: a key that is a whole command matches it alone, another key
+    any command holding it."""
+    whole = (key == command.text if key.startswith(LOCUST) else key in command.text for key in COVERED)
+    return next((why for why, hit in zip(COVERED.values(), whole, strict=True) if hit), None)
 
 
 COMMANDS = doc_commands()
@@ -203,7 +206,7 @@ def run_all(argvs: dict[str, list[str]], out: Path, env: dict) -> dict[str, tupl
     while waiting or running:
         while waiting and len(running) < PARALLEL:
             key, argv = waiting.pop(0)
-            log = out / f"{len(done) + len(running) + len(waiting)}-{re.sub(r'[^A-Za-z0-9]+', '_', key)}.log"
+            log = out / f"{re.sub(r'[^A-Za-z0-9]+', '_', key)[:80]}-{len(done) + len(running)}.log"
             handle = log.open("w")
             proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT)
             running[key] = (proc, handle, log, time.monotonic())
