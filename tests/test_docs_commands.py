@@ -40,7 +40,7 @@ SHAPED = ("smoke", "average", "stress", "spike")  # profiles whose length is --d
 # Documented commands another test already runs as written, or that cannot be shortened: not run twice.
 COVERED = {
     "locust -f locustfile.py --headless": "README's main command: tests/test_newcomer.py runs it",
-    "--load-profile churn --churn-cycles 10": (
+    "locust -f locustfile.py --headless --load-profile churn --churn-cycles 10": (
         "README's churn recipe: tests/kit/test_kit_documented_commands.py runs it as written"
     ),
     "--load-profile soak": (
@@ -131,6 +131,8 @@ def shortened(words: list[str], seconds: float) -> list[str]:
                     sim[j + 1] = f"{min(float(sim[j + 1]), step):g}"
             out[i + 1] = shlex.join(sim)
     profile = out[out.index("--load-profile") + 1] if "--load-profile" in out else None
+    if profile is None and not {"-u", "-t", "--run-time", "--trace", "--sessions"} & set(out):
+        profile = "smoke"  # the kit's default profile
     if profile in SHAPED and "--duration" not in out:
         out += ["--duration", f"{seconds:g}s"]
     if profile == "sweep" and "--hold" not in out:
@@ -191,6 +193,7 @@ def test_durations_are_shortened_and_nothing_else_changes():
     assert shortened(["--load-profile", "average"], 5.0)[-2:] == ["--duration", "5s"]
     assert shortened(["--load-profile", "sweep"], 5.0)[-2:] == ["--hold", "1s"]
     assert shortened(["-t", "2s"], 5.0) == ["-t", "2s"]  # shorter already: left alone
+    assert shortened(["--headless"], 5.0) == ["--headless", "--duration", "5s"]  # the default: smoke
 
 
 def test_the_docs_hold_commands_and_every_external_one_says_what_it_needs():
