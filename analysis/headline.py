@@ -118,8 +118,7 @@ def _mark_validity(head: Headline, validity: Validity) -> None:
         return
     state = "RUN INVALID" if validity.valid is False else "LATENCY SUSPECT"
     reasons = "; ".join(c.reason() for c in validity.failed)
-    word, _, rest = head.verdict.partition(": ")
-    head.verdict = f"{word} ({state}: {reasons}; every timing figure is marked): {rest}"
+    head.verdict += f" {state}: {reasons}; every timing figure below is marked."
     head.figures = [
         replace(f, note=f"{f.note}; {state}" if f.note else state) if _timing(f) else f for f in head.figures
     ]

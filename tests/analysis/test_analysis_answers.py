@@ -62,7 +62,10 @@ def test_a_threshold_of_yours_replaces_the_default_error_rule(tmp_path):
 
 def test_a_suspect_run_says_so_in_its_answer_and_marks_every_timing_figure(tmp_path):
     head = headline(smoke_run(tmp_path, lag_ms=80.0))
-    assert head.verdict.startswith("Yes (LATENCY SUSPECT: event loop lag p95 80.0 ms > 20 ms;")
+    assert head.verdict.startswith("Yes: 0 of 200 requests failed")
+    assert head.verdict.endswith(
+        "LATENCY SUSPECT: event loop lag p95 80.0 ms > 20 ms; every timing figure below is marked."
+    )
     timing = [f for f in head.figures if f.unit == "ms"]
     assert timing and all("LATENCY SUSPECT" in f.text() for f in timing), [f.text() for f in timing]
     assert all("SUSPECT" not in f.text() for f in head.figures if f.unit != "ms")
@@ -74,7 +77,8 @@ def test_an_invalid_run_answers_no(tmp_path):
     samples = soak_samples(60).assign(**(QUIET | {"loadgen_cpu_pct": 97.0}))
     write_run_dir(run_dir, samples=samples)
     head = headline(load_run(run_dir))
-    assert head.verdict.startswith("No (RUN INVALID: load generator CPU p90") and head.held is False
+    assert head.verdict.startswith("No: the run is invalid: load generator CPU p90") and head.held is False
+    assert "RUN INVALID: load generator CPU p90" in head.verdict
     assert summary(load_run(run_dir))["headline"]["answer"] == "no"
 
 
