@@ -19,6 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from analysis.delivery import SHORT_PCT
+from analysis.headline import profile_of
+from analysis.levels import run_levels
+from analysis.load import load_run
+from analysis.sweep import sweep
 from contract import exit_codes
 from contract.units import parse_duration
 from tests.paths import REPO
@@ -266,6 +271,10 @@ def test_every_simulator_command_of_the_docs_runs_with_its_durations_shortened(t
     assert not failures(results, VERDICTS), "\n\n".join(failures(results, VERDICTS))
     made = sorted(p for p in runs.iterdir() if (p / "run.json").is_file())
     assert len(made) == len(locust), made
+    for run_dir in made:
+        assert answered_where_delivered(run_dir), (
+            f"{run_dir.name}: the sweep's answer is a rate not delivered"
+        )
     analysis = {
         f"{c.where} {c.text}": analysis_argv(c.text, runs, made)
         for c in COMMANDS
@@ -274,6 +283,20 @@ def test_every_simulator_command_of_the_docs_runs_with_its_durations_shortened(t
     results = run_all(analysis, tmp_path, env)
     assert not failures(results, {exit_codes.OK}), "\n\n".join(failures(results, {exit_codes.OK}))
     print(f"ran {len(locust)} locust and {len(analysis)} analysis commands; skipped:", *skipped, sep="\n  ")
+
+
+def answered_where_delivered(run_dir: Path) -> bool:
+    """A sweep's answer (the highest rate that met every SLO) is a rate the run delivered: at most 5 % of
+    its arrivals late or dropped there. True for any other run."""
+    run = load_run(run_dir)
+    found = sweep(run) if profile_of(run) == "sweep" else None
+    levels = run_levels(run)
+    if found is None or found.best_rate is None or levels is None:
+        return True
+    at = levels.table.loc[round(found.best_rate, 6)]
+    return (
+        bool(at["late_pct"] + at["dropped_pct"] <= SHORT_PCT) and found.best_rate not in found.not_delivered
+    )
 
 
 def analysis_argv(command: str, runs: Path, made: list[Path]) -> list[str]:
