@@ -234,7 +234,7 @@ def _document(parser: argparse.ArgumentParser) -> None:
         spec = fields[action.dest]
         default = spec.default_factory() if callable(spec.default_factory) else spec.default
         shown = DEFAULT_MCP_TOOLS if action.dest == "mcp_tools" else default
-        words = HELP.get(action.dest, action.help or "")
+        words = HELP.get(action.option_strings[0], action.help or "")
         action.help = words if "default:" in words else f"{words} (default: {_shown(shown)})"
 
 

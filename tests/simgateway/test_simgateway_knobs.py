@@ -10,6 +10,7 @@ import pytest
 
 from simgateway import launch
 from simgateway.client import request
+from simgateway.knob_help import HELP
 from simgateway.knobs import Knobs, build_parser, parse_knobs
 
 
@@ -59,5 +60,6 @@ def test_help_gives_every_knob_its_words_and_the_default_the_knobs_record_declar
         assert action.help and "default:" in action.help, action.dest
         if action.dest != "mcp_tools":  # parsed from its text into records
             assert action.default == fields[action.dest].default, action.dest
+    assert set(HELP) <= {o for a in parser._actions for o in a.option_strings}  # no help for a gone knob
     text = " ".join(parser.format_help().split())
     assert "first content chunk this long after the request arrived (ms) (default: 300.0)" in text
