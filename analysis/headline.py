@@ -24,7 +24,7 @@ from analysis.model import RunData, per_run
 from analysis.rounds import rounds_table
 from analysis.scores import tpot_absent
 from analysis.soak import Trend, soak_trends
-from analysis.sweep import best_text, sweep
+from analysis.sweep import best_text, broke_text, sweep
 from analysis.tasks import not_done_text
 from analysis.validity import Validity, run_validity
 from contract.exit_codes import DISK_ERROR, LOAD_NOT_DELIVERED
@@ -308,7 +308,7 @@ def _sweep_headline(run: RunData, profile: str) -> Headline:
         head.verdict, head.held = no_passes.text(), None
         return head
     best, head.held = best_text(found)
-    head.verdict = Answer(head.held, best, default_rule(profile)).text()
+    head.verdict = Answer(head.held, f"{best}; {broke_text(found)}", default_rule(profile)).text()
     said_below = ("breaking level", "what broke there")
     head.figures = [f for f in head.figures if f.label not in said_below]
     head.figures[:0] = [

@@ -114,13 +114,15 @@ def best_text(s: Sweep) -> tuple[str, bool]:
     return best, found is not None
 
 
+def broke_text(s: Sweep) -> str:
+    """Where the delivered rates broke, or that none did."""
+    if s.broke:
+        return f"it broke at {s.broke.level:.3g} arrivals/s ({s.broke.why})"
+    return "no delivered rate broke (errors <= 5 % and every SLO held at each)"
+
+
 def sweep_answer(s: Sweep) -> str:
     """The sentence on top of the table."""
-    best = best_text(s)[0]
-    broke = (
-        f"it broke at {s.broke.level:.3g} arrivals/s ({s.broke.why})"
-        if s.broke
-        else "no rate broke (errors <= 5 % and every SLO held at each)"
-    )
+    best, broke = best_text(s)[0], broke_text(s)
     knee = f"latency knee at {s.knee.users:.3g} arrivals/s" if s.knee.users is not None else "no latency knee"
     return f"{best[:1].upper()}{best[1:]}; {broke}; {knee}."
