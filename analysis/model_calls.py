@@ -83,7 +83,7 @@ def model_calls_section(run: RunData) -> Section | None:
     section = Section("Model calls (at the model)")
     section.tables.append(("who made the calls the model answered", _by_maker(joined)))
     kit, source = cost.usage_rows(run)
-    where = f"in {source}" if source != "none" else "in the kit's rows"
+    where = f"in {source}" if source != "none" else "in requests.csv"
     section.tables.append(
         ("the model's count beside the kit's", _beside_the_kit(joined, run.requests, kit, where))
     )
