@@ -90,7 +90,7 @@ def test_every_profile_has_a_default_rule_and_the_load_profiles_share_one():
 SLOS = [parse_slo("ttft_ms p95 <= 300", "--slo #1")]
 
 
-def sweep_run(tmp_path, late_at: float | None, slos: bool = True) -> RunData:
+def sweep_run(tmp_path, late_at: float | None, slos: bool = True, profile: str = "sweep") -> RunData:
     """A sweep of rate passes 10, 20, 30, 40 arrivals/s, 10 s each, every answer within the SLO; at
     `late_at` a tenth of the arrivals started 500 ms late (a load generator that fell behind)."""
     frames, points, passes, t = [], [], [], 0.0
@@ -110,7 +110,7 @@ def sweep_run(tmp_path, late_at: float | None, slos: bool = True) -> RunData:
         "start_ts": T0,
         "stop_reason": "profile complete",
         "exit_code": 0,
-        "profile": {"name": "sweep"},
+        "profile": {"name": profile},
         "open_model": {"start_ts": T0, "rate_points": points, "arrivals": "constant"},
         "sweep": passes,
         "slos": [s.as_json() for s in SLOS] if slos else [],
@@ -151,3 +151,10 @@ def test_the_console_says_it_lists_the_top_four_operations_of_all(tmp_path):
         "latency of 60 successful requests, by operation (top 4 of 6 operations; all in report.md):" in text
     )
     assert sum(line.startswith("  op") for line in text.splitlines()) == 4
+
+
+def test_a_breakpoint_whose_peak_was_not_delivered_names_it_beside_the_answer_never_as_the_break(tmp_path):
+    head = headline(sweep_run(tmp_path, late_at=40.0, profile="breakpoint"))
+    assert head.verdict.startswith("No: it did not break up to 30 arrivals/s"), head.verdict
+    undelivered = "; 40 arrivals/s was asked but not delivered (10.0 % late (40)), so it is not judged"
+    assert undelivered in head.verdict
