@@ -34,6 +34,7 @@ CAPACITY, CHURN, ROUNDS, SOAK = "Capacity", "Churn (open, prompt, close)", "Roun
 LATENCY, THRESHOLDS, COST = "Latency per operation", "Run summary", "Cost"
 LEVELS, GOODPUT, SWEEP, ARRIVALS = "Load levels and knee", "Goodput", "Sweep", "Arrivals"
 TASKS = "Tasks"
+SOAK_FAILED = ("leak", "drift")  # the soak verdicts that answer No (analysis/soak.py's positive words)
 
 
 @dataclass(frozen=True)
@@ -240,11 +241,11 @@ def _soak_headline(run: RunData, profile: str) -> Headline:
 
 
 def _trend_held(t: Trend) -> bool | None:
-    """A soak verdict (analysis/soak.py) as held: "no evidence of ..." held, "not enough data" cannot say,
-    any other verdict (leak, drift) did not hold."""
+    """A soak verdict (analysis/soak.py's words) as held: "no evidence of ..." held, a leak or a drift did
+    not; any other verdict ("not enough data", an inconclusive one) cannot say."""
     if t.verdict.startswith("no evidence"):
         return True
-    return None if t.verdict == "not enough data" else False
+    return False if t.verdict in SOAK_FAILED else None
 
 
 def _slope_text(t: Trend) -> str:

@@ -158,3 +158,12 @@ def test_a_breakpoint_whose_peak_was_not_delivered_names_it_beside_the_answer_ne
     assert head.verdict.startswith("No: it did not break up to 30 arrivals/s"), head.verdict
     undelivered = "; 40 arrivals/s was asked but not delivered (10.0 % late (40)), so it is not judged"
     assert undelivered in head.verdict
+
+
+def test_a_soak_too_short_for_its_verdict_is_not_answered(tmp_path):
+    meta = {"run_id": "s", "start_ts": T0, "stop_reason": "profile complete", "profile": {"name": "soak"}}
+    run = load_run(write_run_dir(tmp_path, meta, samples=soak_samples(60).assign(**QUIET)))
+    head = headline(run)
+    assert head.held is None, head.verdict
+    assert head.verdict.startswith("Not answered: memory: not enough data"), head.verdict
+    assert f"(rule: {DEFAULT_RULES['soak']})" in head.verdict
