@@ -58,6 +58,7 @@ def test_help_gives_every_knob_its_words_and_the_default_the_knobs_record_declar
     assert len(knobs) >= 50
     for action in knobs:
         assert action.help and "default:" in action.help, action.dest
+        assert action.help.split("(default")[0].strip(), f"{action.dest}: no words (simgateway/knob_help.py)"
         if action.dest != "mcp_tools":  # parsed from its text into records
             assert action.default == fields[action.dest].default, action.dest
     assert set(HELP) <= {o for a in parser._actions for o in a.option_strings}  # no help for a gone knob
