@@ -15,8 +15,10 @@ from locust import LoadTestShape, events
 from agents.a2a import A2AAgent  # noqa: F401
 from agents.acp import AcpAgent  # noqa: F401
 from agents.capacity import CapacityAgent, ChurnAgent  # noqa: F401 - run by --load-profile capacity/churn
+from agents.hermes_kanban import HermesKanbanAgent  # noqa: F401 - needs the Hermes CLI (--hermes-command)
 from agents.hermes_runs import HermesRunsAgent  # noqa: F401
 from agents.langgraph import LangGraphAgent  # noqa: F401
+from agents.mcp import McpAgent  # noqa: F401
 from agents.openai_chat import ChatAgent  # noqa: F401
 from agents.openclaw import OpenClawChatAgent, OpenClawResponsesAgent  # noqa: F401
 from agents.responses import ResponsesAgent  # noqa: F401

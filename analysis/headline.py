@@ -7,24 +7,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
 from analysis import cost, prices
-from analysis.breaking import RULE, first_break, highest_held
+from analysis.answers import Answer, default_rule, load_answer, thresholds
+from analysis.breaking import first_break, highest_held
 from analysis.capacity import run_capacity, run_churn
 from analysis.capacity_rows import has_rows, is_churn
 from analysis.churn import kept_text
 from analysis.goodput import goodput
 from analysis.latency import latency_table, main_operation
-from analysis.levels import ARRIVALS_PER_S, Levels, asked_rate, run_levels
+from analysis.levels import ARRIVALS_PER_S, Levels, asked_rate, load_shortfall, run_levels
 from analysis.model import RunData, per_run
 from analysis.rounds import rounds_table
 from analysis.scores import tpot_absent
 from analysis.soak import Trend, soak_trends
-from analysis.sweep import sweep, sweep_answer
+from analysis.sweep import best_text, broke_text, sweep
 from analysis.tasks import not_done_text
+from analysis.validity import Validity, run_validity
 from analysis.working_fit import FIT, fit_answer
 from contract.exit_codes import DISK_ERROR, LOAD_NOT_DELIVERED
 
@@ -33,6 +35,7 @@ CAPACITY, CHURN, ROUNDS, SOAK = "Capacity", "Churn (open, prompt, close)", "Roun
 LATENCY, THRESHOLDS, COST = "Latency per operation", "Run summary", "Cost"
 LEVELS, GOODPUT, SWEEP, ARRIVALS = "Load levels and knee", "Goodput", "Sweep", "Arrivals"
 TASKS = "Tasks"
+SOAK_FAILED = ("leak", "drift")  # the soak verdicts that answer No (analysis/soak.py's positive words)
 
 
 @dataclass(frozen=True)
@@ -70,10 +73,18 @@ def _three_digits(value: float) -> str:
 
 @dataclass
 class Headline:
+    """The profile's question; the verdict, its answer ("Yes: ...", "No: ..." or "Not answered: ...") with
+    the rule that decided it; the figures behind it."""
+
     profile: str
     question: str
     verdict: str
     figures: list[Figure] = field(default_factory=list)
+    held: bool | None = None  # the answer: True (Yes), False (No), None (not answered)
+
+    @classmethod
+    def answered(cls, profile: str, question: str, answer: Answer, figures: list[Figure]) -> Headline:
+        return cls(profile, question, answer.text(), figures, answer.held)
 
     def lines(self) -> list[str]:
         """Console form: question and verdict, then one figure per line with its source."""
@@ -99,7 +110,30 @@ def headline(run: RunData) -> Headline:
     head = build(run, profile)
     head.figures += _threshold_figures(run) + cost_figures(run)
     head.verdict += _ending(run.meta)
+    _mark_validity(head, run_validity(run))
     return head
+
+
+def _mark_validity(head: Headline, validity: Validity) -> None:
+    """A suspect or invalid run says so in its answer, and every timing figure of its headline says so."""
+    if not validity.suspect:
+        return
+    state = "RUN INVALID" if validity.valid is False else "LATENCY SUSPECT"
+    reasons = "; ".join(c.reason() for c in validity.failed)
+    head.verdict += f" {state}: {reasons}; every timing figure below is marked."
+    head.figures = [
+        replace(f, note=f"{f.note}; {state}" if f.note else state) if _timing(f) else f for f in head.figures
+    ]
+
+
+def _timing(figure: Figure) -> bool:
+    """A measured time (ms): what a suspect or invalid run's load generator may have timed late."""
+    value = figure.value
+    return figure.unit == "ms" and isinstance(value, int | float) and not pd.isna(value)
+
+
+def _unanswered(profile: str, question: str, why: str) -> Headline:
+    return Headline.answered(profile, question, Answer(None, why, default_rule(profile)), [])
 
 
 def _ending(meta: dict) -> str:
@@ -119,15 +153,16 @@ def _ending(meta: dict) -> str:
 
 
 def _capacity_headline(run: RunData, profile: str) -> Headline:
-    question = "How many agents fit in the memory budget?"
+    question = "Was the memory budget reached, and how many agents fit in it?"
     if not has_rows(run.capacity):
-        return Headline(profile, question, "Not answered: capacity.csv has no readings.")
+        return _unanswered(profile, question, "capacity.csv has no readings")
     r = run_capacity(run)
     budget = f"{r.budget_mib:,.0f} MiB" if r.budget_mib is not None else "the budget"
     if r.n_max is not None:
-        verdict = f"{r.n_max} agents fit in {budget} at {r.marginal_mib:.2f} MiB each (R² {r.r2:.3f})."
+        why = f"{r.n_max} agents fit in {budget} at {r.marginal_mib:.2f} MiB each (R² {r.r2:.3f})"
     else:
-        verdict = f"No capacity published (stop: {r.stop_reason}); see the notes under {CAPACITY}."
+        why = f"no capacity published (stop: {r.stop_reason}); see the notes under {CAPACITY}"
+    answer = Answer(r.n_max is not None, why, default_rule(profile))
     figures = [
         Figure("N_max", r.n_max, "agents", CAPACITY),
         Figure("marginal memory", r.marginal_mib, "MiB/agent", CAPACITY),
@@ -137,13 +172,13 @@ def _capacity_headline(run: RunData, profile: str) -> Headline:
         Figure("start-up p95", r.startup.get("p95"), "ms", CAPACITY),
         Figure("headroom at N_max", r.headroom_mib, "MiB", CAPACITY),
     ]
-    return Headline(profile, question, verdict, figures)
+    return Headline.answered(profile, question, answer, figures)
 
 
 def _churn_headline(run: RunData, profile: str) -> Headline:
     question = "Does closing a session give its memory back?"
     if not has_rows(run.capacity):
-        return Headline(profile, question, "Not answered: capacity.csv has no readings.")
+        return _unanswered(profile, question, "capacity.csv has no readings")
     c = run_churn(run)
     figures = [
         Figure("retained per closed session", c.retained_mib_per_session, "MiB", CHURN),
@@ -151,24 +186,27 @@ def _churn_headline(run: RunData, profile: str) -> Headline:
         Figure("sessions closed", c.sessions_closed, "sessions", CHURN),
         Figure("kept above the baseline, cycle by cycle", kept_text(c.kept_mib), "", CHURN),
     ]
-    verdict = c.verdict + (f"; {c.suggestion}" if c.suggestion else "")
-    return Headline(profile, question, verdict[:1].upper() + verdict[1:] + ".", figures)
+    why = c.verdict + (f"; {c.suggestion}" if c.suggestion else "")
+    held = (
+        True if c.verdict.startswith("no retention") else False if c.verdict.startswith("retains") else None
+    )
+    return Headline.answered(profile, question, Answer(held, why, default_rule(profile)), figures)
 
 
 def _rounds_headline(run: RunData, profile: str) -> Headline:
-    question = "Which concurrency still fits in memory with every task done?"
+    question = "Did every round fit in memory with every task done?"
     table = rounds_table(run)
     if table is None:
-        return Headline(profile, question, "Not answered: no rounds with samples recorded.")
+        return _unanswered(profile, question, "no rounds with samples recorded")
     failed = table[~table["passed"].astype(bool)]
     if failed.empty:
         top = table.loc[table["concurrency"].idxmax()]
-        verdict = f"All {len(table)} rounds passed, up to {_round_load(top)}."
+        why = f"all {len(table)} rounds passed, up to {_round_load(top)}"
     else:
         first = failed.iloc[0]
-        verdict = f"Round {failed.index[0]} ({_round_load(first)}) failed: {first['why']}."
+        why = f"round {failed.index[0]} ({_round_load(first)}) failed: {first['why']}"
     figures = [Figure(f"round {i}", _round_text(row), "", ROUNDS) for i, row in table.iterrows()]
-    return Headline(profile, question, verdict, figures)
+    return Headline.answered(profile, question, Answer(failed.empty, why, default_rule(profile)), figures)
 
 
 def _round_load(row: pd.Series) -> str:
@@ -192,13 +230,23 @@ def _round_text(row: pd.Series) -> str:
 
 def _soak_headline(run: RunData, profile: str) -> Headline:
     memory, errors = soak_trends(run)
-    question = "Does the gateway leak memory or drift into errors over time?"
+    question = "Did the gateway hold over time, without leaking memory or drifting into errors?"
     error_text = f"{errors.verdict}{_slope_text(errors)}" if errors.points else "no requests recorded"
-    verdict = f"Memory: {memory.verdict}{_slope_text(memory)}; errors: {error_text}."
+    why = f"memory: {memory.verdict}{_slope_text(memory)}; errors: {error_text}"
     figures = [Figure("target RSS slope", memory.slope_per_h, "MiB/h", SOAK)]
     if errors.points:
         figures.append(Figure("error-rate drift", errors.slope_per_h, "percentage points/h", SOAK))
-    return Headline(profile, question, verdict, figures)
+    held = _trend_held(memory), (_trend_held(errors) if errors.points else True)
+    answer = False if False in held else None if None in held else True
+    return Headline.answered(profile, question, Answer(answer, why, default_rule(profile)), figures)
+
+
+def _trend_held(t: Trend) -> bool | None:
+    """A soak verdict (analysis/soak.py's words) as held: "no evidence of ..." held, a leak or a drift did
+    not; any other verdict ("not enough data", an inconclusive one) cannot say."""
+    if t.verdict.startswith("no evidence"):
+        return True
+    return False if t.verdict in SOAK_FAILED else None
 
 
 def _slope_text(t: Trend) -> str:
@@ -212,23 +260,27 @@ def _breakpoint_headline(run: RunData, profile: str) -> Headline:
     """Where it broke, from the history in the run's own unit (not where it was stopped); the stop
     point only when the history shows no break (a threshold on memory, say)."""
     head = _load_headline(run, profile)
-    head.question = "At what load does the gateway break?"
+    head.question = "Did the gateway break under the rising load, and where?"
     levels = run_levels(run)
     broke = first_break(levels) if levels is not None else None
     stopped = _stop_point_text(run)
     if broke is not None:
-        head.verdict = f"It broke at {broke.level:g} {broke.unit}: {broke.why}."
-        head.verdict += f" The run stopped when {stopped}." if stopped else ""
+        why = f"it broke at {broke.level:g} {broke.unit}: {broke.why}"
+        why += f"; the run stopped when {stopped}" if stopped else ""
     elif stopped:
         point = run.meta["breakpoint"]
-        head.verdict = f"It broke at {_stop_level(run, levels, point)}: {stopped}."
+        why = f"it broke at {_stop_level(run, levels, point)}: {stopped}"
         head.figures.insert(0, Figure("breaking load", _stop_level(run, levels, point), "", THRESHOLDS))
     else:
         held = highest_held(levels) if levels is not None else None
         upto = f" up to {held:g} {levels.unit}" if held is not None and levels is not None else ""
-        head.verdict = (
-            f"It did not break{upto}: no level broke the rule ({RULE}), no aborting threshold failed."
+        why = f"it did not break{upto}: no delivered level broke the rule, no aborting threshold failed"
+    if (short := load_shortfall(run)) is not None:
+        why += (
+            f"; {short.level:g} {short.unit} was asked but not delivered ({short.why}), so it is not judged"
         )
+    broken = broke is not None or stopped is not None
+    head.verdict, head.held = Answer(broken, why, default_rule(profile)).text(), broken
     return head
 
 
@@ -249,16 +301,20 @@ def _stop_level(run: RunData, levels: Levels | None, point: dict) -> str:
 
 def _sweep_headline(run: RunData, profile: str) -> Headline:
     head = _load_headline(run, profile)
-    head.question = "What is the highest rate the gateway serves within its SLOs?"
+    head.question = "Did the gateway serve a delivered rate within its SLOs, and up to which?"
     found = sweep(run)
     if found is None:
-        head.verdict = "Not answered: run.json has no sweep passes, or requests.csv no rows."
+        no_passes = Answer(
+            None, "run.json has no sweep passes, or requests.csv no rows", default_rule(profile)
+        )
+        head.verdict, head.held = no_passes.text(), None
         return head
-    head.verdict = sweep_answer(found)
+    best, head.held = best_text(found)
+    head.verdict = Answer(head.held, f"{best}; {broke_text(found)}", default_rule(profile)).text()
     said_below = ("breaking level", "what broke there")
     head.figures = [f for f in head.figures if f.label not in said_below]
     head.figures[:0] = [
-        Figure("highest rate meeting the SLOs", found.best_rate, ARRIVALS_PER_S, SWEEP),
+        Figure("highest delivered rate meeting the SLOs", found.best_rate, ARRIVALS_PER_S, SWEEP),
         Figure("breaking rate", found.broke.level if found.broke else "did not break", ARRIVALS_PER_S, SWEEP),
     ]
     return head
@@ -267,19 +323,13 @@ def _sweep_headline(run: RunData, profile: str) -> Headline:
 def _load_headline(run: RunData, profile: str) -> Headline:
     """smoke, average, stress, spike, manual: thresholds, p95 latency, TTFT and TPOT, goodput, errors,
     and where the history broke when it did."""
-    judged = [t for t in _thresholds(run) if t.get("passed") is not None]
-    failed = [t for t in judged if t.get("passed") is False]
-    if failed:
-        verdict = f"{len(failed)} of {len(judged)} thresholds failed, first {failed[0].get('expr')}."
-    elif judged:
-        verdict = f"All {len(judged)} thresholds passed."
-    else:
-        verdict = "No threshold was judged; the figures below are the whole run's."
     question = (
-        f"Did the gateway hold the {profile} load?" if profile != "unknown" else "Run of unknown profile:"
+        f"Did the gateway hold the {profile} load?"
+        if profile != "unknown"
+        else "Did the gateway hold the load?"
     )
     figures = _latency_figures(run) + _task_figures(run) + _goodput_figures(run)
-    return Headline(profile, question, verdict, figures)
+    return Headline.answered(profile, question, load_answer(run, profile, run_validity(run)), figures)
 
 
 def _task_figures(run: RunData) -> list[Figure]:
@@ -345,17 +395,12 @@ def _peak_figures(run: RunData) -> list[Figure]:
     return figures
 
 
-def _thresholds(run: RunData) -> list[dict]:
-    found = run.meta.get("thresholds")
-    return [t for t in found if isinstance(t, dict)] if isinstance(found, list) else []
-
-
 def _threshold_figures(run: RunData) -> list[Figure]:
     """Each failed threshold as a figure: the rule and the value that broke it."""
     state = {True: "passed", False: "FAILED", None: "not judged"}
     return [
         Figure(f"threshold {t.get('expr')}", f"{state.get(t.get('passed'), 'not judged')}", "", THRESHOLDS)
-        for t in _thresholds(run)
+        for t in thresholds(run)
     ]
 
 
@@ -402,11 +447,11 @@ def _billed_note(total: cost.DollarTotal, made_up: str) -> str:
 
 
 def _fit_headline(run: RunData, profile: str) -> Headline:
-    """How many working agents fit, at how many each limit binds, and which binds first."""
-    question = "How many working agents fit, and which limit binds first?"
+    """Did working agents fit, how many, at how many each limit binds, and which binds first."""
+    question = "Did working agents fit on this box, and which limit binds first?"
     answer = fit_answer(run)
     if answer is None:
-        return Headline(profile, question, "Not answered: run.json records no scored step.")
+        return _unanswered(profile, question, "run.json records no scored step")
     figures = [
         Figure("working agents that fit", answer.fits_agents, "agents", FIT),
         Figure("binding limit", answer.binding or "none", "", FIT),
@@ -415,7 +460,9 @@ def _fit_headline(run: RunData, profile: str) -> Headline:
         Figure("first agent's cost", answer.first_agent_mib, "MiB", FIT),
     ]
     figures += [Figure(f"agents by {lim.name}", lim.agents, "", FIT, lim.how) for lim in answer.limits]
-    return Headline(profile, question, answer.sentence(), figures)
+    held = answer.fits_agents is not None and answer.fits_agents >= 1
+    verdict = Answer(held, answer.sentence().rstrip("."), default_rule(profile))
+    return Headline.answered(profile, question, verdict, figures)
 
 
 BUILDERS: dict[str, Callable[[RunData, str], Headline]] = {

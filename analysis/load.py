@@ -54,6 +54,16 @@ def is_run_dir(path: Path) -> bool:
     return any((path / name).exists() for name in (schema.RUN_JSON, *schema.RUN_CSVS))
 
 
+def resolve_run_dir(value: str, *bases: Path) -> Path:
+    """A run directory as a user typed it (a notebook's RUN_DIR): absolute as given; relative, under the
+    first of `bases` that holds it (a notebook passes the directory Jupyter was started in, its own, the
+    repository root: Jupyter runs a notebook's kernel in the notebook's folder), else under the first."""
+    path = Path(value).expanduser()
+    if path.is_absolute() or not bases:
+        return path
+    return next((base / path for base in bases if (base / path).is_dir()), bases[0] / path)
+
+
 def load_run(path: str | Path, only: Mapping[str, tuple[str, ...]] | None = None) -> RunData:
     """Load every known file of a run directory; absent or damaged ones are listed in `missing`.
     `only`: just these row files, and of each just these columns (what one verdict reads)."""

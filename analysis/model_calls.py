@@ -16,8 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis import cost
 from analysis.model import RunData, Section, per_run
-from contract.schema import MODEL_CALL, REQUEST
+from analysis.prices import PriceTableError
+from contract.schema import MODEL_CALL, REQUEST, TASK
 
 OWN, INSIDE, NONE = "the kit's own request", "inside a kit request (the gateway's own calls)", "no request"
 JOIN_RULE = (
@@ -25,6 +27,7 @@ JOIN_RULE = (
     "turn opens with that agent's tag and it was answered while one of the agent's requests was open; "
     "else no request of the run made it (background work, the gateway's retries)"
 )
+NOT_VISIBLE = "calls the gateway made on its own: not visible (the model is not the kit's)"
 
 
 @dataclass(frozen=True)
@@ -76,17 +79,49 @@ def model_calls_section(run: RunData) -> Section | None:
     side = model_side(run)
     if side is None:
         return None
-    joined = side.joined
+    joined = _priced(side.joined, run)
     section = Section("Model calls (at the model)")
     section.tables.append(("who made the calls the model answered", _by_maker(joined)))
-    section.tables.append(("the model's count beside the kit's", _beside_the_kit(joined, run.requests)))
+    kit, source = cost.usage_rows(run)
+    where = f"in {source}" if source != "none" else "in requests.csv"
+    section.tables.append(
+        ("the model's count beside the kit's", _beside_the_kit(joined, run.requests, kit, where))
+    )
     section.notes.append(f"rule: {JOIN_RULE}")
+    if run.tasks is not None and TASK.llm_calls in run.tasks and (board := run.tasks[TASK.llm_calls].sum()):
+        section.notes.append(
+            f"tasks.csv counts {board:,.0f} calls a task board's workers made: the model answered them "
+            "outside any kit request (they are among 'no request'), and the kit's side counts them there"
+        )
     if side.missed:
         section.notes.append(f"{side.missed} calls fell out of the simulator's log before they were read")
     return section
 
 
+def _priced(joined: pd.DataFrame, run: RunData) -> pd.DataFrame:
+    """The model's calls at the run's price table (`usd_table`), at the one model the kit's rows name; NaN
+    when they name several (a call at the model does not say its model) or the table cannot be read."""
+    table = cost.run_prices(run)
+    models = cost.usage_rows(run)[0]["model"].dropna().unique()
+    if isinstance(table, PriceTableError) or len(models) != 1:
+        return joined.assign(usd_table=np.nan)
+    rows = pd.DataFrame(
+        {
+            "model": models[0],
+            REQUEST.tokens_in: pd.to_numeric(joined[MODEL_CALL.tokens_in], errors="coerce"),
+            REQUEST.tokens_cached: pd.to_numeric(joined[MODEL_CALL.tokens_cached], errors="coerce"),
+            REQUEST.tokens_cache_write: np.nan,
+            REQUEST.tokens_out: pd.to_numeric(joined[MODEL_CALL.tokens_out], errors="coerce"),
+            REQUEST.gateway_cost_usd: np.nan,
+        },
+        index=joined.index,
+    )
+    return joined.assign(usd_table=cost.price_rows(rows, table)[0]["usd_table"])
+
+
 def _by_maker(joined: pd.DataFrame) -> pd.DataFrame:
+    """Calls, tokens, tool calls and $ per maker; the $ at the model's own prices only where it has any
+    (the simulator's price knobs are 0 unless set), the price table's beside them."""
     rows = []
     for maker in (OWN, INSIDE, NONE):
         mine = joined[joined["made_by"] == maker]
@@ -97,34 +132,43 @@ def _by_maker(joined: pd.DataFrame) -> pd.DataFrame:
                 "input tokens": mine[MODEL_CALL.tokens_in].sum(),
                 "output tokens": mine[MODEL_CALL.tokens_out].sum(),
                 "tool calls asked": mine[MODEL_CALL.tool_calls].sum(),
+                "$ at the price table's rates": mine["usd_table"].sum(min_count=1),
                 "$ at the model's prices": mine[MODEL_CALL.cost_usd].sum(),
             }
         )
-    return pd.DataFrame(rows).set_index("made by")
+    table = pd.DataFrame(rows).set_index("made by")
+    return table if table["$ at the model's prices"].any() else table.drop(columns="$ at the model's prices")
 
 
-def _beside_the_kit(joined: pd.DataFrame, requests: pd.DataFrame | None) -> pd.DataFrame:
-    """Tokens at the model and in the kit's rows; model calls and tool calls asked per kit request that
-    made any. The tool calls are where a gateway that runs its tools and says nothing of them on its stream
-    (OpenClaw) shows its loop: N asked at the model, 0 in requests.csv."""
+def _beside_the_kit(
+    joined: pd.DataFrame, requests: pd.DataFrame | None, kit: pd.DataFrame, where: str
+) -> pd.DataFrame:
+    """Calls and tokens at the model and in the kit's rows, like with like (every LLM call: requests.csv
+    and a task board's tasks.csv); model calls and tool calls asked per kit request that made any. The
+    tool calls are where a gateway that runs its tools and says nothing of them on its stream (OpenClaw)
+    shows its loop: N asked at the model, 0 in requests.csv."""
     columns = [REQUEST.tokens_in, REQUEST.tokens_out, REQUEST.request_id, REQUEST.tool_calls]
-    kit = requests if requests is not None else pd.DataFrame(columns=columns)
+    req = requests if requests is not None else pd.DataFrame(columns=columns)
     by_request = joined[joined["made_by"] != NONE].groupby("request_id")
     per_request = by_request.size()
-    ids = kit.dropna(subset=[REQUEST.request_id]).drop_duplicates(REQUEST.request_id)
+    ids = req.dropna(subset=[REQUEST.request_id]).drop_duplicates(REQUEST.request_id)
     reported = ids.set_index(REQUEST.request_id)[REQUEST.tool_calls].reindex(per_request.index)
     rows = {
+        "LLM calls": (len(joined), kit[TASK.llm_calls].sum()),
         "input tokens": (joined[MODEL_CALL.tokens_in].sum(), kit[REQUEST.tokens_in].sum()),
         "output tokens": (joined[MODEL_CALL.tokens_out].sum(), kit[REQUEST.tokens_out].sum()),
     }
-    table = pd.DataFrame(rows, index=["at the model", "in requests.csv"]).T.rename_axis("measure")
-    table["difference (%)"] = (table["at the model"] / table["in requests.csv"].replace(0, np.nan) - 1) * 100
+    table = pd.DataFrame(rows, index=["at the model", where]).T.rename_axis("measure")
+    table["difference (%)"] = (table["at the model"] / table[where].replace(0, np.nan) - 1) * 100
     calls = pd.DataFrame(
         {
             "at the model": [_mean(per_request), _mean(by_request[MODEL_CALL.tool_calls].sum())],
-            "in requests.csv": [1.0, _mean(reported)],
+            where: [1.0, _mean(reported)],
         },
-        index=["model calls per kit request that made any", "tool calls asked per kit request that made any"],
+        index=[
+            "model calls per kit request that made any",
+            "tool calls asked per kit request that made any",
+        ],
     )
     return pd.concat([table, calls]).rename_axis("measure")
 

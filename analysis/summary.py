@@ -19,6 +19,7 @@ from analysis.hosts import judged_samples
 from analysis.knee import SATURATION_REMEDY
 from analysis.loadgen_capacity import loadgen_capacity
 from analysis.model import RunData
+from analysis.model_calls import NOT_VISIBLE
 from analysis.prices import PriceTableError
 from analysis.scores import SCORE_INPUTS, tpot_absent, with_scores
 from analysis.stats import describe
@@ -29,7 +30,7 @@ from contract import schema
 from contract.derived import TPOT_MS
 from contract.exit_codes import THRESHOLDS_UNJUDGED
 from contract.records import WorkerLoss
-from contract.schema import MIB, REQUEST, SAMPLE, TASK_STATUS
+from contract.schema import MIB, MODEL_CALL, REQUEST, SAMPLE, TASK_STATUS
 
 NOT_RECORDED = "not recorded"
 
@@ -81,14 +82,19 @@ def _count_rows(run: RunData) -> list[tuple[str, object]]:
 
 
 def tokens_total(run: RunData) -> str:
-    """The run's one tokens total, as the Cost table counts them, with its scope named: every LLM call,
-    from the calls' rows and from tasks' rows (a task board's calls happen inside the gateway). The run
-    summary counted requests.csv alone and disagreed with the console and the Cost table."""
+    """The run's one tokens total, as the Cost table counts them, with its scope named: every LLM call the
+    kit recorded, from the calls' rows and from tasks' rows (a task board's calls happen inside the
+    gateway); the model's own count beside it when the model is the kit's simulator, else the calls a
+    gateway made on its own named as not visible."""
     usage, source = usage_rows(run)
     if source == "none":
         return NOT_RECORDED
     tokens = f"{_total(usage, REQUEST.tokens_in)} / {_total(usage, REQUEST.tokens_out)}"
-    return f"{tokens} (every LLM call, from {source})"
+    calls = run.model_calls
+    if calls is None or calls.empty:
+        return f"{tokens} (every LLM call the kit recorded, from {source}; {NOT_VISIBLE})"
+    model = f"{_total(calls, MODEL_CALL.tokens_in)} / {_total(calls, MODEL_CALL.tokens_out)}"
+    return f"{tokens} (every LLM call, from {source}; at the model: {model} over {len(calls):,} calls)"
 
 
 def _total(frame: pd.DataFrame, col: str) -> str:
@@ -281,8 +287,10 @@ def _latency_lines(run: RunData, top: int = 4) -> list[str]:
         return ["latency: no requests recorded"]
     R = schema.REQUEST
     ok = req.loc[req[R.ok] == 1, [R.operation, R.ttft_ms, *(c for c in SCORE_INPUTS if c in req)]]
-    lines = [f"latency of {len(ok)} successful requests, by operation:"]
-    for operation in ok["operation"].value_counts().index[:top]:
+    operations = ok["operation"].value_counts().index
+    shown = f" (top {top} of {len(operations)} operations; all in report.md)" if len(operations) > top else ""
+    lines = [f"latency of {len(ok)} successful requests, by operation{shown}:"]
+    for operation in operations[:top]:
         lines.append(
             _percentile_line(f"  {operation}", ok.loc[ok["operation"] == operation, REQUEST.latency_ms])
         )

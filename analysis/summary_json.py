@@ -51,7 +51,11 @@ def summary(run: RunData) -> dict[str, Any]:
         "profile": profile_of(run),
         "exit_code": meta.get("exit_code"),
         "stop_reason": meta.get("stop_reason"),
-        "headline": {"question": head.question, "verdict": head.verdict},
+        "headline": {
+            "question": head.question,
+            "answer": None if head.held is None else ("yes" if head.held else "no"),
+            "verdict": head.verdict,
+        },
         "requests": _requests(run),
         "latency": _latency(run),
         "breaking_level": _breaking_level(run),

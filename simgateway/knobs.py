@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from simgateway.knob_help import HELP
 from simgateway.script import Script, ScriptError, load_script
 
 USAGE_DIALECTS = ("openai", "deepseek", "anthropic", "responses")
@@ -220,7 +221,30 @@ def build_parser(prog: str = "python -m simgateway", listens: bool = True) -> ar
         action="store_true",
         help="load the MCP SDK before the ready line (else on the first MCP request: about 1 s)",
     )
+    _document(p)
     return p
+
+
+def _document(parser: argparse.ArgumentParser) -> None:
+    """Every knob's help (simgateway/knob_help.py) with its default as the Knobs record declares it."""
+    fields = Knobs.__dataclass_fields__
+    for action in parser._actions:
+        if action.dest not in fields:
+            continue
+        spec = fields[action.dest]
+        default = spec.default_factory() if callable(spec.default_factory) else spec.default
+        shown = DEFAULT_MCP_TOOLS if action.dest == "mcp_tools" else default
+        words = HELP.get(action.option_strings[0], action.help or "")
+        action.help = words if "default:" in words else f"{words} (default: {_shown(shown)})"
+
+
+def _shown(value: object) -> str:
+    """A default as a user types it: off for a flag, none for an unset knob, a list joined."""
+    if value is False:
+        return "off"
+    if value is None or value == ():
+        return "none"
+    return str(value)
 
 
 def mcp_tools(spec: str, latency_ms: float, result_bytes: int) -> tuple[McpTool, ...]:

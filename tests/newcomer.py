@@ -52,8 +52,10 @@ def main_command(text: str | None = None) -> list[str]:
 
 
 def listed_files(text: str | None = None) -> list[str]:
-    """The file names in README's listing of what every run writes ("and writes (all of it...)")."""
-    listing = (text or readme()).split("and writes (all of it, every run):", 1)[1].split("```", 2)[1]
+    """The file names in README's listing of what its main command wrote ("and writes (this run ...):")."""
+    listing = (
+        (text or readme()).split("and writes (this run wrote every file below;", 1)[1].split("```", 2)[1]
+    )
     return re.findall(r"\b[\w-]+\.(?:json|csv|md|html|png)\b", listing)
 
 
@@ -126,6 +128,14 @@ def check_run(clone: Path, done: subprocess.CompletedProcess) -> list[Check]:
     )
     lines = done.stdout.splitlines()
     checks.append(Check("summary's first line printed", f"run {run.name}: profile complete" in lines))
+    answer = next((ln for ln in lines if ln.startswith("Did the gateway hold the smoke load? ")), "")
+    checks.append(
+        Check(
+            "the headline answers Yes or No with its rule",
+            bool(re.match(r"Did the gateway hold the smoke load\? (Yes|No): .+\(rule: ", answer)),
+            answer,
+        )
+    )
     checks.append(
         Check("summary's last line printed", f"exit code: 0   run directory: runs/{run.name}" in lines)
     )

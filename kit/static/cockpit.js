@@ -206,10 +206,53 @@
     refreshPreview(form);
   }
 
+  // ---- in view whatever the layout: the run's state beside STOP's reach, and what EDIT could not do ------
+  // Below 1560 px the cockpit sits under Locust's page; START is clicked at the bottom of a long form, so
+  // once a run starts the page goes back to its top (Locust's STOP) and a small status line stays in view.
+  let lastRun = null, noticeUntil = 0;
+  function status(run) {
+    let el = document.getElementById("loadkit-status");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "loadkit-status";
+      el.innerHTML = '<span id="loadkit-status-run"></span><span id="loadkit-notice"></span>';
+      document.body.appendChild(el);
+    }
+    const going = run.state === "running" || run.state === "spawning";
+    el.querySelector("#loadkit-status-run").textContent = `loadkit run ${run.id} · ${run.profile || "profile chosen at start"} · ${run.state}`;
+    if (Date.now() > noticeUntil) el.querySelector("#loadkit-notice").textContent = "";
+    if (going && lastRun !== null && (lastRun.id !== run.id || !lastRun.going) && window.scrollY > 0) {
+      window.scrollTo({ top: 0, behavior: "instant" });
+    }
+    lastRun = { id: run.id, going };
+  }
+
+  function notice(text) {
+    const el = document.getElementById("loadkit-notice");
+    if (!el) return;
+    el.textContent = text;
+    noticeUntil = Date.now() + 15000;
+  }
+
+  // EDIT posts /swarm while a run goes; the kit answers why when it does not apply (a shaped profile sets
+  // the user count itself), which Locust's page does not show: the status line does.
+  const locustFetch = window.fetch.bind(window);
+  window.fetch = async (resource, init) => {
+    const answer = await locustFetch(resource, init);
+    if (String(resource && resource.url ? resource.url : resource).endsWith("/swarm") && lastRun && lastRun.going) {
+      answer.clone().json().then((body) => { if (body && body.success === false && body.message) notice(body.message.startsWith("EDIT") ? body.message : `EDIT: ${body.message}`); }, () => {});
+    }
+    return answer;
+  };
+
   async function poll() {
     try {
       const answer = await fetch("/loadkit/live.json", { cache: "no-store" });
-      if (answer.ok) render(await answer.json());
+      if (answer.ok) {
+        const data = await answer.json();
+        render(data);
+        status(data.run);
+      }
       watchStartForm();
     } catch (err) {
       container().dataset.error = String(err);

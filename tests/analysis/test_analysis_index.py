@@ -45,7 +45,7 @@ def test_index_lists_every_run_newest_first_with_trends_and_unreadable_reasons(t
     rows = [r for r in rows if r.split(" | ")[0].strip("| ").startswith(("soak-", "average-"))]
     names = [r.split(" | ")[0].strip("| ") for r in rows]
     assert names == ["soak-2", "average-1", "soak-1", "average-0", "soak-0"]
-    assert "Memory: leak" in rows[0] and "Memory: no evidence of leak" in rows[-1]
+    assert "No: memory: leak" in rows[0] and "Yes: memory: no evidence of leak" in rows[-1]
     assert "1 of 2 thresholds failed" in rows[1]
     assert "## Trend: soak against simulator http://127.0.0.1:8000" in md
     assert "## Trend: average against simulator http://127.0.0.1:8000" in md

@@ -11,7 +11,7 @@ import pytest
 
 import analysis.load
 from analysis import __main__ as analysis_command
-from analysis.load import load_run
+from analysis.load import load_run, resolve_run_dir
 from analysis.report import write_report
 from contract import exit_codes, schema
 from tests.synthetic import soak_samples, stream_requests, write_run_dir
@@ -151,3 +151,16 @@ def _counted(read, reads: list[str]):
         return read(path, *args, **kwargs)
 
     return counting
+
+
+def test_a_relative_run_dir_is_found_from_where_jupyter_started_then_the_notebook_then_the_root(tmp_path):
+    """`RUN_DIR=runs/<id> jupyter lab` from the repository root: the kernel runs in analysis/notebooks,
+    so a relative RUN_DIR is read from the shell's directory first; an absolute one as given."""
+    started, notebooks, root = tmp_path / "started", tmp_path / "nb", tmp_path / "root"
+    (root / "runs" / "a").mkdir(parents=True)
+    (started / "runs" / "b").mkdir(parents=True)
+    notebooks.mkdir()
+    assert resolve_run_dir("runs/a", started, notebooks, root) == root / "runs" / "a"
+    assert resolve_run_dir("runs/b", started, notebooks, root) == started / "runs" / "b"
+    assert resolve_run_dir(str(root / "runs" / "a"), started) == root / "runs" / "a"
+    assert resolve_run_dir("runs/none", started, notebooks, root) == started / "runs" / "none"

@@ -9,6 +9,7 @@ the test process is gevent-patched by conftest, which breaks jupyter_client's ch
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -72,10 +73,15 @@ def test_notebook_executes_without_error_output_on_a_fresh_run_of_its_kind(noteb
     assert made.returncode == exit_codes.OK, made.stderr[-2000:]
     home = tmp_path / "home"
     home.mkdir()
-    env = {**newcomer_env(home), "RUN_DIR": str(run_dir), "KIT_ROOT": str(REPO)}
+    # as README says: `RUN_DIR=runs/<id> jupyter lab` from the repository root, a path relative to it (the
+    # kernel runs in the notebook's folder, the shell's PWD is the root)
+    relative = os.path.relpath(run_dir, REPO)
+    env = {**newcomer_env(home), "RUN_DIR": relative, "PWD": str(REPO)}
+    env.pop("KIT_ROOT", None)
     out = tmp_path / notebook.name
     proc = subprocess.run(
         [sys.executable, "-c", EXECUTE, str(notebook), str(out), str(notebook.parent)],
+        cwd=REPO,
         env=env,
         capture_output=True,
         text=True,
@@ -86,4 +92,4 @@ def test_notebook_executes_without_error_output_on_a_fresh_run_of_its_kind(noteb
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     errors = [o for o in outputs if o.output_type == "error" or o.get("name") == "stderr"]
     assert not errors, errors
-    assert str(run_dir) in "".join(o.get("text", "") for o in outputs)
+    assert f"run directory: {REPO / relative}" in "".join(o.get("text", "") for o in outputs)

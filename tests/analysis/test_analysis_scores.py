@@ -98,7 +98,7 @@ def test_open_model_levels_are_the_asked_arrival_rates_and_the_break_is_the_firs
     assert levels.table["achieved_per_s"].tolist() == pytest.approx([10, 12, 14, 16, 18])
     broke = first_break(levels)
     assert (broke.level, broke.unit, broke.error_pct) == (16, ARRIVALS_PER_S, 10.0)
-    assert headline(run).verdict.startswith("It broke at 16 arrivals/s: error rate 10.0 % > 5 %")
+    assert headline(run).verdict.startswith("Yes: it broke at 16 arrivals/s: error rate 10.0 % > 5 %")
 
 
 def test_an_slo_short_of_its_attainment_breaks_a_level_with_no_errors(tmp_path):
@@ -126,14 +126,14 @@ def test_a_closed_model_breaks_at_running_agents_and_never_says_it_did_not_break
     run = load_run(write_run_dir(tmp_path, meta, requests=pd.concat(frames), users=pd.DataFrame(users)))
     verdict = headline(run).verdict
     assert (
-        verdict.startswith("It broke at 12 agents: error rate 20.0 % > 5 %")
+        verdict.startswith("Yes: it broke at 12 agents: error rate 20.0 % > 5 %")
         and "did not break" not in verdict
     )
 
 
 def test_it_did_not_break_only_when_no_level_broke_the_rule(tmp_path):
     run = load_run(stepped_open_run(tmp_path, refuse_from=99))
-    assert headline(run).verdict.startswith("It did not break up to 18 arrivals/s")
+    assert headline(run).verdict.startswith("No: it did not break up to 18 arrivals/s")
 
 
 def test_late_and_dropped_arrivals_with_shares_and_first_times(tmp_path):

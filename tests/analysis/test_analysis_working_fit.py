@@ -106,8 +106,9 @@ def test_summary_json_and_the_headline_carry_the_fit(tmp_path):
     assert fit["mib_per_working_agent"] == pytest.approx(50) and fit["r2"] == pytest.approx(1)
     assert fit["n_per_limit"]["CPU"] == {"n": 8, "how": "extrapolated", "extrapolated": True, "r2": 1.0}
     head = headline(run)
-    assert head.question == "How many working agents fit, and which limit binds first?"
-    assert head.verdict.startswith("7 working agents fit")
+    assert head.question == "Did working agents fit on this box, and which limit binds first?"
+    assert head.verdict.startswith("Yes: 7 working agents fit") and head.held is True
+    assert "(rule: working agents fit up to the last steady step no limit bound" in head.verdict
     sections = build_sections(run, None, None)
     assert [s.title for s in sections].index("Fit (working agents)") == 2  # under the headline and summary
     tables = dict(next(s for s in sections if s.title == "Fit (working agents)").tables)

@@ -96,7 +96,11 @@ def section_titles(md: str) -> list[str]:
 def test_load_profiles_lead_with_thresholds_latency_and_ttft(tmp_path, profile):
     run, md = report(tmp_path, profile)
     head = headline(run)
-    assert head.verdict == "1 of 2 thresholds failed, first error_rate < 0.001."
+    assert head.verdict == (
+        "No: 1 of 2 thresholds failed, first error_rate < 0.001 "
+        "(rule: your thresholds, load delivered, run valid)."
+    )
+    assert head.held is False
     table = latency_table(run)
     figures = {f.label: f for f in head.figures}
     assert figures["p95 latency of chat.stream"].value == table.loc["chat.stream", "latency_p95"]
@@ -121,7 +125,7 @@ def test_load_profiles_lead_with_thresholds_latency_and_ttft(tmp_path, profile):
 def test_breakpoint_names_the_level_where_it_broke(tmp_path):
     run, md = report(tmp_path, "breakpoint")
     head = headline(run)
-    assert head.verdict == "It broke at 12 agents: ttft_ms p95 < 500 failed 62 s in."
+    assert head.verdict.startswith("Yes: it broke at 12 agents: ttft_ms p95 < 500 failed 62 s in (rule: ")
     assert section_titles(md)[2] == "Load levels and knee"
 
 
@@ -132,7 +136,8 @@ def test_soak_names_the_leak_verdict_with_the_slope_of_its_table(tmp_path, leak,
     run, md = load_run(path), (path / "report.md").read_text()
     memory, _ = soak_trends(run)
     head = headline(run)
-    assert head.verdict.startswith(f"Memory: {verdict} (")
+    word = "No" if leak else "Yes"
+    assert head.verdict.startswith(f"{word}: memory: {verdict} (")
     assert head.figures[0].value == memory.slope_per_h
     if leak:
         assert memory.slope_per_h == pytest.approx(leak, rel=0.1)
@@ -146,7 +151,7 @@ def test_capacity_headline_is_n_max_with_its_fit(tmp_path):
     run, md = report(tmp_path, "capacity")
     r = capacity_result(run.capacity)
     head = headline(run)
-    assert head.verdict == "223 agents fit in 1,024 MiB at 4.00 MiB each (R² 1.000)."
+    assert head.verdict.startswith("Yes: 223 agents fit in 1,024 MiB at 4.00 MiB each (R² 1.000) (rule: ")
     assert {f.label: f.value for f in head.figures}["N_max"] == r.n_max == 223
     assert section_titles(md)[2] == "Capacity"
     assert "| N_max | 223 |" in md
@@ -157,7 +162,7 @@ def test_churn_headline_is_mib_retained_per_closed_session(tmp_path):
     run, md = report(tmp_path, "churn")
     c = churn_result(run.capacity)
     head = headline(run)
-    assert head.verdict.startswith("Retains 2.00 MiB per closed session")
+    assert head.verdict.startswith("No: retains 2.00 MiB per closed session")
     assert head.figures[0].value == c.retained_mib_per_session == pytest.approx(2.0)
     assert section_titles(md)[2] == "Churn (open, prompt, close)"
 
@@ -168,8 +173,8 @@ def test_rounds_headline_names_each_round_and_the_first_that_failed(tmp_path):
     head = headline(run)
     failed = table[~table["passed"].astype(bool)]
     assert head.verdict.startswith(
-        f"Round {failed.index[0]} (10 tasks submitted, at most 6 ran at once by the gateway's in-progress "
-        "count) failed"
+        f"No: round {failed.index[0]} (10 tasks submitted, at most 6 ran at once by the gateway's "
+        "in-progress count) failed"
     )
     assert len(head.figures) >= len(table)
     for (i, row), figure in zip(table.iterrows(), head.figures, strict=False):

@@ -277,3 +277,55 @@ def _start_and_stop(page, url: str) -> dict:
     wait_for(lambda: "stop_reason" in _run_json(run_dir), 60, "STOP")
     page.wait_until(f"!!({_button('new')})", 30, "Locust's NEW")
     return _run_json(run_dir)
+
+
+_IN_VIEW = """(() => {
+  const stop = [...document.querySelectorAll('header button')]
+    .find((b) => b.textContent.trim().toLowerCase() === 'stop');
+  const state = document.getElementById('loadkit-status');
+  const seen = (el) => { if (!el) return false; const r = el.getBoundingClientRect();
+    const x = r.x + r.width / 2, y = r.y + r.height / 2;
+    return r.top >= 0 && r.bottom <= window.innerHeight && el.contains(document.elementFromPoint(x, y)); };
+  return JSON.stringify({stop: seen(stop), state: seen(state), text: state ? state.textContent : ''});
+})()"""
+
+
+def test_at_1280x800_stop_and_the_run_state_stay_in_view_after_start_and_edit_says_when_it_does_not_apply(ui):
+    """START clicked at the bottom of the form, scrolled down to it as a user does at 1280x800: once the
+    run goes, Locust's STOP and the kit's status line (run, profile, state) are both in view. Then a
+    shaped profile's run: EDIT, posted as Locust's page posts it, is refused with its reason shown in
+    the status line (Locust's page shows nothing)."""
+    url, _ = ui
+    wait_for(lambda: _live(url)["state"] in ("ready", "finished"), 120, "no run going")
+    with chromium_page(1280, 800) as page:
+        page.open(url)
+        page.wait_until(f"!!({_button('new')}) || !!({_button('start')})", 30, "Locust's page")
+        if page.evaluate(f"!!({_button('new')})"):
+            page.click(*_centre(page, _button("new")))
+        page.wait_until("!!document.querySelector('#loadkit-preview b')", 30, "the preview in the form")
+        run_dir = _started(url, lambda: page.click(*_centre(page, _button("start"))))
+        now = f"loadkit run {_live(url)['id']} · manual · running"
+        page.wait_until(f"JSON.parse({_IN_VIEW}).text.includes({now!r})", 30, "the status line")
+        seen = json.loads(page.evaluate(_IN_VIEW))
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(ARTIFACTS / "cockpit-1280x800-after-start.png")
+        assert seen["stop"] and seen["state"], seen  # both in view, on top
+        page.click(*_centre(page, _button("stop")))
+        wait_for(lambda: "stop_reason" in _run_json(run_dir), 60, "STOP ending the run")
+
+        shaped = {"load_profile": "average", "peak_users": "2", "duration": "60s", "user_count": "1"}
+        shaped_dir = _started(
+            url, lambda: httpx.post(f"{url}/swarm", data=shaped, timeout=30).json()["success"]
+        )
+        page.open(url)  # Locust's page learns of a start made elsewhere when it loads
+        page.wait_until(f"!!({_button('stop')})", 30, "Locust's STOP")
+        status = "(document.getElementById('loadkit-status')?.textContent || '')"
+        page.wait_until(f"{status}.includes('average') && {status}.includes('running')", 30, "running")
+        form = "new URLSearchParams({user_count: '5', spawn_rate: '1'})"
+        page.evaluate(f"fetch('/swarm', {{method: 'POST', body: {form}}}).then(() => true)")
+        page.wait_until("!!document.getElementById('loadkit-notice').textContent", 10, "EDIT's refusal shown")
+        shown = page.evaluate("document.getElementById('loadkit-notice').textContent")
+        page.screenshot(ARTIFACTS / "cockpit-1280x800-edit-refused.png")
+        assert shown.startswith("EDIT does not apply to the average profile"), shown
+    httpx.get(f"{url}/stop", timeout=30)
+    wait_for(lambda: "stop_reason" in _run_json(shaped_dir), 120, "STOP ending the run")

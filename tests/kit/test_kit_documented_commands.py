@@ -26,8 +26,6 @@ from tests.paths import REPO
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 WORKFLOWS = sorted((REPO / "examples").glob("*.yml"))  # CI jobs users copy
-# Files a recipe names that a user brings: the command is right, the file is theirs.
-USER_FILES = ("my-prices.toml",)
 PLACEHOLDERS = {"PID": "4242", "<run-id>": "doc-run"}
 
 
@@ -93,8 +91,6 @@ def test_the_docs_hold_the_recipes_this_test_reads():
 def test_a_documented_command_parses_into_settings(where, command, monkeypatch):
     monkeypatch.chdir(REPO)  # the docs' relative paths (examples/...) are the repo's
     options = parse(as_argv(command))
-    if any(name in command for name in USER_FILES):
-        return  # parsed; its settings need the user's own file
     settings = read_settings(options, "doc-run")
     refuse_short_trends(settings)  # a documented soak is long enough for its own verdict
     if "--task-timeout 15m" in command:

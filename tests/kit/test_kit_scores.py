@@ -52,7 +52,8 @@ def test_an_open_model_breakpoint_breaks_within_15_percent_of_the_saturating_rat
     broke = summary_of(run_dir)["breaking_level"]
     assert broke["unit"] == "arrivals/s"
     assert broke["value"] == pytest.approx(SATURATION_PER_S, rel=0.15), broke
-    assert f"It broke at {broke['value']:g} arrivals/s" in done.stdout and "did not break" not in done.stdout
+    assert f"Yes: it broke at {broke['value']:g} arrivals/s" in done.stdout
+    assert "did not break" not in done.stdout
     lateness = pd.read_csv(run_dir / schema.REQUESTS_CSV)["start_lateness_ms"].dropna()
     assert len(lateness) == sum(3 * r for r in (10, 12, 14, 16, 18, 20))  # every arrival's first request
 
@@ -79,7 +80,7 @@ def test_a_closed_model_breakpoint_without_abort_names_the_first_level_with_erro
     first = float(broken.index[0])
     summary = summary_of(run_dir)
     assert (summary["breaking_level"]["value"], summary["breaking_level"]["unit"]) == (first, "agents")
-    assert f"It broke at {first:g} agents" in done.stdout and "did not break" not in done.stdout
+    assert f"Yes: it broke at {first:g} agents" in done.stdout and "did not break" not in done.stdout
 
 
 @pytest.mark.timing
@@ -174,7 +175,7 @@ def test_a_sweep_finds_the_highest_rate_meeting_a_ttft_slo_within_one_step_of_th
     found = summary_of(run_dir)["sweep"]["highest_rate_meeting_slos"]
     step = rates.index(found) if found is not None else -1
     assert abs(step - truth) <= 1, (found, rates, [round(erlang_b(8, r * stream_s), 3) for r in rates])
-    assert "highest rate that met every SLO" in done.stdout
+    assert "highest delivered rate that met every SLO" in done.stdout
 
 
 def test_a_sweep_whose_verdict_says_no_rate_broke_exits_0_despite_its_errors(tmp_path):
@@ -187,6 +188,6 @@ def test_a_sweep_whose_verdict_says_no_rate_broke_exits_0_despite_its_errors(tmp
     sweep = ("--load-profile", "sweep", "--sweep-rates", "2", "--hold", "4s", "--max-agents", "16")
     done = run_locust(run_dir, "ChatAgent", *sweep, "--sim-args", sim)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "no rate broke" in summary_of(run_dir)["headline"]["verdict"]
+    assert "no delivered rate broke" in summary_of(run_dir)["headline"]["verdict"]
     requests = pd.read_csv(run_dir / schema.REQUESTS_CSV)
     assert (requests["ok"] == 0).sum() > 0  # the errors were there

@@ -1,0 +1,57 @@
+"""locustfile.py exposes every agent class of agents/, so any can be named on the command line as its
+docstring promises (`locust -f locustfile.py --headless McpAgent`); and a named one runs on the embedded
+simulator."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+from locust import User
+
+import agents
+from contract import exit_codes
+from tests.paths import REPO
+
+
+def agent_classes() -> set[str]:
+    """The concrete Locust users defined in agents/."""
+    found = set()
+    for info in pkgutil.iter_modules(agents.__path__):
+        module = importlib.import_module(f"agents.{info.name}")
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if (
+                issubclass(cls, User)
+                and cls.__module__ == module.__name__
+                and not cls.__dict__.get("abstract")
+            ):
+                found.add(name)
+    return found
+
+
+def locustfile_names() -> set[str]:
+    tree = ast.parse((REPO / "locustfile.py").read_text(encoding="utf-8"))
+    return {
+        a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for a in node.names
+    }
+
+
+def test_the_locustfile_exposes_every_agent_class():
+    classes = agent_classes()
+    assert {"ChatAgent", "TaskAgent", "McpAgent", "HermesKanbanAgent"} <= classes
+    assert classes - locustfile_names() == set()
+
+
+@pytest.mark.e2e
+def test_an_mcp_agent_named_on_the_command_line_runs_on_the_simulator(tmp_path):
+    argv = [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "McpAgent", "-t", "5s"]
+    done = subprocess.run(
+        [*argv, "--run-dir", str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == exit_codes.OK, done.stderr[-2000:]
+    assert "Unknown User" not in done.stderr
