@@ -30,10 +30,17 @@ from kit.settings import KitSettings, options_of
 from kit.tags import keep_tagged_classes
 from lifecycle.target import Target, free_port, simulator_command, start_target, target_command
 from sampler.launch import start_sampler
+from sampler.loop import scope_of
 from sampler.options import SamplerOptions, UsageError, validate
+from sampler.selection import AmbiguousTarget, PatternSelector
 from scenarios import registry
 
 log = logging.getLogger("loadkit")
+SCOPE_HINT = (
+    "--target-user NAME, --target-cwd DIR, --target-env NAME=VALUE or --target-pid PID, or count them all "
+    "with --target-match-all"
+)
+SCOPE_OPTIONS = ("target_user", "target_cwd", "target_env", "target_match_all")
 TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (docs/sampler.md)
 SAMPLER_POLL_S = 0.01  # a stat() a poll; every run's start waits on the sampler's first row
 
@@ -159,7 +166,19 @@ def sampler_options(settings: KitSettings, target: Target) -> SamplerOptions | N
         sidecar_pids=list(agent.sidecar_pid),
         sidecar_matches=list(agent.sidecar_match),
         transient_target=not pids and stdio,
+        match_user=agent.target_user,
+        match_cwd=agent.target_cwd,
+        match_env=agent.target_env or preset_scope(settings),
+        match_all=agent.target_match_all,
     )
+
+
+def preset_scope(settings: KitSettings) -> str | None:
+    """The preset's scope of --target-match: its gateway's processes carry the variable (HERMES_HOME) the
+    kit's own environment gives the gateway it was pointed at; None when the kit's environment has none."""
+    name = settings.preset.match_env
+    value = os.environ.get(name) if name else None
+    return f"{name}={value}" if value else None
 
 
 def local_target(settings: KitSettings, target: Target) -> tuple[list[int], list[str], list[str]]:
@@ -214,6 +233,12 @@ def check_sampler_options(settings: KitSettings) -> None:
         )
     if given.inflight_field and not given.queue_url:
         raise UsageError("sampler: --inflight-field needs --queue-url (and --queue-field)")
+    agent = settings.agent
+    if not agent.target_match and any(getattr(agent, name) for name in SCOPE_OPTIONS):
+        raise InputError(
+            "--target-user/--target-cwd/--target-env/--target-match-all choose among --target-match's "
+            "processes: add --target-match REGEX"
+        )
     kit_starts_target = bool(given.target_cmd) or not given.host
     opts = sampler_options(
         settings, Target(settings.target.host or "", os.getpid() if kit_starts_target else None)
@@ -233,6 +258,7 @@ def start_side_sampler(settings: KitSettings, target: Target) -> subprocess.Pope
         log.warning("loadkit: no --target-pid/--target-match/--target-cgroup: target resources not sampled")
     if sampler_opts is None:
         return None
+    refuse_unrelated_trees(sampler_opts)
     try:
         popen = start_sampler(sampler_opts, stderr=subprocess.PIPE)
     except UsageError as exc:
@@ -247,6 +273,18 @@ def start_side_sampler(settings: KitSettings, target: Target) -> subprocess.Pope
         raise refused(f"sampler: {lines[-1]}")
     gevent.spawn(_relay_stderr, popen)
     return popen
+
+
+def refuse_unrelated_trees(opts: SamplerOptions) -> None:
+    """A --target-match whose matches fall in unrelated trees (another user's gateway, a second one in
+    another directory) is refused before the sampler starts, naming the trees and the kit's options that
+    pick one (the sampler refuses too, naming its own)."""
+    scope = scope_of(dataclasses.replace(opts, loadgen_pid=os.getpid()))
+    for pattern in opts.matches:
+        try:
+            PatternSelector(pattern, scope=scope).pids()
+        except AmbiguousTarget as exc:
+            raise InputError(f"--target-match {exc.message(SCOPE_HINT)}") from None
 
 
 def _relay_stderr(popen: subprocess.Popen) -> None:
