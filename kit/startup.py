@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -107,9 +108,10 @@ def refuse_distributed(settings: KitSettings) -> None:
         )
 
 
-def resolve_target(settings: KitSettings) -> Target:
+def resolve_target(settings: KitSettings, cancelled: Callable[[], bool] = lambda: False) -> Target:
     """--host alone: a running gateway; --target-cmd: start one; neither: the preset's embedded
-    simulator. Agents that launch their own processes and speak over their stdio need no URL."""
+    simulator. Agents that launch their own processes and speak over their stdio need no URL. A start
+    `cancelled` (a signal) meanwhile is stopped (TargetError)."""
     target, preset = settings.target, settings.preset
     stdio = gateways.stdio_command(preset, settings.agent)
     if preset.stdio_agents and not stdio:
@@ -124,12 +126,13 @@ def resolve_target(settings: KitSettings) -> Target:
     port = free_port()
     url = (target.host or "http://127.0.0.1:{port}").replace("{port}", str(port)).rstrip("/")
     if target.target_cmd:  # the user's gateway, in the user's environment
-        return start_target(
-            target_command(target.target_cmd, port), url, target.health_path, target.start_timeout
-        )
+        command = target_command(target.target_cmd, port)
+        return start_target(command, url, target.health_path, target.start_timeout, cancelled=cancelled)
     if preset.embedded_simulator:  # our own module: found from any working directory
         command = simulator_command(port, simulator_args(settings))
-        return start_target(command, url, target.health_path, target.start_timeout, kit_module_env())
+        return start_target(
+            command, url, target.health_path, target.start_timeout, kit_module_env(), cancelled
+        )
     raise InputError(f"--gateway {preset.name} needs --host URL or --target-cmd")
 
 
