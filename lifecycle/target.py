@@ -22,8 +22,10 @@ import httpx
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 from contract.child_env import kit_module_command, kit_module_env
 from contract.errors import InputError
+from contract.http_probe import probe_get
 
 _PR_SET_PDEATHSIG = 1
+HEALTH_READ_S = 2.0  # a health answer's whole time (the client bounds each read to as much)
 HEALTH_POLL_S = 0.02  # a refused poll costs ~1 ms CPU; every run waits for its target's health
 
 
@@ -119,10 +121,10 @@ def wait_healthy(
             if code is not None:
                 raise TargetError(f"target exited with code {code} during start-up: {_last_line(stderr)}")
             try:
-                response = client.get(health_url)
-                if response.status_code < 300 or health_url == (target.url if target else None):
+                response = probe_get(client, health_url, HEALTH_READ_S)
+                if response.status < 300 or health_url == (target.url if target else None):
                     return
-                last = f"HTTP {response.status_code}"
+                last = f"HTTP {response.status}"
             except httpx.HTTPError as exc:
                 last = type(exc).__name__
             time.sleep(HEALTH_POLL_S)
