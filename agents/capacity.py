@@ -296,28 +296,28 @@ class SerialDriver(KitAgent):
         """Open one idle session tagged with the run id: (id, ready ms, error). A session that has an id
         but did not become ready is still ours to close.
 
-        The create is shielded (agents/shield.py): a kill of this agent mid-create (a second Ctrl-C stops
-        every agent at once) waits for it to land, up to the request timeout, so the session the gateway
-        made is known and on_stop closes it."""
-        timeout = self.settings.request_timeout
-        opened = shielded(lambda: self.keep_open(self.session_client().open(n), n), timeout)
+        The create and its row are shielded (agents/shield.py): a kill of this agent mid-create (a second
+        Ctrl-C stops every agent at once) waits for the create to land and its row to be written, up to
+        the request timeout, so the session the gateway made is in agents.csv and on_stop closes it."""
+        opened = shielded(lambda: self.open_and_record(n), self.settings.request_timeout)
         ok = opened.error is None
+        return (opened.session_id if ok else None), opened.ready_ms, opened.error
+
+    def open_and_record(self, n: int) -> Opened:
+        opened = self.session_client().open(n)
+        if opened.session_id is not None:
+            self.open_sessions[opened.session_id] = n
         self.record(
             AgentRecord(
                 ts=time.time(),
                 agent_id=self.agent_id,
                 n=n,
                 session_id=opened.session_id,
-                event=AGENT_EVENT.created if ok else AGENT_EVENT.failed,
+                event=AGENT_EVENT.created if opened.error is None else AGENT_EVENT.failed,
                 ready_ms=opened.ready_ms,
                 error=opened.error,
             )
         )
-        return (opened.session_id if ok else None), opened.ready_ms, opened.error
-
-    def keep_open(self, opened: Opened, n: int) -> Opened:
-        if opened.session_id is not None:
-            self.open_sessions[opened.session_id] = n
         return opened
 
     def close_session(self, session_id: str) -> bool:

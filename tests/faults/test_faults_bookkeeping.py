@@ -1,0 +1,64 @@
+"""Bookkeeping that matches the gateway: a capacity ramp cut by two SIGINTs 30 ms apart (a double Ctrl-C
+to the terminal's process group), tried several times. Each time agents.csv's created and closed rows
+are exactly the sessions the simulator made and closed for the run (its own list), and nothing is named
+left open when the simulator holds none open.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pandas as pd
+import pytest
+
+from contract import exit_codes, schema
+from simgateway import launch
+from tests.fault_runs import KitProcess, gateway_sessions
+
+pytestmark = [pytest.mark.faults, pytest.mark.e2e]
+TRIES = 6  # each ~10-20 s on the shared 2-core host; run two at a time
+AT_ONCE = 2
+GAP_S = 0.03
+
+
+def double_ctrl_c(tmp_path, n: int) -> str | None:
+    """One try; None when the books match, else what differs."""
+    with launch.running(
+        ["--agent-mib", "2", "--first-agent-mib", "0", "--agent-startup-ms", "150"]
+    ) as gateway:
+        run_id = f"books-{n}"
+        kit = KitProcess.start(
+            tmp_path / run_id,
+            *("--load-profile", "capacity", "--host", gateway.url, "--target-pid", str(gateway.pid)),
+            *("--run-id", run_id, "--memory-budget", "8GiB"),
+            group=True,
+        )
+        try:
+            kit.wait_rows(schema.CAPACITY_CSV, 4 + n % 4)  # cut at different steps of the ramp
+            kit.signal_group(signal.SIGINT)
+            time.sleep(GAP_S)  # the gap under test, not a wait for a condition
+            kit.signal_group(signal.SIGINT)
+            code = kit.wait()
+        finally:
+            kit.kill()
+        if code != exit_codes.INTERRUPTED[signal.SIGINT]:
+            return f"try {n}: exit {code}: {kit.stderr[-1500:]}"
+        sessions = gateway_sessions(gateway.url, run_id)
+    agents = pd.read_csv(kit.run_dir / schema.AGENTS_CSV)
+    created = sorted(agents[agents.event == "created"].session_id)
+    closed = sorted(agents[agents.event == "closed"].session_id)
+    made = sorted(s["id"] for s in sessions)
+    shut = sorted(s["id"] for s in sessions if s["status"] == "closed")
+    left = kit.meta().get("sessions_left_open", [])
+    still_open = sorted(set(made) - set(shut))
+    if created != made or closed != shut or sorted(left) != still_open:
+        return f"try {n}: created {created} vs {made}; closed {closed} vs {shut}; left {left} vs {still_open}"
+    return None
+
+
+def test_two_ctrl_c_30ms_apart_leave_books_equal_to_the_gateways(tmp_path):
+    with ThreadPoolExecutor(AT_ONCE) as pool:
+        problems = [p for p in pool.map(lambda n: double_ctrl_c(tmp_path, n), range(TRIES)) if p]
+    assert not problems, "\n".join(problems)
