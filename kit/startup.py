@@ -308,6 +308,8 @@ def initial_meta(settings: KitSettings, target: Target) -> dict:
             "url": target.url,
             "gateway": settings.preset.name,
             "started_by_kit": target.started_by_kit,
+            # the kit's own simulator: its sessions live in its memory and end with it (kit.cleanup)
+            "kit_simulator": target.started_by_kit and not settings.target.target_cmd,
             "command": redact_args(target.command) if target.command else None,
             "pid": target.pid,
             "sampled": rundir.sampled_target(settings.agent, target),

@@ -1,12 +1,15 @@
 """Bookkeeping that matches the gateway: a capacity ramp cut by two SIGINTs 30 ms apart (a double Ctrl-C
 to the terminal's process group), tried several times. Each time agents.csv's created and closed rows
 are exactly the sessions the simulator made and closed for the run (its own list), and nothing is named
-left open when the simulator holds none open.
+left open when the simulator holds none open. And kit.cleanup after a run whose gateway is gone says
+there is nothing to close.
 """
 
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -16,6 +19,7 @@ import pytest
 from contract import exit_codes, schema
 from simgateway import launch
 from tests.fault_runs import KitProcess, gateway_sessions
+from tests.paths import REPO
 
 pytestmark = [pytest.mark.faults, pytest.mark.e2e]
 TRIES = 6  # each ~10-20 s on the shared 2-core host; run two at a time
@@ -62,3 +66,30 @@ def test_two_ctrl_c_30ms_apart_leave_books_equal_to_the_gateways(tmp_path):
     with ThreadPoolExecutor(AT_ONCE) as pool:
         problems = [p for p in pool.map(lambda n: double_ctrl_c(tmp_path, n), range(TRIES)) if p]
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("gateway_of", ["the-kits-simulator", "a-simulator-since-stopped"])
+def test_cleanup_says_the_target_is_gone_when_its_sessions_went_with_it(tmp_path, gateway_of):
+    """--no-cleanup leaves sessions open; once their gateway is gone (the run's own simulator, stopped
+    with it; or a gateway that no longer answers) kit.cleanup says there is nothing to close, exit 0."""
+    kept = ("--load-profile", "capacity", "--max-agents", "2", "--memory-budget", "8GiB", "--no-cleanup")
+    if gateway_of == "the-kits-simulator":
+        kit = KitProcess.start(tmp_path / "run", *kept)
+        code = kit.wait()
+    else:
+        with launch.running([]) as gateway:
+            kit = KitProcess.start(
+                tmp_path / "run", *kept, "--host", gateway.url, "--target-pid", str(gateway.pid)
+            )
+            code = kit.wait()
+    assert code == exit_codes.OK, kit.stderr[-2000:]
+    assert len(kit.meta()["sessions_left_open"]) == 2
+    done = subprocess.run(
+        [sys.executable, "-m", "kit.cleanup", str(kit.run_dir)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == exit_codes.OK, done.stderr
+    assert "the target is gone" in done.stdout and "nothing to close" in done.stdout, done.stdout
