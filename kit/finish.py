@@ -11,6 +11,7 @@ takes the report's memory and CPU off the load generator.
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 import gevent
+import psutil
 from locust.env import Environment
 from locust.html import get_html_report, process_html_filename
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
@@ -37,6 +39,7 @@ from kit.rundir import write_whole
 from kit.settings import options_of
 from kit.stopping import Stopping
 from kit.watchers import Watchers
+from sampler.cpu_census import CpuCensus, busiest, census
 from scenarios.evaluator import exit_code as exit_code_of
 
 
@@ -51,6 +54,7 @@ class EndingRun(Protocol):
     stopping: Stopping
     answered: AnsweredRows
     live: LiveRun
+    census: CpuCensus | None
 
 
 def finish(run: EndingRun, default_reason: str) -> gevent.Greenlet:
@@ -76,6 +80,7 @@ def finish(run: EndingRun, default_reason: str) -> gevent.Greenlet:
     if "workload" in meta and (calibration.samples or calibration.implausible):
         meta["workload"]["calibration"] = calibration.describe()
     note_sessions_left(record)
+    note_host_others(run)
     settle_shortfall(run)
     failure = record.disk.failure
     settle(run, default_reason)
@@ -91,6 +96,24 @@ def note_sessions_left(record: RunRecord) -> None:
     that failed, a stop at once cut short, --no-cleanup): each id, for the console and kit.cleanup."""
     if left := still_open(record.run_dir):
         record.meta["sessions_left_open"] = left
+
+
+def note_host_others(run: EndingRun) -> None:
+    """run.json `host_others`: the processes outside the kit's tree and the target that used the most CPU
+    over the run, for the advice when the host was busy (analysis/validity.py)."""
+    if run.census is None:
+        return
+    counted = _column(run.record.run_dir / schema.PROCESSES_CSV, "pid")
+    own = {os.getpid()} | {p.pid for p in psutil.Process().children(recursive=True)}
+    run.record.meta["host_others"] = busiest(run.census, census(), own | {int(p) for p in counted if p})
+
+
+def _column(path: Path, name: str) -> list[str]:
+    try:
+        with open(path, newline="", encoding="utf-8") as file:
+            return [row.get(name) or "" for row in csv.DictReader(file)]
+    except OSError:
+        return []
 
 
 def settle_shortfall(run: EndingRun) -> None:

@@ -79,6 +79,10 @@ def test_scoped_to_one_tree_the_peak_is_that_trees_rss_and_no_kit_process_is_cou
     assert counted.why.str.contains(f"tree of pid {ours.pid}").all()
     kit_pids = {kit.proc.pid, kit.meta()["sampler"]["pid"]}
     assert not kit_pids & set(counted.pid)
+    others = {
+        o["pid"] for o in kit.meta()["host_others"]
+    }  # the busiest others: neither the kit nor the target
+    assert len(others) <= 3 and not others & (kit_pids | {ours.pid})
     assert alive(theirs.pid)
 
 
