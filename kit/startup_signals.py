@@ -9,7 +9,9 @@ Imports nothing but the standard library: it is installed before Locust's and th
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import time
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -18,7 +20,11 @@ _before: dict[int, object] = {}  # the handlers install replaced
 
 
 def install() -> None:
-    """Remember SIGINT/SIGTERM/SIGHUP instead of dying of them, until the run's handlers are installed."""
+    """Remember SIGINT/SIGTERM/SIGHUP instead of dying of them, until the run's handlers are installed.
+    Not in a process started as a worker: it keeps no record, and the parent of `--worker --processes N`
+    never starts a run (it only waits for its children) to hand the signals to."""
+    if "--worker" in sys.argv or os.environ.get("LOCUST_MODE_WORKER", "").lower() in ("1", "true"):
+        return
     for sig in HANDLED:
         previous = signal.signal(sig, _remember)
         if previous is not _remember:
