@@ -93,9 +93,11 @@ def finish(run: EndingRun, default_reason: str) -> gevent.Greenlet:
 
 def note_sessions_left(record: RunRecord) -> None:
     """run.json `sessions_left_open`: the sessions the run's rows show opened and never closed (a close
-    that failed, a stop at once cut short, --no-cleanup): each id, for the console and kit.cleanup."""
+    that failed, a stop at once cut short, --no-cleanup): each id, for the console and kit.cleanup. On the
+    kit's own simulator, stopped with the run, they go with it: `sessions_gone_with_simulator`, no alarm."""
     if left := still_open(record.run_dir):
-        record.meta["sessions_left_open"] = left
+        own = (record.meta.get("target") or {}).get("kit_simulator")
+        record.meta["sessions_gone_with_simulator" if own else "sessions_left_open"] = left
 
 
 def note_host_others(run: EndingRun) -> None:
