@@ -39,20 +39,23 @@ class Tree:
     root: int
     user: str
     cwd: str
+    origin: str  # "child of pid N" (the root's parent), or "session N" for a root that init adopted
     command: str
     pids: frozenset[int]
 
     @property
-    def key(self) -> tuple[str, str]:
-        """Trees with the same user and working directory are one gateway's (a worker that left its
-        parent's tree by setsid or a double fork keeps both); others are unrelated."""
-        return self.user, self.cwd
+    def key(self) -> tuple[str, str, str]:
+        """Trees of one user, working directory and origin (one parent: a gateway's workers, the kit's
+        agents' processes each in a session of its own) are one gateway's; another user, directory or
+        parent is another gateway (a worker that left by a double fork too: --target-match-all counts
+        it)."""
+        return self.user, self.cwd, self.origin
 
     def describe(self) -> str:
         n = len(self.pids)
         return (
-            f"pid {self.root} (user {self.user}, cwd {self.cwd}, {n} process{'es' if n > 1 else ''}): "
-            f"{self.command[:TREE_COMMAND_CHARS]}"
+            f"pid {self.root} (user {self.user}, cwd {self.cwd}, {self.origin}, "
+            f"{n} process{'es' if n > 1 else ''}): {self.command[:TREE_COMMAND_CHARS]}"
         )
 
 
@@ -165,7 +168,7 @@ class PatternSelector(_EverMatched):
         self.label = f"processes matching {pattern!r}"
         self.scope = scope or Scope()
         self._exclude = _own_lineage() | (exclude or set())
-        self._keys: set[tuple[str, str]] | None = None  # the trees chosen at the first match
+        self._keys: set[tuple[str, str, str]] | None = None  # the trees chosen at the first match
         self._why: dict[int, str] = {}
         self._trees: dict[int, Tree] = {}  # by root: user and cwd read once per root
         self._admitted: dict[int, bool] = {}
@@ -214,7 +217,7 @@ class PatternSelector(_EverMatched):
         self._trees = {root: self._trees.get(root) or _tree(root, table) for root in members}
         self._admitted = {pid: ok for pid, ok in self._admitted.items() if pid in table}
         return [
-            Tree(t.root, t.user, t.cwd, t.command, frozenset(members[root]))
+            Tree(t.root, t.user, t.cwd, t.origin, t.command, frozenset(members[root]))
             for root, t in self._trees.items()
         ]
 
@@ -267,7 +270,7 @@ def _descendants(root: int, table: dict[int, tuple[int, list[str]]]) -> set[int]
 
 
 def _tree(root: int, table: dict[int, tuple[int, list[str]]]) -> Tree:
-    """A tree's root as the refusal lists it: its user, working directory and command."""
+    """A tree's root as the refusal lists it: its user, working directory, origin and command."""
     user = cwd = "?"
     try:
         process = psutil.Process(root)
@@ -275,7 +278,16 @@ def _tree(root: int, table: dict[int, tuple[int, list[str]]]) -> Tree:
         cwd = process.cwd()
     except psutil.Error:
         pass  # another user's process: its cwd is not ours to read ("?")
-    return Tree(root, user, cwd, " ".join(table[root][1]), frozenset())
+    parent = table[root][0]
+    origin = f"child of pid {parent}" if parent > 1 else f"session {_session(root)}"
+    return Tree(root, user, cwd, origin, " ".join(table[root][1]), frozenset())
+
+
+def _session(pid: int) -> int | str:
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return "?"
 
 
 def _is_sampler(argv: list[str]) -> bool:

@@ -36,11 +36,11 @@ def test_without_a_load_generator_nothing_is_the_kits():
 
 def test_the_refusal_lists_each_tree_and_the_options_that_pick_one():
     trees = [
-        Tree(200, "ana", "/srv/a", "gateway run", frozenset({200, 201})),
-        Tree(300, "bo", "/srv/b", "gateway run", frozenset({300})),
+        Tree(200, "ana", "/srv/a", "child of pid 150", "gateway run", frozenset({200, 201})),
+        Tree(300, "bo", "/srv/b", "session 300", "gateway run", frozenset({300})),
     ]
     message = AmbiguousTarget("gateway", trees).message("--target-cwd DIR")
     assert "2 unrelated process trees" in message
-    assert "pid 200 (user ana, cwd /srv/a, 2 processes)" in message
-    assert "pid 300 (user bo, cwd /srv/b, 1 process)" in message
+    assert "pid 200 (user ana, cwd /srv/a, child of pid 150, 2 processes)" in message
+    assert "pid 300 (user bo, cwd /srv/b, session 300, 1 process)" in message
     assert message.endswith("pick one with --target-cwd DIR")
