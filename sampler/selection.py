@@ -84,7 +84,7 @@ class Scope:
 
     user: str | None = None
     cwd: str | None = None
-    env: str | None = None  # NAME=VALUE: the process's environment holds that variable with that value
+    env: str | None = None  # NAME=VALUE in the process's environment: every tree carrying it is the target
     match_all: bool = False  # every matching tree counts (no refusal, no locking onto the first)
     kit_root: int | None = None
     kit_targets: frozenset[int] = frozenset()
@@ -183,7 +183,7 @@ class PatternSelector(_EverMatched):
             if self.regex.search(" ".join(argv)) and self._admits(pid)
         }
         trees = self._group(matched, table)
-        if not self.scope.match_all:
+        if not (self.scope.match_all or self.scope.env):  # an environment value names one gateway
             if self._keys is None and trees:
                 if len({t.key for t in trees}) > 1:
                     raise AmbiguousTarget(self.pattern, trees)

@@ -23,15 +23,19 @@ pytestmark = [pytest.mark.faults, pytest.mark.e2e]
 # any other simulator on a host shared with other test runs
 MARKER = f"model-shared-host-{uuid.uuid4().hex[:8]}"
 RSS_TOLERANCE = 0.02
+HOME_VARIABLE = "SHARED_HOST_HOME"  # as HERMES_HOME tells two Hermes apart
 
 
 @pytest.fixture
-def two_gateways(tmp_path):
-    """Ours (working in tmp/ours) and someone else's (tmp/theirs), both `python -m simgateway`."""
+def two_gateways(tmp_path, monkeypatch):
+    """Ours (working in tmp/ours, its environment SHARED_HOST_HOME=ours) and someone else's (tmp/theirs,
+    SHARED_HOST_HOME=theirs), both `python -m simgateway`."""
     started = []
     for name in ("ours", "theirs"):
         (tmp_path / name).mkdir()
+        monkeypatch.setenv(HOME_VARIABLE, name)
         started.append(launch.start(["--model", MARKER], cwd=str(tmp_path / name)))
+    monkeypatch.delenv(HOME_VARIABLE)
     yield started
     for gateway in started:
         gateway.stop()
@@ -62,9 +66,13 @@ def test_a_pattern_matching_two_unrelated_gateways_is_refused_naming_both(tmp_pa
     assert not run_dir.exists() or not any(run_dir.iterdir())
 
 
-def test_scoped_to_one_tree_the_peak_is_that_trees_rss_and_no_kit_process_is_counted(tmp_path, two_gateways):
+@pytest.mark.parametrize("scope", ["--target-cwd", "--target-env"])
+def test_scoped_to_one_tree_the_peak_is_that_trees_rss_and_no_kit_process_is_counted(
+    tmp_path, two_gateways, scope
+):
     ours, theirs = two_gateways
-    kit = KitProcess.start(tmp_path / "run", *smoke(ours.url, "--target-cwd", str(tmp_path / "ours")))
+    value = str(tmp_path / "ours") if scope == "--target-cwd" else f"{HOME_VARIABLE}=ours"
+    kit = KitProcess.start(tmp_path / "run", *smoke(ours.url, scope, value))
     try:
         code = kit.wait(120)
     finally:
