@@ -46,6 +46,7 @@ from kit.startup import (
     register_secrets,
     resolve_target,
     start_side_sampler,
+    stop_forked_workers,
     warn_before_load,
 )
 from lifecycle.target import Target, stop_target
@@ -156,6 +157,7 @@ def interrupted_at_start(settings: KitSettings, target: Target | None) -> NoRetu
     except RunFileError as exc:
         sys.stderr.write(f"loadkit: error: {one_line(exc)}\n")
     sys.stderr.write(f"loadkit: {reason}: no load ran; {run_dir / schema.RUN_JSON} says so\n")
+    stop_forked_workers()
     sys.exit(code)
 
 

@@ -5,6 +5,7 @@ and its exit code, before any load or process is left behind.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import gevent
+import psutil
 from locust.env import Environment
 
 from agents import presets as gateways
@@ -47,9 +49,26 @@ SAMPLER_POLL_S = 0.01  # a stat() a poll; every run's start waits on the sampler
 
 
 def fail(error: KitError) -> NoReturn:
-    """The one place an error becomes an exit: one line on stderr, the error's own exit code."""
+    """The one place an error becomes an exit: one line on stderr, the error's own exit code; the
+    workers this process forked (--processes) go with it."""
     sys.stderr.write(f"loadkit: error: {redact(one_line(error))}\n")
+    stop_forked_workers()
     sys.exit(error.exit_code)
+
+
+def stop_forked_workers(timeout_s: float = 5.0) -> None:
+    """End the `--processes` workers of a master that ends before its run: forks carrying its command
+    line. Locust stops them only from a master that ran; a refused one left them waiting for it
+    ("Failed to connect to master") for minutes."""
+    me = psutil.Process()
+    try:
+        forks = [c for c in me.children() if c.cmdline() == me.cmdline()]
+    except psutil.Error:
+        return
+    for child in forks:
+        with contextlib.suppress(psutil.Error):
+            child.terminate()
+    psutil.wait_procs(forks, timeout=timeout_s)
 
 
 def register_secrets(settings: KitSettings) -> None:

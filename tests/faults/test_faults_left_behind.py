@@ -6,8 +6,11 @@ hangs the start nor the run's probes. Real `locust -f locustfile.py --headless` 
 from __future__ import annotations
 
 import http.server
+import subprocess
+import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 
 import psutil
@@ -28,12 +31,32 @@ def run_processes(marker: str) -> list[psutil.Process]:
     return found
 
 
-@pytest.mark.parametrize("profile", ["capacity", "churn"])
-def test_a_refused_processes_start_leaves_no_process_of_the_run(tmp_path, profile):
-    run_dir = tmp_path / f"refused-{profile}"
-    done = run_locust(run_dir, "--processes", "2", "--load-profile", profile, timeout=60)
+@pytest.fixture
+def two_sleepers(tmp_path) -> Iterator[str]:
+    """Two processes in unrelated trees (other working directories) that one pattern matches."""
+    marker = f"sleeper-{uuid.uuid4().hex[:8]}"
+    sleepers = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        command = [sys.executable, "-c", "import time; time.sleep(120)", marker]
+        sleepers.append(subprocess.Popen(command, cwd=tmp_path / name, start_new_session=True))
+    yield marker
+    for sleeper in sleepers:
+        sleeper.kill()
+        sleeper.wait()
+
+
+@pytest.mark.parametrize("refused", ["capacity", "churn", "an-ambiguous-target"])
+def test_a_refused_processes_start_leaves_no_process_of_the_run(tmp_path, refused, two_sleepers):
+    """Refused by every process (a one-process profile), or by the master alone once its workers are
+    forked and waiting for it (the sampler's target matches two unrelated trees)."""
+    run_dir = tmp_path / f"refused-{refused}"
+    args = (
+        ("--load-profile", refused) if refused != "an-ambiguous-target" else ("--target-match", two_sleepers)
+    )
+    done = run_locust(run_dir, "--processes", "2", *args, timeout=90)
     assert done.returncode == exit_codes.BAD_INPUT, done.stderr[-2000:]
-    assert "runs in one process" in done.stderr
+    assert ("runs in one process" if refused != "an-ambiguous-target" else "unrelated") in done.stderr
     time.sleep(2)
     assert not run_processes(str(run_dir)), [p.info["cmdline"] for p in run_processes(str(run_dir))]
 
