@@ -65,6 +65,9 @@ class GatewayPreset:
     # --target-match counts only processes whose environment gives this variable the kit's own value
     # (the gateway the kit was pointed at, not another user's or another home's on the same host)
     match_env: str = ""
+    # A path listing a run's sessions as JSON `data[]` of `id` and `status` ({run_id} filled in): the
+    # sessions a run's rows show open are checked against it ("closed", or absent: not open)
+    session_listing: str = ""
 
 
 CHAT = "agents.openai_chat:ChatAgent"
@@ -82,6 +85,7 @@ PRESETS: dict[str, GatewayPreset] = {
             session_header="user",
             sessions=session_steps.SIMULATOR,
             embedded_simulator=True,
+            session_listing="/v1/agents?run_id={run_id}",
         ),
         GatewayPreset(
             name="hermes",

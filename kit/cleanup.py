@@ -15,6 +15,7 @@ import json
 import sys
 from argparse import Namespace
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 from locust.env import Environment
@@ -33,13 +34,16 @@ from agents.settings import AgentSettings
 from agents.target_origin import split_userinfo
 from contract import exit_codes, schema
 from contract.cli import positive_duration
-from contract.http_probe import probe_get
+from contract.http_probe import PROBE_MAX_BYTES, probe_get
 from contract.schema import AGENT_EVENT
 
 OPEN_EVENTS = (
     AGENT_EVENT.created,
     AGENT_EVENT.failed,
 )  # a failed start-up that got an id still exists on the gateway
+
+
+LISTING_TIMEOUT_S = 5.0  # the gateway's list of a run's sessions, at the run's end and here
 
 
 class CleanupError(Exception):
@@ -130,14 +134,38 @@ def target_gone(meta: dict, args: Namespace) -> str | None:
     return None
 
 
+def confirmed_open(meta: dict, ids: list[str], timeout_s: float = LISTING_TIMEOUT_S) -> list[str] | None:
+    """Of `ids` (open by the run's rows), those the gateway itself lists as open, where its preset can list
+    a run's sessions; None when it cannot say (no listing, no answer, an answer not understood)."""
+    target = meta.get("target") or {}
+    try:
+        listing = presets.preset(target.get("gateway") or "simulator").session_listing
+    except presets.GatewayError:
+        return None
+    url = split_userinfo((target.get("url") or "").rstrip("/"))[0]
+    if not listing or not url:
+        return None
+    path = listing.replace("{run_id}", quote(str(meta.get("run_id", "")), safe=""))
+    try:
+        with httpx.Client(timeout=timeout_s) as client:
+            doc = probe_get(client, url + path, timeout_s, PROBE_MAX_BYTES).json()
+        listed = {str(item["id"]): item.get("status") for item in doc["data"]}  # type: ignore[index]
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return None
+    return [sid for sid in ids if sid in listed and listed[sid] != "closed"]
+
+
 def clean(run_dir: Path, args: Namespace) -> tuple[int, int]:
-    """(closed, failed) for the sessions still open in `run_dir`; TargetGone when they went with it."""
+    """(closed, failed) for the sessions still open in `run_dir` (those the gateway lists as open, where
+    it can list them); TargetGone when they went with it."""
     meta = read_meta(run_dir)
     ids = still_open(run_dir)
     if not ids:
         return 0, 0
     if (why := target_gone(meta, args)) is not None:
         raise TargetGone(f"the target is gone ({why}): nothing to close ({len(ids)} session(s) went with it)")
+    if not args.host and (listed := confirmed_open(meta, ids)) is not None:
+        ids = listed
     closer, client, recorder = closer_for(run_dir, meta, args)
     http = closer.http = session_http_client(closer, CONNECTION_FRESH)
     try:

@@ -29,7 +29,7 @@ from agents.recorder import Recorder
 from agents.run_context import context_of
 from contract import exit_codes, schema
 from contract.child_env import kit_module_command, kit_module_env
-from kit.cleanup import still_open
+from kit.cleanup import confirmed_open, still_open
 from kit.delivery import AnsweredRows, shortfall
 from kit.end_checks import end_checks
 from kit.live import WRITING_REPORT, LiveRun
@@ -94,9 +94,15 @@ def finish(run: EndingRun, default_reason: str) -> gevent.Greenlet:
 def note_sessions_left(record: RunRecord) -> None:
     """run.json `sessions_left_open`: the sessions the run's rows show opened and never closed (a close
     that failed, a stop at once cut short, --no-cleanup): each id, for the console and kit.cleanup. On the
-    kit's own simulator, stopped with the run, they go with it: `sessions_gone_with_simulator`, no alarm."""
-    if left := still_open(record.run_dir):
-        own = (record.meta.get("target") or {}).get("kit_simulator")
+    kit's own simulator, stopped with the run, they go with it: `sessions_gone_with_simulator`, no alarm.
+    Where the gateway can list a run's sessions, only those it lists as open are left open."""
+    left = still_open(record.run_dir)
+    own = (record.meta.get("target") or {}).get("kit_simulator")
+    if left and not own and (listed := confirmed_open(record.meta, left)) is not None:
+        if closed := [sid for sid in left if sid not in listed]:
+            record.meta["sessions_confirmed_closed"] = closed  # the rows missed their closes
+        left = listed
+    if left:
         record.meta["sessions_gone_with_simulator" if own else "sessions_left_open"] = left
 
 

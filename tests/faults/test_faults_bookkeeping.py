@@ -13,10 +13,13 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pandas as pd
 import pytest
 
 from contract import exit_codes, schema
+from kit.cleanup import confirmed_open
+from lifecycle.target import free_port
 from simgateway import launch
 from tests.fault_runs import KitProcess, gateway_sessions
 from tests.paths import REPO
@@ -95,3 +98,19 @@ def test_cleanup_says_the_target_is_gone_when_its_sessions_went_with_it(tmp_path
     )
     assert done.returncode == exit_codes.OK, done.stderr
     assert "the target is gone" in done.stdout and "nothing to close" in done.stdout, done.stdout
+
+
+def test_left_open_is_only_what_the_gateway_itself_lists_as_open(simulator):
+    """Rows that show three sessions open (and one the gateway never made): the simulator lists one
+    closed, two open; the check keeps those two. A gateway that does not answer: it cannot say (None)."""
+    gateway = simulator()
+    run_id = "listed"
+    made = [
+        httpx.post(f"{gateway.url}/v1/agents", json={"run_id": run_id}, timeout=10).json()["id"]
+        for _ in "abc"
+    ]
+    httpx.delete(f"{gateway.url}/v1/agents/{made[0]}", timeout=10).raise_for_status()
+    meta = {"run_id": run_id, "target": {"url": gateway.url, "gateway": "simulator"}}
+    assert confirmed_open(meta, [*made, "agent-never-made"]) == made[1:]
+    silent = {"run_id": run_id, "target": {"url": f"http://127.0.0.1:{free_port()}", "gateway": "simulator"}}
+    assert confirmed_open(silent, made, timeout_s=2) is None
