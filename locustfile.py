@@ -6,7 +6,12 @@ forwards Locust's events to kit.runtime. With no --host it starts the simulated 
     locust -f locustfile.py --headless --load-profile stress    # a k6-style profile
 """
 
+# ruff: noqa: E402 - the signal handlers first, then every other import
 import functools
+
+from kit import startup_signals
+
+startup_signals.install()  # first: from here on a signal leaves a record (docs/run-endings.md)
 
 from locust import LoadTestShape, events
 

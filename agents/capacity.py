@@ -8,6 +8,7 @@ come from analysis/capacity.py. The session protocol comes from the gateway pres
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -49,8 +50,9 @@ from contract.schema import (
     STOP_TARGET_DIED,
 )
 from sampler.memory_probe import MemoryProbe, MemoryReading
+from sampler.selection import Scope
 from sampler.service_client import RemoteMemoryProbe, ServiceClient, ServiceError
-from sampler.targets import CgroupSelector, PatternSelector, Target, TargetNotFound, TreeSelector
+from sampler.targets import CgroupSelector, PatternSelector, Selector, Target, TargetNotFound, TreeSelector
 
 log = logging.getLogger("loadkit")
 
@@ -84,14 +86,19 @@ def probe_for(
     sidecar_pids: list[int],
     sidecar_matches: list[str],
     launched: LaunchedSelector | None = None,
+    scope: Scope | None = None,
 ) -> MemoryProbe:
-    """A probe over the target selectors, sidecars excluded from the target and read apart."""
+    """A probe over the target selectors, sidecars excluded from the target and read apart; `scope`:
+    which of the patterns' matches count (default: this process's tree never does)."""
+    scope = scope or Scope(kit_root=os.getpid(), kit_targets=frozenset(pids))
+    kit = dataclasses.replace(Scope(match_all=True), kit_root=scope.kit_root, kit_targets=scope.kit_targets)
     try:
-        sidecar_sel = [TreeSelector(p) for p in sidecar_pids] + [PatternSelector(m) for m in sidecar_matches]
+        sidecar_sel: list[Selector] = [TreeSelector(p) for p in sidecar_pids]
+        sidecar_sel += [PatternSelector(m, scope=kit) for m in sidecar_matches]
         sidecar = Target(sidecar_sel, NO_REFRESH_S) if sidecar_sel else None
         selectors = (
             [TreeSelector(p) for p in pids]
-            + [PatternSelector(m) for m in matches]
+            + [PatternSelector(m, scope=scope) for m in matches]
             + [CgroupSelector(c) for c in cgroups]
             + ([launched] if launched else [])
         )
@@ -102,6 +109,19 @@ def probe_for(
         return MemoryProbe(target, sidecar)
     except TargetNotFound as exc:
         raise ProbeError(str(exc)) from None
+
+
+def match_scope(settings: AgentSettings, pids: list[int]) -> Scope:
+    """--target-match's scope in the load generator itself: the user's choices; this process's tree
+    (its forks before exec carry its command line) is the kit's, save the started gateway's."""
+    return Scope(
+        settings.target_user,
+        settings.target_cwd,
+        settings.target_env,
+        settings.target_match_all,
+        kit_root=os.getpid(),
+        kit_targets=frozenset(pids),
+    )
 
 
 def remote_probe(urls: list[str], token_env: str) -> RemoteMemoryProbe:
@@ -218,13 +238,15 @@ class SerialDriver(KitAgent):
         launched = None
         if self.sessions is not None and not isinstance(self.sessions, RestSessionClient):
             launched = LaunchedSelector(self.sessions.pids)
+        pids = own + list(self.settings.target_pid)
         return probe_for(
-            own + list(self.settings.target_pid),
+            pids,
             list(self.settings.target_match),
             list(self.settings.target_cgroup),
             list(self.settings.sidecar_pid),
             list(self.settings.sidecar_match),
             launched,
+            match_scope(self.settings, pids),
         )
 
     def write(self, event: str, reading: MemoryReading | None, **fields) -> None:
@@ -274,28 +296,28 @@ class SerialDriver(KitAgent):
         """Open one idle session tagged with the run id: (id, ready ms, error). A session that has an id
         but did not become ready is still ours to close.
 
-        The create is shielded (agents/shield.py): a kill of this agent mid-create (a second Ctrl-C stops
-        every agent at once) waits for it to land, up to the request timeout, so the session the gateway
-        made is known and on_stop closes it."""
-        timeout = self.settings.request_timeout
-        opened = shielded(lambda: self.keep_open(self.session_client().open(n), n), timeout)
+        The create and its row are shielded (agents/shield.py): a kill of this agent mid-create (a second
+        Ctrl-C stops every agent at once) waits for the create to land and its row to be written, up to
+        the request timeout, so the session the gateway made is in agents.csv and on_stop closes it."""
+        opened = shielded(lambda: self.open_and_record(n), self.settings.request_timeout)
         ok = opened.error is None
+        return (opened.session_id if ok else None), opened.ready_ms, opened.error
+
+    def open_and_record(self, n: int) -> Opened:
+        opened = self.session_client().open(n)
+        if opened.session_id is not None:
+            self.open_sessions[opened.session_id] = n
         self.record(
             AgentRecord(
                 ts=time.time(),
                 agent_id=self.agent_id,
                 n=n,
                 session_id=opened.session_id,
-                event=AGENT_EVENT.created if ok else AGENT_EVENT.failed,
+                event=AGENT_EVENT.created if opened.error is None else AGENT_EVENT.failed,
                 ready_ms=opened.ready_ms,
                 error=opened.error,
             )
         )
-        return (opened.session_id if ok else None), opened.ready_ms, opened.error
-
-    def keep_open(self, opened: Opened, n: int) -> Opened:
-        if opened.session_id is not None:
-            self.open_sessions[opened.session_id] = n
         return opened
 
     def close_session(self, session_id: str) -> bool:

@@ -62,6 +62,12 @@ class GatewayPreset:
     # (--sessions), whose bodies carry the recorded history, sends none unless --session-header is given
     stored_history: bool = False
     calls_mcp: bool = False  # its agents speak MCP: the embedded simulator loads its MCP endpoint first
+    # --target-match counts only processes whose environment gives this variable the kit's own value
+    # (the gateway the kit was pointed at, not another user's or another home's on the same host)
+    match_env: str = ""
+    # A path listing a run's sessions as JSON `data[]` of `id` and `status` ({run_id} filled in): the
+    # sessions a run's rows show open are checked against it ("closed", or absent: not open)
+    session_listing: str = ""
 
 
 CHAT = "agents.openai_chat:ChatAgent"
@@ -79,6 +85,7 @@ PRESETS: dict[str, GatewayPreset] = {
             session_header="user",
             sessions=session_steps.SIMULATOR,
             embedded_simulator=True,
+            session_listing="/v1/agents?run_id={run_id}",
         ),
         GatewayPreset(
             name="hermes",
@@ -137,6 +144,7 @@ PRESETS: dict[str, GatewayPreset] = {
             summary="Hermes Kanban board via the `hermes kanban` CLI; --host is the board-stats sidecar",
             queue=QueueProbe("/stats", "queue_length", "in_progress", age_field="age_s"),
             no_sessions="Hermes Kanban is a task board: tasks, not idle sessions (use --gateway hermes)",
+            match_env="HERMES_HOME",  # the board's gateway and its workers carry the kit's HERMES_HOME
         ),
         GatewayPreset(
             name="mcp",

@@ -61,6 +61,10 @@ class AgentSettings:
     target_pid: tuple[int, ...] = ()
     target_match: tuple[str, ...] = ()
     target_cgroup: tuple[str, ...] = ()
+    target_user: str | None = None  # --target-match's scope (sampler/selection.py's Scope)
+    target_cwd: str | None = None
+    target_env: str | None = None  # NAME=VALUE
+    target_match_all: bool = False
     sidecar_pid: tuple[int, ...] = ()
     sidecar_match: tuple[str, ...] = ()
     sampler_url: tuple[str, ...] = ()  # sampler services on the gateway's host (capacity reads through one)

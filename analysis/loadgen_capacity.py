@@ -1,7 +1,8 @@
 """What the load generator itself carried, per process, and whether its own timing held: the console's
-last word on the load generator (issue 34), so a user knows when to add processes (`--processes N`) or
-hosts before its limit is taken for the gateway's. Each request row's agent id starts with the process
-id of the Locust process that sent it (agents/base.py), so the rows already say which process did what.
+last word on the load generator, so a user knows when to add processes (`--processes N`) or hosts
+before its limit is taken for the gateway's, and when the host's other processes held the cores instead.
+Each request row's agent id starts with the process id of the Locust process that sent it
+(agents/base.py), so the rows already say which process did what.
 Pure: RunData and the run's Validity in, a record out.
 """
 
@@ -37,10 +38,13 @@ class LoadgenCapacity:
     cpu: dict[str, float]  # CPU p90 per process, as the validity verdict names them
     timing: tuple[str, ...]  # each own-timing rule judged: its figure against its limit
     rose: bool  # a rule of its own timing failed: the load generator, not the gateway, was the limit
+    advice: str | None  # the validity's: more processes only when its own saturated, else a busy host
 
     def line(self) -> str:
         shares = "; ".join(p.text(self._cpu_of(p.pid)) for p in self.processes)
-        verdict = "ROSE: add processes (--processes N) or hosts" if self.rose else "held"
+        verdict = "held"
+        if self.rose:
+            verdict = f"ROSE: {self.advice or 'its processes did not saturate: more would not help'}"
         timing = ", ".join(self.timing) or "not judged"
         n = len(self.processes)
         return (
@@ -75,4 +79,5 @@ def loadgen_capacity(run: RunData, validity: Validity) -> LoadgenCapacity | None
     )
     own = [c for c in validity.checks if c.name in OWN_TIMING and c.value is not None]
     timing = tuple(f"{c.name} {c.value:,.1f} {c.unit} vs {c.limit:g}" for c in own)
-    return LoadgenCapacity(loads, seconds, validity.processes, timing, any(c.passed is False for c in own))
+    rose = any(c.passed is False for c in own)
+    return LoadgenCapacity(loads, seconds, validity.processes, timing, rose, validity.advice())

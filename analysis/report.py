@@ -269,7 +269,8 @@ def loadgen_section(run: RunData) -> Section:
         for c in validity.checks
     ]
     verdict = validity.line() or "latency figures not suspect: every judged rule held"
-    notes = [verdict, *(f"{c.name}: {c.rule}" for c in validity.checks)]
+    advice = [f"advice: {a}" for a in [validity.advice()] if a]
+    notes = [verdict, *advice, *(f"{c.name}: {c.rule}" for c in validity.checks)]
     if validity.valid is False:
         notes.insert(0, f"RUN INVALID (exit code 4): {SATURATION_RULE} ({SATURATION_REMEDY})")
     return Section(LOADGEN, [("rules", pd.DataFrame(rows).set_index("check"))], notes)

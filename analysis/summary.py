@@ -10,7 +10,7 @@ import pandas as pd
 
 from analysis.arrivals import arrivals, arrivals_line
 from analysis.capacity import capacity_points, run_capacity, run_churn, shared_pages_warning
-from analysis.capacity_rows import has_rows, is_churn
+from analysis.capacity_rows import has_rows, is_churn, memory_column
 from analysis.churn import kept_text
 from analysis.cost import describe_total, dollar_total, fictional_models, priced_usage, run_prices, usage_rows
 from analysis.goodput import goodput
@@ -268,9 +268,14 @@ def _memory_lines(run: RunData) -> list[str]:
 
 
 def _capacity_peak_bytes(run: RunData) -> float | None:
+    """The driver's highest reading: of every churn row (its batches opened and closed: none is a capacity
+    step, whose only point is the baseline), or of the capacity steps."""
     frame = run.capacity
     if frame is None or not has_rows(frame):
         return None
+    if is_churn(frame):
+        peak = memory_column(frame, "rss").max()
+        return None if pd.isna(peak) else float(peak) * MIB
     points = capacity_points(frame, "rss")
     return float(points["mib"].max()) * MIB if len(points) else None
 

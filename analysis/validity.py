@@ -51,11 +51,30 @@ class Check:
         return f"{self.name} {self.value:,.1f} {self.unit} > {self.limit:g} {self.unit}{which}"
 
 
+HOST_RULES = ("host CPU p90", "host run queue median")
+ADD_PROCESSES = "add processes (--processes N) or hosts"
+
+
 @dataclass(frozen=True)
 class Validity:
     checks: tuple[Check, ...]
     processes: dict[str, float]  # CPU p90 per load-generator process judged
     helpers_cpu_mean: float | None
+    others: tuple[dict, ...] = ()  # run.json host_others: the busiest other processes over the run
+
+    def advice(self) -> str | None:
+        """What fits the cause: more processes only when the load generator's own saturated; a busy
+        host (its CPU or run queue over the rule while the load generator's was not) names the other
+        processes that held the cores; None when neither rule failed."""
+        if self.valid is False:
+            return ADD_PROCESSES
+        if any(c.passed is False for c in self.checks if c.name in HOST_RULES):
+            busiest = "; ".join(
+                f"pid {o.get('pid')} {o.get('command')} {o.get('cpu_pct')} %" for o in self.others
+            )
+            top = f": {busiest}" if busiest else " (which ones was not recorded)"
+            return f"the host is busy (other processes; the busiest by CPU, % of one core{top})"
+        return None
 
     @property
     def valid(self) -> bool | None:
@@ -93,6 +112,8 @@ class Validity:
             "loadgen_cpu_p90": self.checks[0].value,
             "helpers_cpu_mean": self.helpers_cpu_mean,
             "checks": [asdict(c) | {"over": list(c.over), "passed": c.passed} for c in self.checks],
+            "advice": self.advice(),
+            "host_others": list(self.others),
         }
         if len(self.processes) > 1:
             doc["worst"] = max(self.processes, key=lambda k: self.processes[k])
@@ -160,7 +181,8 @@ def run_validity(run: RunData) -> Validity:
     cpu = Check("load generator CPU p90", worst, "%", LOADGEN_CPU_PCT, len(local), SATURATION_RULE, over)
     helpers = _column(samples, SAMPLE.loadgen_children_cpu_pct)
     mean = round(statistics.fmean(helpers), 1) if helpers else None
-    return Validity((cpu, *(rule.check(run) for rule in RULES)), processes, mean)
+    others = tuple(o for o in run.meta.get("host_others") or [] if isinstance(o, dict))
+    return Validity((cpu, *(rule.check(run) for rule in RULES)), processes, mean, others)
 
 
 def saturated(processes: dict[str, float]) -> tuple[str, ...]:

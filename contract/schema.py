@@ -349,6 +349,7 @@ class ProcessColumns:
     pid: str
     ppid: str
     command: str  # its command line (first 300 characters)
+    why: str  # what counted it: "pid N", "in the tree of pid N", "matches 'REGEX' (tree of pid N, ...)"
 
 
 PROCESS = _named(ProcessColumns)

@@ -2,7 +2,9 @@
 (created, never closed), e.g. after a SIGKILL; each close is appended to the run's agents.csv.
 
 It touches only the sessions that run recorded (their ids carry its run id); the protocol comes from the
-run's gateway preset or spec file. Bad input: one line on stderr, exit code 2.
+run's gateway preset or spec file. When the gateway is gone (the run's own, stopped at its end, or nothing
+answers at its address) there is nothing to close: it says so, exit 0. Bad input: one line on stderr,
+exit code 2.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import json
 import sys
 from argparse import Namespace
 from pathlib import Path
+from urllib.parse import quote
 
+import httpx
 from locust.env import Environment
 
 from agents import presets
@@ -30,12 +34,16 @@ from agents.settings import AgentSettings
 from agents.target_origin import split_userinfo
 from contract import exit_codes, schema
 from contract.cli import positive_duration
+from contract.http_probe import PROBE_MAX_BYTES, probe_get
 from contract.schema import AGENT_EVENT
 
 OPEN_EVENTS = (
     AGENT_EVENT.created,
     AGENT_EVENT.failed,
 )  # a failed start-up that got an id still exists on the gateway
+
+
+LISTING_TIMEOUT_S = 5.0  # the gateway's list of a run's sessions, at the run's end and here
 
 
 class CleanupError(Exception):
@@ -103,12 +111,61 @@ def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, Rest
     return closer, presets.session_client(chosen)(closer, protocol), recorder
 
 
+class TargetGone(Exception):
+    """The run's gateway is gone, and its sessions with it: nothing to close. The message says why."""
+
+
+def target_gone(meta: dict, args: Namespace) -> str | None:
+    """Why the run's sessions cannot be open any more, or None: the gateway was the kit's own simulator
+    (its sessions live in its memory, gone with it), or nothing answers at its address now."""
+    target = meta.get("target") or {}
+    if target.get("kit_simulator") and not args.host:
+        return "it was the run's own simulator, stopped with the run"
+    url = split_userinfo((args.host or target.get("url") or "").rstrip("/"))[0]
+    if not url:
+        return None
+    try:
+        with httpx.Client(timeout=args.request_timeout) as client:
+            probe_get(client, url, args.request_timeout)
+    except httpx.ConnectError:
+        return f"nothing answers at {url}"
+    except httpx.HTTPError:
+        return None  # it answers, slowly or oddly: try the closes
+    return None
+
+
+def confirmed_open(meta: dict, ids: list[str], timeout_s: float = LISTING_TIMEOUT_S) -> list[str] | None:
+    """Of `ids` (open by the run's rows), those the gateway itself lists as open, where its preset can list
+    a run's sessions; None when it cannot say (no listing, no answer, an answer not understood)."""
+    target = meta.get("target") or {}
+    try:
+        listing = presets.preset(target.get("gateway") or "simulator").session_listing
+    except presets.GatewayError:
+        return None
+    url = split_userinfo((target.get("url") or "").rstrip("/"))[0]
+    if not listing or not url:
+        return None
+    path = listing.replace("{run_id}", quote(str(meta.get("run_id", "")), safe=""))
+    try:
+        with httpx.Client(timeout=timeout_s) as client:
+            doc = probe_get(client, url + path, timeout_s, PROBE_MAX_BYTES).json()
+        listed = {str(item["id"]): item.get("status") for item in doc["data"]}  # type: ignore[index]
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return None
+    return [sid for sid in ids if sid in listed and listed[sid] != "closed"]
+
+
 def clean(run_dir: Path, args: Namespace) -> tuple[int, int]:
-    """(closed, failed) for the sessions still open in `run_dir`."""
+    """(closed, failed) for the sessions still open in `run_dir` (those the gateway lists as open, where
+    it can list them); TargetGone when they went with it."""
     meta = read_meta(run_dir)
     ids = still_open(run_dir)
     if not ids:
         return 0, 0
+    if (why := target_gone(meta, args)) is not None:
+        raise TargetGone(f"the target is gone ({why}): nothing to close ({len(ids)} session(s) went with it)")
+    if not args.host and (listed := confirmed_open(meta, ids)) is not None:
+        ids = listed
     closer, client, recorder = closer_for(run_dir, meta, args)
     http = closer.http = session_http_client(closer, CONNECTION_FRESH)
     try:
@@ -141,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     except CleanupError as exc:
         sys.stderr.write(f"loadkit cleanup: error: {exc}\n")
         return exit_codes.BAD_INPUT
+    except TargetGone as exc:
+        print(f"{args.run_dir}: {exc}")
+        return exit_codes.OK
     print(f"{args.run_dir}: {closed} session(s) closed, {failed} could not be closed (see agents.csv)")
     return exit_codes.OK if failed == 0 else exit_codes.REQUEST_ERRORS
 

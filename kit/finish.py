@@ -11,6 +11,7 @@ takes the report's memory and CPU off the load generator.
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 import gevent
+import psutil
 from locust.env import Environment
 from locust.html import get_html_report, process_html_filename
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
@@ -27,7 +29,7 @@ from agents.recorder import Recorder
 from agents.run_context import context_of
 from contract import exit_codes, schema
 from contract.child_env import kit_module_command, kit_module_env
-from kit.cleanup import still_open
+from kit.cleanup import confirmed_open, still_open
 from kit.delivery import AnsweredRows, shortfall
 from kit.end_checks import end_checks
 from kit.live import WRITING_REPORT, LiveRun
@@ -37,6 +39,7 @@ from kit.rundir import write_whole
 from kit.settings import options_of
 from kit.stopping import Stopping
 from kit.watchers import Watchers
+from sampler.cpu_census import CpuCensus, busiest, census
 from scenarios.evaluator import exit_code as exit_code_of
 
 
@@ -51,6 +54,7 @@ class EndingRun(Protocol):
     stopping: Stopping
     answered: AnsweredRows
     live: LiveRun
+    census: CpuCensus | None
 
 
 def finish(run: EndingRun, default_reason: str) -> gevent.Greenlet:
@@ -76,6 +80,7 @@ def finish(run: EndingRun, default_reason: str) -> gevent.Greenlet:
     if "workload" in meta and (calibration.samples or calibration.implausible):
         meta["workload"]["calibration"] = calibration.describe()
     note_sessions_left(record)
+    note_host_others(run)
     settle_shortfall(run)
     failure = record.disk.failure
     settle(run, default_reason)
@@ -88,9 +93,35 @@ def finish(run: EndingRun, default_reason: str) -> gevent.Greenlet:
 
 def note_sessions_left(record: RunRecord) -> None:
     """run.json `sessions_left_open`: the sessions the run's rows show opened and never closed (a close
-    that failed, a stop at once cut short, --no-cleanup): each id, for the console and kit.cleanup."""
-    if left := still_open(record.run_dir):
-        record.meta["sessions_left_open"] = left
+    that failed, a stop at once cut short, --no-cleanup): each id, for the console and kit.cleanup. On the
+    kit's own simulator, stopped with the run, they go with it: `sessions_gone_with_simulator`, no alarm.
+    Where the gateway can list a run's sessions, only those it lists as open are left open."""
+    left = still_open(record.run_dir)
+    own = (record.meta.get("target") or {}).get("kit_simulator")
+    if left and not own and (listed := confirmed_open(record.meta, left)) is not None:
+        if closed := [sid for sid in left if sid not in listed]:
+            record.meta["sessions_confirmed_closed"] = closed  # the rows missed their closes
+        left = listed
+    if left:
+        record.meta["sessions_gone_with_simulator" if own else "sessions_left_open"] = left
+
+
+def note_host_others(run: EndingRun) -> None:
+    """run.json `host_others`: the processes outside the kit's tree and the target that used the most CPU
+    over the run, for the advice when the host was busy (analysis/validity.py)."""
+    if run.census is None:
+        return
+    counted = _column(run.record.run_dir / schema.PROCESSES_CSV, "pid")
+    own = {os.getpid()} | {p.pid for p in psutil.Process().children(recursive=True)}
+    run.record.meta["host_others"] = busiest(run.census, census(), own | {int(p) for p in counted if p})
+
+
+def _column(path: Path, name: str) -> list[str]:
+    try:
+        with open(path, newline="", encoding="utf-8") as file:
+            return [row.get(name) or "" for row in csv.DictReader(file)]
+    except OSError:
+        return []
 
 
 def settle_shortfall(run: EndingRun) -> None:

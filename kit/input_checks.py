@@ -18,6 +18,7 @@ import httpx
 
 from agents.target_origin import HostCredentials, OffTargetError, header_problem, path_on, split_userinfo
 from contract.errors import InputError
+from contract.http_probe import probe_get
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 HOST_CHECK_TIMEOUT_S = 5.0
@@ -149,7 +150,8 @@ def health_path(path: str) -> str:
 def host_answers(url: str, path: str) -> None:
     """One GET before any load: any HTTP answer will do; nothing answering is bad input (exit 2)."""
     try:
-        httpx.get(url + path, timeout=HOST_CHECK_TIMEOUT_S)
+        with httpx.Client(timeout=HOST_CHECK_TIMEOUT_S) as client:
+            probe_get(client, url + path, HOST_CHECK_TIMEOUT_S)  # any status will do
     except httpx.HTTPError as exc:
         raise InputError(
             f"--host {url}: nothing answers ({type(exc).__name__}); check the address, "

@@ -15,6 +15,7 @@ from agents.base import shared_tls_context
 from agents.target_origin import with_userinfo
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 from contract.csv_tail import last_sample_row
+from contract.http_probe import probe_get
 from kit.settings import KitSettings
 from lifecycle.target import Target
 
@@ -75,11 +76,12 @@ class Liveness:
         if self.health_url is None:
             return None
         try:
-            response = self.client().get(self.health_url)
+            client = self.client()
+            response = probe_get(client, self.health_url, client.timeout.read or CHECK_EVERY_S)
         except httpx.HTTPError as exc:
             return type(exc).__name__
         self.answered = True
-        return None if response.status_code < 300 or self.any_answer else f"HTTP {response.status_code}"
+        return None if response.status < 300 or self.any_answer else f"HTTP {response.status}"
 
     def client(self) -> httpx.Client:
         """One client for every probe: a new one per probe (`httpx.get`) builds a TLS context, ~10-50 ms

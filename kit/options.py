@@ -24,8 +24,9 @@ from scenarios.session_file import STREAM_ALWAYS, STREAM_RECORDED
 
 def add_arguments(parser) -> None:
     """Target, sampler, run-directory and agent options (profiles, cost, capacity add their own); the
-    web UI bound to 127.0.0.1 unless --web-host (or LOCUST_WEB_HOST, locust.conf) says otherwise."""
-    parser.set_defaults(web_host=WEB_HOST)
+    web UI and a master's port for its workers bound to 127.0.0.1 unless --web-host/--master-bind-host
+    (or LOCUST_*, locust.conf) say otherwise."""
+    parser.set_defaults(web_host=WEB_HOST, master_bind_host=WEB_HOST)
     target = parser.add_argument_group("loadkit: target", "what to load and watch")
     add(
         target,
@@ -95,6 +96,28 @@ def add_arguments(parser) -> None:
         action="append",
         default=None,
         help="sample this cgroup directory (v1 or v2; repeatable)",
+    )
+    add(target, "--target-user", default=None, help="--target-match counts only this user's processes")
+    add(
+        target,
+        "--target-cwd",
+        default=None,
+        help="--target-match counts only processes whose working directory is this one",
+    )
+    add(
+        target,
+        "--target-env",
+        default=None,
+        metavar="NAME=VALUE",
+        help="--target-match counts only processes whose environment has NAME=VALUE (e.g. HERMES_HOME=...)",
+    )
+    add(
+        target,
+        "--target-match-all",
+        action="store_true",
+        default=False,
+        help="--target-match counts every matching process tree (default: matches in more than one "
+        "unrelated tree, another user's or working directory's, are refused at start)",
     )
     add(
         target,

@@ -12,8 +12,11 @@ import contextlib
 import dataclasses
 import gc
 import logging
+import signal
+import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 from locust.env import Environment
 from locust.runners import MasterRunner, WorkerRunner
@@ -23,10 +26,10 @@ from agents.pacing import pacing_for
 from agents.recorder import Recorder
 from agents.run_context import context_of, new_context
 from agents.run_link import RunLink
-from contract import schema
+from contract import exit_codes, schema
 from contract.csv_append import RunFileError
 from contract.errors import DiskError, KitError, one_line
-from kit import fleet, input_checks, rundir, signals, webui, worker_spawn
+from kit import finish, fleet, input_checks, rundir, signals, startup_signals, webui, worker_spawn
 from kit.disk import DiskGuard
 from kit.judge import refuse_short_trends
 from kit.remote_sampler import start_remote_samplers
@@ -43,9 +46,10 @@ from kit.startup import (
     register_secrets,
     resolve_target,
     start_side_sampler,
+    stop_forked_workers,
     warn_before_load,
 )
-from lifecycle.target import stop_target
+from lifecycle.target import Target, stop_target
 
 log = logging.getLogger("loadkit")
 
@@ -62,6 +66,8 @@ def setup(environment: Environment) -> KitRun | None:
     warm_up_http()
     register_secrets(settings)
     runner = environment.runner
+    if isinstance(runner, WorkerRunner):
+        leave_if_signalled()
     if isinstance(runner, (MasterRunner, WorkerRunner)):
         try:  # --processes workers share the master's options: they refuse too
             refuse_distributed(settings)
@@ -82,9 +88,9 @@ def setup(environment: Environment) -> KitRun | None:
         if settings.named.run_dir is None:
             input_checks.under_root(settings.run_dir, RUNS_ROOT)
         master = fleet.Fleet(environment, runner) if isinstance(runner, MasterRunner) else None
-        session = Session(resolve_target(settings), settings.named, master)
     except KitError as exc:
         fail(exc)
+    session = Session(start_or_find_target(settings), settings.named, master)
     warn_before_load(settings)
     environment.host = session.target.url
     try:
@@ -107,6 +113,52 @@ def setup(environment: Environment) -> KitRun | None:
     signals.install(lambda: run_of(environment), web_ui.stop if web_ui is not None else None)
     settle_heap()
     return run
+
+
+def leave_if_signalled() -> None:
+    """A worker forked after the locustfile's first line: Python's own handlers back (Locust stops its
+    workers with SIGINT), and a signal it received meanwhile ends it now, with that signal's exit code."""
+    startup_signals.restore_defaults()
+    if (received := startup_signals.startup_signal()) is not None:
+        sys.exit(exit_codes.INTERRUPTED[signal.Signals(received)])
+
+
+def start_or_find_target(settings: KitSettings) -> Target:
+    """The target, started (or found) unless a signal came first; a signal during its start-up stops it
+    (the health wait looks between polls) and ends the process with the run's record."""
+    target = None
+    try:
+        if startup_signals.startup_signal() is None:
+            target = resolve_target(settings, lambda: startup_signals.startup_signal() is not None)
+    except KitError as exc:
+        if startup_signals.startup_signal() is None:
+            fail(exc)
+    if startup_signals.startup_signal() is not None or target is None:
+        interrupted_at_start(settings, target)
+    return target
+
+
+def interrupted_at_start(settings: KitSettings, target: Target | None) -> NoReturn:
+    """A signal before the run began: what was started is stopped, run.json says why (and the report as
+    far as an empty run allows), the process ends with the signal's exit code."""
+    received = signal.Signals(startup_signals.startup_signal() or signal.SIGTERM)
+    code = exit_codes.INTERRUPTED[received]
+    meta = initial_meta(settings, target or Target(url=settings.target.host or ""))
+    if target is not None:
+        meta["target"]["exit_code"] = stop_target(target)
+    reason = f"interrupted by {received.name} during start-up"
+    meta |= {"interrupt": startup_signals.startup_interrupt(), "stop_reason": reason}
+    meta |= {"ended_early": True, "exit_code": code}
+    run_dir = rundir.create_run_dir(settings.run_dir)
+    try:
+        rundir.write_run_json(run_dir, meta)
+        meta["report"] = finish.start_report(run_dir).get().as_json(run_dir)
+        rundir.write_run_json(run_dir, meta)
+    except RunFileError as exc:
+        sys.stderr.write(f"loadkit: error: {one_line(exc)}\n")
+    sys.stderr.write(f"loadkit: {reason}: no load ran; {run_dir / schema.RUN_JSON} says so\n")
+    stop_forked_workers()
+    sys.exit(code)
 
 
 def _current(environment: Environment) -> KitRun:

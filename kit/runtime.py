@@ -37,6 +37,7 @@ from kit.settings import KitSettings, options_of, refresh
 from kit.stopping import PROFILE_COMPLETE, Stopping
 from kit.watchers import Watchers
 from lifecycle.target import stop_target
+from sampler.cpu_census import CpuCensus, census
 from scenarios.profile import params_of
 
 log = logging.getLogger("loadkit")
@@ -73,9 +74,11 @@ class KitRun:
         self.recorder.listeners += [self.live.on_row, self.answered.on_row]
         self.load: Load | None = None  # built at the first tick, from the settings as they are then
         self.ending: gevent.Greenlet | None = None  # once begun; its value: the report's child (a greenlet)
+        self.census: CpuCensus | None = None  # every process's CPU time at the load's start (host_others)
 
     def on_test_start(self) -> None:
         self.record.meta.setdefault("start_ts", time.time())
+        self.census = self.census or census()
         self.live.state = RUNNING
         self.record.save()
 

@@ -4,7 +4,8 @@ profile's end does (in-flight work gets --stop-timeout), a second stops every ag
 Installed with gevent's signal API at init (Locust 2.47 installs its own SIGTERM handler only after a
 headless shape has finished). Headless it never exits the process: Locust's shutdown runs the hooks that
 write the record. In the web UI it ends the process once the run is recorded, as --autoquit does
-(`web_ui.stop()`); a signal while no run is going just quits.
+(`web_ui.stop()`); a signal while no run is going just quits. Signals received before these handlers
+(from the locustfile's first line: kit/startup_signals.py) go to the run as soon as it exists, in order.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from locust.env import Environment
 from locust.runners import MasterRunner
 
 from contract import exit_codes
-from kit import fleet
+from kit import fleet, startup_signals
 from kit.load import Load
 from kit.record import RunRecord
 from kit.session import Session
@@ -44,9 +45,12 @@ class SignalledRun(Protocol):
 
 def install(current: Callable[[], SignalledRun | None], quit_ui: Callable[[], None] | None = None) -> None:
     """Route the three signals to `interrupt` for the rest of the process's life. `current()` is the
-    run now (the last one in the web UI); `quit_ui` ends a web UI process (None headless)."""
+    run now (the last one in the web UI); `quit_ui` ends a web UI process (None headless). The signals
+    received during start-up go to the run now."""
     for sig in HANDLED:
         gevent.signal_handler(sig, interrupt, current, sig, quit_ui)
+    for received in startup_signals.take():
+        interrupt(current, received, quit_ui)
 
 
 def interrupt(

@@ -5,6 +5,7 @@ and its exit code, before any load or process is left behind.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -13,10 +14,12 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
 import gevent
+import psutil
 from locust.env import Environment
 
 from agents import presets as gateways
@@ -30,18 +33,42 @@ from kit.settings import KitSettings, options_of
 from kit.tags import keep_tagged_classes
 from lifecycle.target import Target, free_port, simulator_command, start_target, target_command
 from sampler.launch import start_sampler
+from sampler.loop import scope_of
 from sampler.options import SamplerOptions, UsageError, validate
+from sampler.selection import AmbiguousTarget, PatternSelector
 from scenarios import registry
 
 log = logging.getLogger("loadkit")
+SCOPE_HINT = (
+    "--target-user NAME, --target-cwd DIR, --target-env NAME=VALUE or --target-pid PID, or count them all "
+    "with --target-match-all"
+)
+SCOPE_OPTIONS = ("target_user", "target_cwd", "target_env", "target_match_all")
 TREE_REFRESH_MIN_S = 0.5  # re-finding the target's processes costs ~3 ms (docs/sampler.md)
 SAMPLER_POLL_S = 0.01  # a stat() a poll; every run's start waits on the sampler's first row
 
 
 def fail(error: KitError) -> NoReturn:
-    """The one place an error becomes an exit: one line on stderr, the error's own exit code."""
+    """The one place an error becomes an exit: one line on stderr, the error's own exit code; the
+    workers this process forked (--processes) go with it."""
     sys.stderr.write(f"loadkit: error: {redact(one_line(error))}\n")
+    stop_forked_workers()
     sys.exit(error.exit_code)
+
+
+def stop_forked_workers(timeout_s: float = 5.0) -> None:
+    """End the `--processes` workers of a master that ends before its run: forks carrying its command
+    line. Locust stops them only from a master that ran; a refused one left them waiting for it
+    ("Failed to connect to master") for minutes."""
+    me = psutil.Process()
+    try:
+        forks = [c for c in me.children() if c.cmdline() == me.cmdline()]
+    except psutil.Error:
+        return
+    for child in forks:
+        with contextlib.suppress(psutil.Error):
+            child.terminate()
+    psutil.wait_procs(forks, timeout=timeout_s)
 
 
 def register_secrets(settings: KitSettings) -> None:
@@ -100,9 +127,10 @@ def refuse_distributed(settings: KitSettings) -> None:
         )
 
 
-def resolve_target(settings: KitSettings) -> Target:
+def resolve_target(settings: KitSettings, cancelled: Callable[[], bool] = lambda: False) -> Target:
     """--host alone: a running gateway; --target-cmd: start one; neither: the preset's embedded
-    simulator. Agents that launch their own processes and speak over their stdio need no URL."""
+    simulator. Agents that launch their own processes and speak over their stdio need no URL. A start
+    `cancelled` (a signal) meanwhile is stopped (TargetError)."""
     target, preset = settings.target, settings.preset
     stdio = gateways.stdio_command(preset, settings.agent)
     if preset.stdio_agents and not stdio:
@@ -117,12 +145,13 @@ def resolve_target(settings: KitSettings) -> Target:
     port = free_port()
     url = (target.host or "http://127.0.0.1:{port}").replace("{port}", str(port)).rstrip("/")
     if target.target_cmd:  # the user's gateway, in the user's environment
-        return start_target(
-            target_command(target.target_cmd, port), url, target.health_path, target.start_timeout
-        )
+        command = target_command(target.target_cmd, port)
+        return start_target(command, url, target.health_path, target.start_timeout, cancelled=cancelled)
     if preset.embedded_simulator:  # our own module: found from any working directory
         command = simulator_command(port, simulator_args(settings))
-        return start_target(command, url, target.health_path, target.start_timeout, kit_module_env())
+        return start_target(
+            command, url, target.health_path, target.start_timeout, kit_module_env(), cancelled
+        )
     raise InputError(f"--gateway {preset.name} needs --host URL or --target-cmd")
 
 
@@ -159,7 +188,19 @@ def sampler_options(settings: KitSettings, target: Target) -> SamplerOptions | N
         sidecar_pids=list(agent.sidecar_pid),
         sidecar_matches=list(agent.sidecar_match),
         transient_target=not pids and stdio,
+        match_user=agent.target_user,
+        match_cwd=agent.target_cwd,
+        match_env=agent.target_env or preset_scope(settings),
+        match_all=agent.target_match_all,
     )
+
+
+def preset_scope(settings: KitSettings) -> str | None:
+    """The preset's scope of --target-match: its gateway's processes carry the variable (HERMES_HOME) the
+    kit's own environment gives the gateway it was pointed at; None when the kit's environment has none."""
+    name = settings.preset.match_env
+    value = os.environ.get(name) if name else None
+    return f"{name}={value}" if value else None
 
 
 def local_target(settings: KitSettings, target: Target) -> tuple[list[int], list[str], list[str]]:
@@ -214,6 +255,12 @@ def check_sampler_options(settings: KitSettings) -> None:
         )
     if given.inflight_field and not given.queue_url:
         raise UsageError("sampler: --inflight-field needs --queue-url (and --queue-field)")
+    agent = settings.agent
+    if not agent.target_match and any(getattr(agent, name) for name in SCOPE_OPTIONS):
+        raise InputError(
+            "--target-user/--target-cwd/--target-env/--target-match-all choose among --target-match's "
+            "processes: add --target-match REGEX"
+        )
     kit_starts_target = bool(given.target_cmd) or not given.host
     opts = sampler_options(
         settings, Target(settings.target.host or "", os.getpid() if kit_starts_target else None)
@@ -233,6 +280,7 @@ def start_side_sampler(settings: KitSettings, target: Target) -> subprocess.Pope
         log.warning("loadkit: no --target-pid/--target-match/--target-cgroup: target resources not sampled")
     if sampler_opts is None:
         return None
+    refuse_unrelated_trees(sampler_opts)
     try:
         popen = start_sampler(sampler_opts, stderr=subprocess.PIPE)
     except UsageError as exc:
@@ -247,6 +295,18 @@ def start_side_sampler(settings: KitSettings, target: Target) -> subprocess.Pope
         raise refused(f"sampler: {lines[-1]}")
     gevent.spawn(_relay_stderr, popen)
     return popen
+
+
+def refuse_unrelated_trees(opts: SamplerOptions) -> None:
+    """A --target-match whose matches fall in unrelated trees (another user's gateway, a second one in
+    another directory) is refused before the sampler starts, naming the trees and the kit's options that
+    pick one (the sampler refuses too, naming its own)."""
+    scope = scope_of(dataclasses.replace(opts, loadgen_pid=os.getpid()))
+    for pattern in opts.matches:
+        try:
+            PatternSelector(pattern, scope=scope).pids()
+        except AmbiguousTarget as exc:
+            raise InputError(f"--target-match {exc.message(SCOPE_HINT)}") from None
 
 
 def _relay_stderr(popen: subprocess.Popen) -> None:
@@ -267,6 +327,8 @@ def initial_meta(settings: KitSettings, target: Target) -> dict:
             "url": target.url,
             "gateway": settings.preset.name,
             "started_by_kit": target.started_by_kit,
+            # the kit's own simulator: its sessions live in its memory and end with it (kit.cleanup)
+            "kit_simulator": target.started_by_kit and not settings.target.target_cmd,
             "command": redact_args(target.command) if target.command else None,
             "pid": target.pid,
             "sampled": rundir.sampled_target(settings.agent, target),

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
@@ -21,8 +22,10 @@ import httpx
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 from contract.child_env import kit_module_command, kit_module_env
 from contract.errors import InputError
+from contract.http_probe import probe_get
 
 _PR_SET_PDEATHSIG = 1
+HEALTH_READ_S = 2.0  # a health answer's whole time (the client bounds each read to as much)
 HEALTH_POLL_S = 0.02  # a refused poll costs ~1 ms CPU; every run waits for its target's health
 
 
@@ -74,8 +77,10 @@ def start_target(
     health_path: str = "/health",
     timeout_s: float = 30.0,
     env: dict[str, str] | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
 ) -> Target:
-    """Start `command`, wait until `url + health_path` answers 2xx; raise TargetError otherwise."""
+    """Start `command`, wait until `url + health_path` answers 2xx; raise TargetError otherwise (also
+    once `cancelled()`: a signal during start-up), the process stopped."""
     stderr = tempfile.TemporaryFile()
     try:
         popen = subprocess.Popen(
@@ -90,28 +95,36 @@ def start_target(
         raise TargetError(f"cannot start target {command[0]!r}: {exc.strerror or exc}") from exc
     target = Target(url=url, pid=popen.pid, command=command, popen=popen)
     try:
-        wait_healthy(url + (health_path or ""), timeout_s, target, stderr)
+        wait_healthy(url + (health_path or ""), timeout_s, target, stderr, cancelled)
     except TargetError:
         stop_target(target)
         raise
     return target
 
 
-def wait_healthy(health_url: str, timeout_s: float, target: Target | None = None, stderr=None) -> None:
+def wait_healthy(
+    health_url: str,
+    timeout_s: float,
+    target: Target | None = None,
+    stderr=None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> None:
     """Poll the health URL until 2xx (any HTTP answer when no health path was given, the URL then being
-    the bare target); fail fast if the process we started exits meanwhile."""
+    the bare target); fail fast if the process we started exits meanwhile, or the start is cancelled."""
     deadline = time.monotonic() + timeout_s
     last = "no answer"
     with httpx.Client(timeout=2.0) as client:  # one client: each new one builds a TLS context (~20 ms CPU)
         while time.monotonic() < deadline:
+            if cancelled():
+                raise TargetError("the target's start-up was interrupted")
             code = target.exit_code() if target else None
             if code is not None:
                 raise TargetError(f"target exited with code {code} during start-up: {_last_line(stderr)}")
             try:
-                response = client.get(health_url)
-                if response.status_code < 300 or health_url == (target.url if target else None):
+                response = probe_get(client, health_url, HEALTH_READ_S)
+                if response.status < 300 or health_url == (target.url if target else None):
                     return
-                last = f"HTTP {response.status_code}"
+                last = f"HTTP {response.status}"
             except httpx.HTTPError as exc:
                 last = type(exc).__name__
             time.sleep(HEALTH_POLL_S)

@@ -49,6 +49,9 @@ def main(argv: list[str]) -> int:
     except RunFileError as exc:
         print(f"sampler: error: {redact(str(exc))}", file=sys.stderr)
         return DISK_ERROR
+    except TargetNotFound as exc:  # --wait-for-target's first match fell in unrelated trees
+        print(f"sampler: error: {redact(str(exc))}", file=sys.stderr)
+        return BAD_INPUT
     finally:
         sampler.close()
     print(f"sampler: {reason}; {sampler.rows} rows in {opts.out}", file=sys.stderr)

@@ -27,7 +27,7 @@ from sampler.process_log import ProcessLog
 from sampler.procfs import ProcStatReader
 from sampler.readings import HostReading, LoadgenReading, TargetReading
 from sampler.rows import Tick, to_row
-from sampler.selection import CgroupSelector, PatternSelector, TreeSelector
+from sampler.selection import CgroupSelector, PatternSelector, Scope, TreeSelector
 from sampler.targets import Selector, Target
 
 if TYPE_CHECKING:
@@ -148,9 +148,9 @@ class Sampler:
         )
         self.writer.write(to_row(tick))
         if self.processes and self.target:
-            self.processes.note("target", self.target.pids)
+            self.processes.note("target", self.target.reasons())
         if self.processes and self.sidecars:
-            self.processes.note("sidecar", self.sidecars.pids)
+            self.processes.note("sidecar", self.sidecars.reasons())
         self.rows += 1
         return tick
 
@@ -201,14 +201,29 @@ class Sampler:
 def _target_selectors(opts: SamplerOptions, loadgen: set[int]) -> list:
     return (
         [TreeSelector(pid) for pid in opts.pids]
-        + [PatternSelector(m, exclude=loadgen) for m in opts.matches]
+        + [PatternSelector(m, exclude=loadgen, scope=scope_of(opts)) for m in opts.matches]
         + [CgroupSelector(c) for c in opts.cgroups]
+    )
+
+
+def scope_of(opts: SamplerOptions) -> Scope:
+    """--match's scope: the user's --match-* choices; the load generator's tree is the kit's, save the
+    trees of the pids named (the gateway the kit started)."""
+    return Scope(
+        opts.match_user,
+        opts.match_cwd,
+        opts.match_env,
+        opts.match_all,
+        kit_root=opts.loadgen_pid,
+        kit_targets=frozenset(opts.pids),
+        kit_launches=opts.transient_target,
     )
 
 
 def _sidecar_target(opts: SamplerOptions, loadgen: set[int], clock: Callable[[], float]) -> Target | None:
     selectors: list[Selector] = [TreeSelector(p) for p in opts.sidecar_pids]
-    selectors += [PatternSelector(m, exclude=loadgen) for m in opts.sidecar_matches]
+    kit = Scope(match_all=True, kit_root=opts.loadgen_pid, kit_targets=frozenset(opts.pids))
+    selectors += [PatternSelector(m, exclude=loadgen, scope=kit) for m in opts.sidecar_matches]
     return Target(selectors, opts.tree_refresh_s, clock=clock) if selectors else None
 
 

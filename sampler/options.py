@@ -41,6 +41,11 @@ class SamplerOptions:
     wait_for_target: bool = False  # processes that appear later (a gateway started after the sampler)
     transient_target: bool = False  # processes the load generator's agents start and end (stdio servers)
     host_label: str | None = None  # the `host` cell; None: this machine's hostname
+    # Which of --match's processes count (sampler/selection.py's Scope): one tree unless --match-all
+    match_user: str | None = None
+    match_cwd: str | None = None
+    match_env: str | None = None  # NAME=VALUE
+    match_all: bool = False
 
     @property
     def has_target(self) -> bool:
@@ -63,7 +68,11 @@ class SamplerOptions:
         return argv
 
 
-_FLAGS = {"--wait-for-target": "wait_for_target", "--transient-target": "transient_target"}
+_FLAGS = {
+    "--wait-for-target": "wait_for_target",
+    "--transient-target": "transient_target",
+    "--match-all": "match_all",
+}
 _REPEATED = {
     "--pid": "pids",
     "--match": "matches",
@@ -79,6 +88,9 @@ _SINGLE = {
     "--loadgen-pid": "loadgen_pid",
     "--duration": "duration",
     "--host-label": "host_label",
+    "--match-user": "match_user",
+    "--match-cwd": "match_cwd",
+    "--match-env": "match_env",
 }
 
 
@@ -125,6 +137,14 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
         help="the matched processes come and go (stdio servers of the agents): none left is not an exit",
     )
     p.add_argument("--host-label", help="the `host` cell of every row (default: this machine's hostname)")
+    p.add_argument("--match-user", help="--match counts only this user's processes")
+    p.add_argument("--match-cwd", help="--match counts only processes working in this directory")
+    p.add_argument("--match-env", help="--match counts only processes whose environment has NAME=VALUE")
+    p.add_argument(
+        "--match-all",
+        action="store_true",
+        help="--match counts every matching process tree (default: more than one unrelated tree is refused)",
+    )
 
 
 def parse(argv: list[str]) -> SamplerOptions:
@@ -155,6 +175,8 @@ def validate(opts: SamplerOptions) -> None:
             re.compile(pattern)
         except re.error as exc:
             raise UsageError(f"bad regex {pattern!r}: {exc}") from None
+    if opts.match_env is not None and not opts.match_env.partition("=")[0]:
+        raise UsageError(f"--match-env must be NAME=VALUE, got {opts.match_env!r}")
     _validate_queue(opts)
 
 

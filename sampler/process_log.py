@@ -1,6 +1,7 @@
 """processes.csv: which processes the sampler counted, so a run shows exactly what its memory and CPU
 figures are made of (the check after a `--target-match REGEX`). One row per process the first time it is
-counted as the target or a sidecar, flushed at once.
+counted as the target or a sidecar, with why (the pid, tree, pattern or cgroup that found it), flushed at
+once.
 
 Reads only a new process's ppid and command line; never a process's environment. Secret-looking values
 in a command line are masked by contract/redact.py, the rule run.json's commands follow.
@@ -27,11 +28,13 @@ class ProcessLog:
         self._csv = CsvAppender(Path(samples_path).with_name(PROCESSES_CSV), PROCESS_COLUMNS)
         self._seen: set[tuple[str, int]] = set()
 
-    def note(self, role: str, pids: set[int]) -> None:
-        new = [pid for pid in sorted(pids) if (role, pid) not in self._seen]
+    def note(self, role: str, reasons: dict[int, str]) -> None:
+        """`reasons`: each pid counted now, with why (the selector that found it)."""
+        new = [pid for pid in sorted(reasons) if (role, pid) not in self._seen]
         for pid in new:
             self._seen.add((role, pid))
-            self._csv.write({"ts": round(time.time(), 3), "role": role, "pid": pid, **_describe(pid)})
+            row = {"ts": round(time.time(), 3), "role": role, "pid": pid, "why": reasons[pid]}
+            self._csv.write(row | _describe(pid))
         if new:
             self._csv.flush()
 

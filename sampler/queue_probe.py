@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import httpx
 
+from contract.http_probe import PROBE_MAX_BYTES, probe_get
 from sampler.readings import QueueReading
 
 
@@ -45,12 +46,14 @@ class QueueProbe:
         self.queue_field = queue_field
         self.inflight_field = inflight_field
         self.age_field = age_field
+        self._timeout_s = timeout_s
         self._client = httpx.Client(timeout=timeout_s)
 
     def read(self) -> QueueReading:
         try:
-            response = self._client.get(self.url)
-            response.raise_for_status()
+            response = probe_get(self._client, self.url, self._timeout_s, PROBE_MAX_BYTES)
+            if response.status >= 400:
+                raise ValueError(f"HTTP {response.status}")
             doc = response.json()
             queue = field_value(doc, self.queue_field)
             inflight = field_value(doc, self.inflight_field) if self.inflight_field else None

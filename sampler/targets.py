@@ -51,6 +51,7 @@ class Target:
         self._ledger = CpuLedger()
         self._psutil: dict[int, psutil.Process] = {}
         self._pids: set[int] = set()
+        self._why: dict[int, str] = {}
         self._refreshed_at = self._prev_refresh = clock()
         self.refresh()
         if not self._pids and not allow_empty:
@@ -64,13 +65,19 @@ class Target:
     def refresh(self) -> None:
         """Re-find the target's processes now (new workers appear only at a refresh)."""
         self._prev_refresh, self._refreshed_at = self._refreshed_at, self._clock()
-        found: set[int] = set()
+        why: dict[int, str] = {}
         for selector in self.selectors:
-            found |= selector.pids()
-        self._pids = found - self._exclude()
+            for pid in selector.pids():
+                why.setdefault(pid, _why(selector, pid))
+        self._why = why
+        self._pids = set(why) - self._exclude()
         self._reader.keep_only(self._pids)
         for pid in set(self._psutil) - self._pids:
             del self._psutil[pid]
+
+    def reasons(self) -> dict[int, str]:
+        """Why each process counted now is counted (processes.csv's `why`): the selector that found it."""
+        return {pid: self._why.get(pid, "") for pid in self._pids}
 
     def read(self, with_pss: bool = False) -> TargetReading:
         """One reading; also updates `alive` (False once any selector's target is gone)."""
@@ -114,6 +121,11 @@ class Target:
             pss += full.pss
             uss += full.uss
         return pss, uss
+
+
+def _why(selector: Selector, pid: int) -> str:
+    explain = getattr(selector, "why", None)  # a selector that says no more than its label has none
+    return explain(pid) if explain is not None else selector.label
 
 
 def ProcessTreeTarget(pid: int, tree_refresh_s: float = 2.0) -> Target:  # reads as a class

@@ -51,13 +51,16 @@ class RunningGateway:
         return code
 
 
-def start(knob_args: list[str], timeout: float = 15.0, port: int = 0) -> RunningGateway:
-    """Run `python -m simgateway --port PORT *knob_args` in a new session and wait until it listens."""
+def start(
+    knob_args: list[str], timeout: float = 15.0, port: int = 0, cwd: str | None = None
+) -> RunningGateway:
+    """Run `python -m simgateway --port PORT *knob_args` in a new session (in `cwd`, default this
+    process's working directory) and wait until it listens."""
     cmd = kit_module_command("simgateway", "--port", str(port), *knob_args)
     env = kit_module_env()
     with tempfile.TemporaryFile("w+") as stderr:  # a file, not a pipe: a chatty gateway never blocks
         proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, start_new_session=True
+            cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, start_new_session=True, cwd=cwd
         )
         line = _read_line(proc, timeout)
         if not line.startswith(READY_PREFIX):

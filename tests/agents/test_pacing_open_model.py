@@ -14,7 +14,10 @@ import locustfile
 from agents.base import KitAgent
 from agents.capacity import SerialDriver
 from contract import schema
+from kit import startup_signals
 from tests.locust_runs import run_locust
+
+startup_signals.restore_defaults()  # importing the locustfile took SIGINT from pytest: given back
 
 # Requests each agent sends per arrival, as their docstrings say; session open/close are per agent.
 PER_ARRIVAL = {"session.get": 1, "chat.stream": 1}

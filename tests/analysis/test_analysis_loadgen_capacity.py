@@ -12,6 +12,7 @@ from analysis.load import load_run
 from analysis.loadgen_capacity import loadgen_capacity
 from analysis.summary import console_summary
 from analysis.validity import LOADGEN_CPU_PCT, run_validity
+from contract import schema
 from tests.synthetic import T0, stream_requests, write_run_dir
 
 SECONDS = 60.0
@@ -58,3 +59,46 @@ def test_the_console_states_each_process_rate_streams_and_whether_its_timing_ros
     line = found.line()
     assert "2 processes" in line and "pid 101: 5.0 req/s, 2.5 streams" in line
     assert ("ROSE: add processes" in line) is rose and line in console_summary(run)
+
+
+def busy_host(tmp_path, loadgen_cpu: float):
+    """A one-process run at `loadgen_cpu`, the host's CPU at 99 % and 3 runnable tasks per core, its event
+    loop 60 ms late, and run.json's three busiest other processes."""
+    ts = [T0 + i for i in range(int(SECONDS))]
+    samples = pd.DataFrame(
+        {"ts": ts, "loadgen_cpu_pct": loadgen_cpu, "host_cpu_pct": 99.0, "host_run_queue_per_core": 3.0}
+    )
+    lag = pd.DataFrame({"ts": ts, "lag_ms": 60.0})
+    others = [
+        {"pid": 7, "command": "python -m pytest tests", "cpu_pct": 95.0},
+        {"pid": 8, "command": "node build.js", "cpu_pct": 60.0},
+        {"pid": 9, "command": "cc1plus", "cpu_pct": 30.0},
+    ]
+    meta = {"run_id": "b", "start_ts": T0, "end_ts": T0 + SECONDS, "host_others": others}
+    requests = stream_requests(120, SECONDS, error_rate=0.0).assign(agent_id="101-0", latency_ms=LATENCY_MS)
+    run_dir = write_run_dir(tmp_path, meta, requests=requests, samples=samples)
+    lag.to_csv(run_dir / schema.LOOP_LAG_CSV, index=False)
+    return load_run(run_dir)
+
+
+def test_a_busy_host_names_its_busiest_other_processes_instead_of_adding_processes(tmp_path):
+    """The load generator's own CPU p90 at 20 %, other processes holding the cores: "add processes" was
+    the advice; the host is busy, and the three busiest others are named, in console, report, summary."""
+    from analysis.report import loadgen_section
+    from analysis.summary_json import summary
+
+    run = busy_host(tmp_path, loadgen_cpu=20.0)
+    advice = run_validity(run).advice()
+    assert advice is not None and advice.startswith("the host is busy (other processes")
+    assert "pid 7 python -m pytest tests 95.0 %" in advice and "pid 9 cc1plus 30.0 %" in advice
+    line = loadgen_capacity(run, run_validity(run)).line()
+    assert f"ROSE: {advice}" in line and "add processes" not in console_summary(run)
+    assert f"advice: {advice}" in loadgen_section(run).notes
+    assert summary(run)["validity"]["advice"] == advice
+
+
+def test_a_saturated_load_generator_on_a_busy_host_is_still_told_to_add_processes(tmp_path):
+    assert (
+        run_validity(busy_host(tmp_path, loadgen_cpu=99.0)).advice()
+        == "add processes (--processes N) or hosts"
+    )

@@ -182,3 +182,14 @@ def test_an_inconclusive_churn_shows_the_mib_kept_each_cycle_and_what_would_sett
     assert "kept above the baseline after each cycle: 0.0 -> 4.0 -> 12.0 -> 60.0 MiB" in summary
     assert "run more cycles (--churn-cycles 10)" in summary
     assert churn_study.churn_result(churn_frame(retain=2.0)).suggestion is None  # a verdict needs no hint
+
+
+def test_the_console_peak_of_a_churn_run_is_its_highest_reading_not_its_baseline(tmp_path):
+    """A churn run's console printed its baseline (38.8 MiB) as the peak target RSS (158.9 MiB read)."""
+    from analysis.model import RunData
+    from analysis.summary import console_summary
+
+    frame = churn_frame(retain=1.0, per=4.0, batch=5, cycles=3, base=50.0)
+    text = console_summary(RunData(path=tmp_path, meta={}, capacity=frame))
+    highest = frame["rss_bytes"].max() / MIB
+    assert f"peak target RSS: {highest:,.1f} MiB" in text

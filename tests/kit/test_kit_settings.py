@@ -328,3 +328,13 @@ def test_response_caps_take_sizes_and_refuse_what_is_not_one(parse):
     for bad in ("lots", "0"):
         with pytest.raises(InputError, match="--max-response-bytes"):
             settings_of(parse("--max-response-bytes", bad))
+
+
+def test_the_masters_port_for_its_workers_binds_loopback_unless_the_user_names_an_address(parse, tmp_path):
+    """Locust's master binds every interface by default; the kit binds 127.0.0.1, as its web UI, and
+    --master-bind-host (its command line or locust.conf) still names another."""
+    assert parse().master_bind_host == "127.0.0.1"
+    assert parse("--master-bind-host", "0.0.0.0").master_bind_host == "0.0.0.0"
+    conf = tmp_path / "locust.conf"
+    conf.write_text("master-bind-host = 10.0.0.5\n")
+    assert parse(config=str(conf)).master_bind_host == "10.0.0.5"
