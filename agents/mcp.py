@@ -13,6 +13,7 @@ The client info of every session names the run, so a gateway's own session list 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 import time
@@ -23,10 +24,11 @@ from locust import between, tag, task
 from locust.exception import StopUser
 
 from agents.base import KitAgent, classify_status, failed_record, one_line, paced, thinking
-from agents.mcp_mix import ToolPicker, tool_mix
+from agents.mcp_mix import MIX_OPERATIONS, ToolPicker, tool_mix
 from agents.mcp_stdio import McpStdioSession
 from agents.mcp_wire import Answer, McpHttpSession, McpSession
 from agents.target_origin import path_on
+from contract.errors import InputError
 from contract.records import AgentRecord, RequestRecord
 from contract.schema import AGENT_EVENT, ERROR_RPC, ERROR_TOOL, MCP_OP
 
@@ -92,10 +94,12 @@ def mcp_call(
 def new_session(agent: KitAgent, url: str, command: str | None = None) -> McpSession:
     """A session, not yet opened, on the MCP server at `url` (a path or URL on the agent's --host) or,
     given a `command`, on a server process of its own over stdio."""
-    info = client_info(agent.run_id)
+    info, settings = client_info(agent.run_id), agent.settings
+    offer = settings.mcp_protocol_version
     if command:
-        return McpStdioSession(command, agent.bounds, info)
-    return McpHttpSession(agent.client, path_on(url, str(agent.client.base_url)), agent.bounds, info)
+        return McpStdioSession(command, agent.bounds, info, offer, settings.mcp_close_timeout)
+    path = path_on(url, str(agent.client.base_url))
+    return McpHttpSession(agent.client, path, agent.bounds, info, offer=offer)
 
 
 def open_session(agent: KitAgent, session: McpSession) -> tuple[McpSession, list[dict] | None]:
@@ -126,8 +130,18 @@ def open_session(agent: KitAgent, session: McpSession) -> tuple[McpSession, list
         )
     )
     if error:
-        session.end()  # a stdio server's process ended: there is no session to close
+        discard(session)
     return session, tools
+
+
+def discard(session: McpSession) -> None:
+    """A session whose opening failed, closed on the server when it had one (its id came with the
+    initialize answer) and released here: a failed open leaves nothing behind. No row: the failure is
+    the agents.csv row's."""
+    if session.session_id and not session.dropped:
+        with contextlib.suppress(Exception):
+            session.close()
+    session.end()
 
 
 def close_session(agent: KitAgent, session: McpSession) -> None:
@@ -169,10 +183,13 @@ def replace_session(agent: KitAgent, session: McpSession) -> tuple[McpSession, l
 OPERATIONS = {
     "tools/list": MCP_OP.tools_list,
     "tools/call": MCP_OP.tools_call,
+    "resources/list": MCP_OP.resources_list,
     "resources/read": MCP_OP.resources_read,
+    "prompts/list": MCP_OP.prompts_list,
     "prompts/get": MCP_OP.prompts_get,
     "ping": MCP_OP.ping,
 }
+MIX_METHODS = {operation: method for method, operation in OPERATIONS.items() if operation in MIX_OPERATIONS}
 
 
 def mcp_request(
@@ -211,16 +228,33 @@ class McpAgent(KitAgent):
             self.follow_pacing()  # no HTTP client: the transport is the child's stdio
         else:
             super().on_start()
-        session, tools = open_session(self, new_session(self, self.settings.mcp_url, command))
-        self.session = session
-        if tools is None:
-            return
-        rng = random.Random(f"{self.settings.workload.seed}/{self.workload.stream}/mcp")
-        mix = tool_mix(self.settings.mcp_tool_mix, self.settings.mcp_arguments)
+        # held before it opens: an agent stopped mid-open still ends what it started (on_stop)
+        self.session = new_session(self, self.settings.mcp_url, command)
+        self.session, tools = open_session(self, self.session)
+        self.picker = self.picker_for(tools)
+
+    def picker_for(self, tools: list[dict] | None) -> ToolPicker | None:
+        """The agent's draws over a newly opened session's lists (None: the session failed); a mix the
+        lists do not fit stops the agent (checked before load too: a server that changed its lists)."""
+        if tools is None or self.session is None:
+            return None
+        settings = self.settings
+        rng = random.Random(f"{settings.workload.seed}/{self.workload.stream}/mcp")
+        mix = tool_mix(settings.mcp_tool_mix, settings.mcp_arguments, settings.mcp_allow_unsafe_tools)
         try:
-            self.picker = ToolPicker(mix, tools, rng, self.tag)
-        except ValueError as exc:
+            listed = self.lists(self.session, mix.lists_needed())
+            return ToolPicker(mix, tools, rng, self.tag, listed)
+        except InputError as exc:
             raise StopUser(str(exc)) from None
+
+    def lists(self, session: McpSession, methods: list[str]) -> dict[str, list[dict]]:
+        """The resources or prompts a mix draws from, listed once per session (a row each)."""
+        found: dict[str, list[dict]] = {}
+        for method in methods:
+            answer = mcp_request(self, session, method)
+            key = method.split("/")[0]  # resources/list answers {"resources": [...]}
+            found[method] = list((answer.result or {}).get(key) or ()) if answer is not None else []
+        return found
 
     def on_stop(self) -> None:
         if self.session is not None:
@@ -234,9 +268,11 @@ class McpAgent(KitAgent):
     @paced
     def call_tool(self) -> None:
         if self.session is not None and self.picker is not None:
-            name, arguments = self.picker.next()
-            tools_call(self, self.session, name, arguments)
+            name, params = self.picker.next()
+            if name in MIX_METHODS:
+                mcp_request(self, self.session, MIX_METHODS[name], params or None)
+            else:
+                tools_call(self, self.session, name, params)
             if self.session.dropped:
                 self.session, tools = replace_session(self, self.session)
-                if tools is None:
-                    self.picker = None
+                self.picker = self.picker_for(tools)

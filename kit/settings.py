@@ -37,7 +37,7 @@ from scenarios.workload import WorkloadSettings, read_workload
 RUNS_ROOT = Path("runs")
 # Agent options that must be finite and > 0 (the web form bypasses argparse's `type=` checks): times
 # take what every duration option takes ("30s", "15m", or plain seconds), counts a whole number.
-_DURATIONS = ("request_timeout", "poll_interval", "task_timeout")
+_DURATIONS = ("request_timeout", "poll_interval", "task_timeout", "mcp_close_timeout")
 _POSITIVE = ("max_tokens", "sessions_speed")
 # Agent options a preset may default: its attribute (or its `defaults` entry) fills an unset option.
 _PRESET_ATTRIBUTES = ("session_header", "api_key_env")
