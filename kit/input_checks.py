@@ -149,7 +149,8 @@ def health_path(path: str) -> str:
 def host_answers(url: str, path: str) -> None:
     """One GET before any load: any HTTP answer will do; nothing answering is bad input (exit 2)."""
     try:
-        httpx.get(url + path, timeout=HOST_CHECK_TIMEOUT_S)
+        with httpx.stream("GET", url + path, timeout=HOST_CHECK_TIMEOUT_S):
+            pass  # its status is the answer: a body is not read (a server may send one without end)
     except httpx.HTTPError as exc:
         raise InputError(
             f"--host {url}: nothing answers ({type(exc).__name__}); check the address, "

@@ -122,7 +122,8 @@ def resolve_target(settings: KitSettings) -> Target:
         )
     if preset.embedded_simulator:  # our own module: found from any working directory
         command = simulator_command(port, simulator_args(settings))
-        return start_target(command, url, target.health_path, target.start_timeout, kit_module_env())
+        health = target.health_path or "/health"  # the simulator's, whatever the preset checks mid-run
+        return start_target(command, url, health, target.start_timeout, kit_module_env())
     raise InputError(f"--gateway {preset.name} needs --host URL or --target-cmd")
 
 
