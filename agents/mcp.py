@@ -13,7 +13,6 @@ The client info of every session names the run, so a gateway's own session list 
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import random
 import time
@@ -130,18 +129,8 @@ def open_session(agent: KitAgent, session: McpSession) -> tuple[McpSession, list
         )
     )
     if error:
-        discard(session)
+        session.abandon()
     return session, tools
-
-
-def discard(session: McpSession) -> None:
-    """A session whose opening failed, closed on the server when it had one (its id came with the
-    initialize answer) and released here: a failed open leaves nothing behind. No row: the failure is
-    the agents.csv row's."""
-    if session.session_id and not session.dropped:
-        with contextlib.suppress(Exception):
-            session.close()
-    session.end()
 
 
 def close_session(agent: KitAgent, session: McpSession) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from agents.base import auth_headers, shared_tls_context
-from agents.mcp import client_info, discard
+from agents.mcp import client_info
 from agents.mcp_messages import McpProtocolError
 from agents.mcp_stdio import McpStdioSession
 from agents.mcp_wire import Answer, McpHttpSession, McpSession
@@ -111,7 +111,7 @@ class McpPing:
     def _drop(self) -> None:
         if self.session is not None:
             with contextlib.suppress(Exception):
-                discard(self.session)
+                self.session.abandon()
             self.session = None
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from agents.base import KitAgent, one_line
 from agents.idle_sessions import CONNECTION_FRESH, AcpSessions, Opened, RestSessionClient
-from agents.mcp import client_info, discard, mcp_call, mcp_request
+from agents.mcp import client_info, mcp_call, mcp_request
 from agents.mcp_stdio import WHAT, McpStdioSession
 from agents.mcp_wire import PROTOCOL_VERSION, Answer, McpHttpSession
 from agents.spec import SessionSteps
@@ -42,7 +42,7 @@ class McpSessionClient(RestSessionClient):
         session = McpHttpSession(self.clock.client, self.path, self.agent.bounds, info, self.sse_known, offer)
         answer = mcp_call(self.agent, session, MCP_OP.initialize, session.initialize, deferred=rows)
         if answer is None or not session.session_id:
-            discard(session)  # closed where it was opened; over HTTP+SSE, its stream
+            session.abandon()  # closed where it was opened; over HTTP+SSE, its stream
             why = "no Mcp-Session-Id in the answer" if answer is not None else "initialize failed"
             return Opened(None, None, f"{why} (see requests.csv)")
         self.versions[session.session_id] = session.protocol_version or PROTOCOL_VERSION

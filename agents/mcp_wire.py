@@ -14,6 +14,7 @@ within the run's bounds (agents/reading.py). Raises on what is not MCP; records 
 from __future__ import annotations
 
 import abc
+import contextlib
 import itertools
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -92,6 +93,12 @@ class McpSession(abc.ABC):
 
     def end(self) -> None:  # noqa: B027 - a hook: over HTTP nothing is held on this side
         """What the session holds on this side released, with no request (the agent stops)."""
+
+    def abandon(self) -> None:
+        """A session whose opening failed: released here (over stdio its process stopped at once), and
+        over HTTP closed on the server when it had one (its id came with the initialize answer), so a
+        failed open leaves nothing behind. No row: the failure is the open's."""
+        self.end()
 
     def ended_why(self) -> str:
         """How agents.csv says the server ended the session (when `dropped`)."""
@@ -258,6 +265,12 @@ class McpHttpSession(McpSession):
         held on this side."""
         if self.channel is not None:
             self.channel.close()
+
+    def abandon(self) -> None:
+        if self.session_id and not self.dropped and self.channel is None:
+            with contextlib.suppress(Exception):  # the server's answer changes nothing here
+                self.close()
+        self.end()
 
     def ended_why(self) -> str:
         if self.channel is not None and self.channel.why_ended is not None:

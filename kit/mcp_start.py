@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 
 from agents.base import read_bounds
-from agents.mcp import discard
 from agents.mcp_mix import choose, tool_mix
 from agents.mcp_probe import listed, opened, probe_client, probe_session
 from contract.errors import one_line
@@ -21,10 +20,16 @@ from lifecycle.target import Target
 MCP_AGENT = "agents.mcp:McpAgent"
 
 
+def calls_mcp_tools(settings: KitSettings) -> bool:
+    """Whether the run's work is MCP tool calls (the MCP agent's; capacity and churn open sessions and
+    call no tool)."""
+    return MCP_AGENT in settings.preset.agent_classes and not settings.built_profile.driver
+
+
 def check_mcp_mix(settings: KitSettings, target: Target) -> None:
     """The mix checked against the server's lists (InputError), the start line written; nothing when the
-    run's agents are not the MCP agent (capacity and churn open sessions and call no tool)."""
-    if MCP_AGENT not in settings.preset.agent_classes or settings.built_profile.driver:
+    run calls no MCP tool."""
+    if not calls_mcp_tools(settings):
         return
     agent = settings.agent
     mix = tool_mix(agent.mcp_tool_mix, agent.mcp_arguments, agent.mcp_allow_unsafe_tools)
@@ -39,7 +44,7 @@ def check_mcp_mix(settings: KitSettings, target: Target) -> None:
         sys.stderr.write(f"loadkit: warning: MCP server {where}: no session before load ({one_line(exc)})\n")
         return
     finally:
-        discard(session)
+        session.abandon()
         if client is not None:
             client.close()
     sys.stderr.write(f"loadkit: {choose(mix, tools, lists).start_line()}\n")

@@ -14,7 +14,6 @@ import time
 import httpx
 import pytest
 
-from agents.mcp import discard
 from agents.mcp_mix import ToolMix, ToolPicker, arguments_for, choose, unsafe_reason
 from agents.mcp_wire import McpHttpSession, McpProtocolError
 from agents.reading import ReadBounds, TooLarge
@@ -126,7 +125,7 @@ def test_a_failed_initialize_closes_the_session_it_opened():
     session = session_on(handler)
     with pytest.raises(McpProtocolError, match="not JSON-RPC"):
         session.initialize()
-    discard(session)
+    session.abandon()
     assert sent == ["POST", "DELETE"] and session.session_id is None
 
 
