@@ -270,6 +270,7 @@ class McpHttpSession(McpSession):
         if self.session_id and not self.dropped and self.channel is None:
             with contextlib.suppress(Exception):  # the server's answer changes nothing here
                 self.close()
+        self.session_id = None  # nothing left to close, whatever the DELETE met
         self.end()
 
     def ended_why(self) -> str:

@@ -15,7 +15,7 @@ from simgateway.script import Script, ScriptError, load_script
 
 USAGE_DIALECTS = ("openai", "deepseek", "anthropic", "responses")
 AGENT_MODES = ("inprocess", "process")
-HOSTILE_MODES = ("drip", "garbage", "huge-body", "huge-line")  # simgateway/hostile.py
+HOSTILE_MODES = ("drip", "garbage", "huge-body", "huge-line", "mcp-huge-ignored")  # simgateway/hostile.py
 BAD_TOOL_CALL_MODES = ("not-json", "schema", "no-id", "duplicate-id", "unknown-name")  # tool_wire.py
 MCP_INITIALIZE_MODES = ("honest", "hang", "wrong-version", "invalid")  # simgateway/mcp_server.py
 DEFAULT_MCP_TOOLS = "search,fetch,lookup"
@@ -76,6 +76,7 @@ class Knobs:
     max_concurrent_chats: int | None = None  # None: unlimited
     hostile: str | None = None  # every answer the hostile way (simgateway/hostile.py); None: honest
     hostile_bytes: int = 128 * 1024 * 1024  # the size of a huge-body / huge-line answer
+    health_status: int = 200  # what /health answers (a gateway without one: 404; a keyed one: 500)
     # agent sessions
     agent_mode: str = "inprocess"
     agent_startup_ms: float = 50.0
@@ -192,6 +193,7 @@ def build_parser(prog: str = "python -m simgateway", listens: bool = True) -> ar
     faults.add_argument("--max-concurrent-chats", type=_POSITIVE_INT, default=None)
     faults.add_argument("--hostile", choices=HOSTILE_MODES, default=None)
     faults.add_argument("--hostile-bytes", type=_COUNT, default=128 * 1024 * 1024)
+    faults.add_argument("--health-status", type=_checked(int, 200, 599), default=200, help="/health's status")
     agents = p.add_argument_group("agent sessions")
     agents.add_argument("--agent-mode", choices=AGENT_MODES, default="inprocess")
     agents.add_argument("--agent-startup-ms", type=_NONNEG, default=50.0)
