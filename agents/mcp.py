@@ -19,14 +19,23 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 from locust import between, tag, task
 from locust.exception import StopUser
 
-from agents.base import KitAgent, classify_status, failed_record, one_line, paced, thinking
+from agents.base import (
+    KitAgent,
+    classify_status,
+    failed_record,
+    one_line,
+    paced,
+    shared_tls_context,
+    thinking,
+)
 from agents.mcp_mix import MIX_OPERATIONS, ToolPicker, tool_mix
 from agents.mcp_stdio import McpStdioSession
 from agents.mcp_wire import Answer, McpHttpSession, McpSession
-from agents.target_origin import path_on
+from agents.target_origin import client_options, path_on
 from contract.errors import InputError
 from contract.records import AgentRecord, RequestRecord
 from contract.schema import AGENT_EVENT, ERROR_RPC, ERROR_TOOL, MCP_OP
@@ -90,15 +99,36 @@ def mcp_call(
     return answer if record.ok or record.error_kind == ERROR_TOOL else None
 
 
-def new_session(agent: KitAgent, url: str, command: str | None = None) -> McpSession:
-    """A session, not yet opened, on the MCP server at `url` (a path or URL on the agent's --host) or,
-    given a `command`, on a server process of its own over stdio."""
+def new_session(
+    agent: KitAgent, url: str, command: str | None = None, client: httpx.Client | None = None
+) -> McpSession:
+    """A session, not yet opened, on the MCP server at `url` (a path or URL on the agent's --host, or on
+    the origin of `client`) or, given a `command`, on a server process of its own over stdio."""
     info, settings = client_info(agent.run_id), agent.settings
     offer = settings.mcp_protocol_version
     if command:
         return McpStdioSession(command, agent.bounds, info, offer, settings.mcp_close_timeout)
-    path = path_on(url, str(agent.client.base_url))
-    return McpHttpSession(agent.client, path, agent.bounds, info, offer=offer)
+    client = client or agent.client
+    path = path_on(url, str(client.base_url))
+    return McpHttpSession(client, path, agent.bounds, info, offer=offer)
+
+
+def origin_client(agent: KitAgent, url: str | None) -> httpx.Client | None:
+    """A client of its own for an MCP URL on another origin than the agent's --host (the agent loop's
+    `[tools] mcp`, checked loopback at start: kit/settings.py), guarded to that origin and sent no key
+    (the key is --host's); None for a path or a URL on --host's origin."""
+    if not url or url.startswith("/"):
+        return None
+    origin = httpx.URL(url).copy_with(path="/", query=None, fragment=None)
+    base = str(origin).rstrip("/")
+    if agent.client.base_url.copy_with(path="/") == origin:
+        return None
+    return httpx.Client(
+        base_url=base,
+        timeout=httpx.Timeout(agent.settings.request_timeout, connect=10.0),
+        verify=shared_tls_context(),
+        **client_options(base, None),
+    )
 
 
 def open_session(agent: KitAgent, session: McpSession) -> tuple[McpSession, list[dict] | None]:
