@@ -144,7 +144,6 @@ def open_session(agent: KitAgent, session: McpSession) -> tuple[McpSession, list
         except Exception as exc:
             error = one_line(f"notifications/initialized: {type(exc).__name__}: {exc}")
     if error is None:
-        session.listen()  # the server's own requests outside any answer: answered, never left waiting
         listed = mcp_request(agent, session, "tools/list")
         tools = list((listed.result or {}).get("tools") or ()) if listed is not None else None
         error = None if tools is not None else "tools/list failed (see requests.csv)"

@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 import gevent
 import httpx
 
-from agents.mcp_listen import ServerStream
 from agents.mcp_messages import MCP_REVISIONS, McpProtocolError, parsed
 from agents.mcp_sse import SSE_VERSION, SseChannel, falls_back
 from agents.reading import BoundedBody, ReadBounds, deadline, error_preview
@@ -94,9 +93,6 @@ class McpSession(abc.ABC):
 
     def end(self) -> None:  # noqa: B027 - a hook: over HTTP nothing is held on this side
         """What the session holds on this side released, with no request (the agent stops)."""
-
-    def listen(self) -> None:  # noqa: B027 - a hook: only Streamable HTTP has a standalone stream
-        """The session's own stream for what the server sends unasked, opened where the transport has one."""
 
     def abandon(self) -> None:
         """A session whose opening failed: released here (over stdio its process stopped at once), and
@@ -187,7 +183,6 @@ class McpHttpSession(McpSession):
         self.channel: SseChannel | None = None  # the HTTP+SSE session's stream, when it speaks that
         self.notifications = 0  # over HTTP+SSE, server notifications (they ride no request's answer)
         self.refused = 0  # over HTTP+SSE, server requests answered with an error
-        self.stream: ServerStream | None = None  # the standalone GET stream, once `listen` opened it
 
     def fresh(self) -> McpHttpSession:
         info, sse, offer = self.client_info, self.sse_known, self.offer
@@ -234,15 +229,6 @@ class McpHttpSession(McpSession):
         with deadline(self.bounds.deadline_s):
             self.send_only(message, "notifications/initialized")
 
-    def listen(self) -> None:
-        """The session's standalone stream opened (Streamable HTTP, a session with an id): the server's
-        own requests there are answered as on any answer's stream (agents/mcp_listen.py)."""
-        if self.channel is None and self.session_id and self.stream is None:
-            headers = {**self.headers(), "Accept": "text/event-stream"}
-            headers.pop("Content-Type")
-            self.stream = ServerStream(self._heard)
-            self.stream.start(self.client, self.path, headers, self.bounds)
-
     def request(self, method: str, params: dict | None = None) -> Answer:
         if self.channel is not None:
             return self._over_sse(self.channel, method, params)
@@ -275,13 +261,10 @@ class McpHttpSession(McpSession):
             return response.status_code, body.size
 
     def end(self) -> None:
-        """Over HTTP+SSE, the stream closed (the session ends with it); over Streamable HTTP, its
-        standalone stream when it has one."""
+        """Over HTTP+SSE, the stream closed (the session ends with it); over Streamable HTTP nothing is
+        held on this side."""
         if self.channel is not None:
             self.channel.close()
-        if self.stream is not None:
-            self.stream.stop()
-            self.stream = None
 
     def abandon(self) -> None:
         if self.session_id and not self.dropped and self.channel is None:
@@ -324,8 +307,7 @@ class McpHttpSession(McpSession):
         return answer
 
     def _heard(self, message: dict) -> None:
-        """A server message on a stream that answers no request (HTTP+SSE's, the standalone one):
-        counted, or answered."""
+        """A server message on the HTTP+SSE stream that answers no request: counted, or answered."""
         if "id" in message:
             self.refused += self.answer_server(message)
         else:

@@ -222,33 +222,3 @@ def test_arguments_are_made_from_the_schema_as_a_client_would():
         "tags": ["t"],
         "either": 1,
     }
-
-
-def test_server_requests_on_the_standalone_stream_are_answered():
-    answered: list[dict] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content) if request.content else {}
-        if request.method == "GET":
-            asks = [{"jsonrpc": "2.0", "id": 70, "method": "ping"}]
-            asks += [{"jsonrpc": "2.0", "id": 71, "method": "sampling/createMessage", "params": {}}]
-            asks += [{"jsonrpc": "2.0", "method": "notifications/message", "params": {}}]
-            content = "".join(f"data: {json.dumps(m)}\n\n" for m in asks).encode()
-            return httpx.Response(200, content=content, headers=EVENTS)
-        if body.get("method") == "initialize":
-            answer = initialize_answer(body["id"], "2025-11-25")
-            return httpx.Response(200, json=answer, headers={"mcp-session-id": "s1"})
-        if "method" not in body:
-            answered.append(body)
-        return httpx.Response(202)
-
-    session = session_on(handler)
-    session.initialize()
-    session.listen()
-    assert session.stream is not None and session.stream.reader is not None
-    session.stream.reader.join(timeout=5)
-    assert [a["id"] for a in answered] == [70, 71] and answered[0]["result"] == {}
-    assert answered[1]["error"]["code"] == -32601  # method not found: the kit serves no sampling
-    assert session.notifications == 1 and session.refused == 1
-    session.end()
-    assert session.stream is None
