@@ -2,8 +2,8 @@
 npm registry (tests/gateways/install_mcp_servers.sh, with the Node.js install_openclaw.sh installs):
 `@modelcontextprotocol/server-everything` over Streamable HTTP (its event store on: each SSE answer opens
 with a priming event), at the newest revision and pinned to older ones, over HTTP+SSE, and over stdio
-through `npx` as docs/gateways.md shows; and the conformance suite's client scenarios the kit claims, run
-against the kit's own client (tests/gateways/mcp_conformance_client.py).
+through `npx` as docs/gateways.md shows (sampled through the launcher); and the conformance suite's
+client scenarios the kit claims, run against the kit's own client (tests/gateways/mcp_conformance_client.py).
 
 Truth: the server's own log (a line per POST, per session opened and per session closed) against the
 kit's rows; the suite's own verdicts. Skipped unless both packages are installed.
@@ -26,7 +26,7 @@ import psutil
 import pytest
 
 from contract import exit_codes, schema
-from contract.schema import AGENT, AGENT_EVENT, REQUEST
+from contract.schema import AGENT, AGENT_EVENT, PROCESS, REQUEST, SAMPLE
 from lifecycle.target import Target, stop_target, wait_healthy
 from tests.gateways.harness import free_port
 from tests.locust_runs import run_locust, wait_for
@@ -148,6 +148,11 @@ def test_stdio_through_npx_as_documented(tmp_path):
     events = rows(tmp_path / "run", schema.AGENTS_CSV)[AGENT.event].value_counts().to_dict()
     assert events == {AGENT_EVENT.created: 2, AGENT_EVENT.closed: 2}
     assert left_running(str(REPO / ".mcp-servers")) == [] and left_running("server-everything stdio") == []
+    # sampled through the launcher: the servers' own node processes, not only npx's
+    targets = rows(tmp_path / "run", schema.PROCESSES_CSV).query("role == 'target'")
+    assert targets[PROCESS.command].str.contains("bin/mcp-server-everything stdio").sum() >= 2, targets
+    rss = rows(tmp_path / "run", schema.SAMPLES_CSV)[SAMPLE.target_rss_bytes].dropna()
+    assert len(rss) >= 3 and rss.max() > 4 * 30 * schema.MIB  # two npx and two servers, node each
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
