@@ -156,3 +156,25 @@ def test_a_session_the_server_ends_mid_run_is_recorded_closed_and_a_new_one_open
     created = agents[agents[AGENT.event] == AGENT_EVENT.created]
     assert len(created) + 1 == server["sessions"]["opened"] > 3  # each lost one replaced; +1: the mix's check
     assert server["sessions"]["open"] == 0
+
+
+def test_a_mix_weighing_resources_prompts_and_ping_makes_their_rows_as_documented(tmp_path):
+    mix = "search=1,mcp.resources_read=1,mcp.prompts_get=1,mcp.ping=1"
+    with launch.running([PRELOAD]) as gw:
+        done = smoke(tmp_path, gw.url, "--mcp-tool-mix", mix, "--think-time", "0.05", agents=2, duration="3s")
+        server = stats(gw.url)
+    assert done.returncode == exit_codes.OK, done.stderr[-2000:]
+    requests = rows(tmp_path)
+    answered = requests[requests[REQUEST.error_kind] != schema.ERROR_INTERRUPTED]
+    counts = answered.groupby(REQUEST.operation).size().to_dict()
+    for operation in ("mcp.tools_call", "mcp.resources_read", "mcp.prompts_get", "mcp.ping"):
+        assert counts.get(operation, 0) >= 3, counts
+    assert counts["mcp.resources_list"] == counts["mcp.prompts_list"] == 2  # once per session
+    assert answered[REQUEST.ok].all(), answered[REQUEST.error].dropna().head()
+    sent = requests.groupby(REQUEST.operation).size().to_dict()  # a row the run's end cut may have arrived
+    for operation, method in (("mcp.resources_read", "resources/read"), ("mcp.prompts_get", "prompts/get")):
+        assert counts[operation] <= server["methods"][method] <= sent[operation], (
+            operation,
+            server["methods"],
+        )
+    assert server["methods"]["ping"] >= counts["mcp.ping"]  # the liveness probe's pings too
