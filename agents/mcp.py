@@ -19,14 +19,24 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 from locust import between, tag, task
 from locust.exception import StopUser
 
-from agents.base import KitAgent, classify_status, failed_record, one_line, paced, thinking
-from agents.mcp_mix import ToolPicker, tool_mix
+from agents.base import (
+    KitAgent,
+    classify_status,
+    failed_record,
+    one_line,
+    paced,
+    shared_tls_context,
+    thinking,
+)
+from agents.mcp_mix import MIX_OPERATIONS, ToolPicker, tool_mix
 from agents.mcp_stdio import McpStdioSession
 from agents.mcp_wire import Answer, McpHttpSession, McpSession
-from agents.target_origin import path_on
+from agents.target_origin import client_options, path_on
+from contract.errors import InputError
 from contract.records import AgentRecord, RequestRecord
 from contract.schema import AGENT_EVENT, ERROR_RPC, ERROR_TOOL, MCP_OP
 
@@ -89,13 +99,36 @@ def mcp_call(
     return answer if record.ok or record.error_kind == ERROR_TOOL else None
 
 
-def new_session(agent: KitAgent, url: str, command: str | None = None) -> McpSession:
-    """A session, not yet opened, on the MCP server at `url` (a path or URL on the agent's --host) or,
-    given a `command`, on a server process of its own over stdio."""
-    info = client_info(agent.run_id)
+def new_session(
+    agent: KitAgent, url: str, command: str | None = None, client: httpx.Client | None = None
+) -> McpSession:
+    """A session, not yet opened, on the MCP server at `url` (a path or URL on the agent's --host, or on
+    the origin of `client`) or, given a `command`, on a server process of its own over stdio."""
+    info, settings = client_info(agent.run_id), agent.settings
+    offer = settings.mcp_protocol_version
     if command:
-        return McpStdioSession(command, agent.bounds, info)
-    return McpHttpSession(agent.client, path_on(url, str(agent.client.base_url)), agent.bounds, info)
+        return McpStdioSession(command, agent.bounds, info, offer, settings.mcp_close_timeout)
+    client = client or agent.client
+    path = path_on(url, str(client.base_url))
+    return McpHttpSession(client, path, agent.bounds, info, offer=offer)
+
+
+def origin_client(agent: KitAgent, url: str | None) -> httpx.Client | None:
+    """A client of its own for an MCP URL on another origin than the agent's --host (the agent loop's
+    `[tools] mcp`, checked loopback at start: kit/settings.py), guarded to that origin and sent no key
+    (the key is --host's); None for a path or a URL on --host's origin."""
+    if not url or url.startswith("/"):
+        return None
+    origin = httpx.URL(url).copy_with(path="/", query=None, fragment=None)
+    base = str(origin).rstrip("/")
+    if agent.client.base_url.copy_with(path="/") == origin:
+        return None
+    return httpx.Client(
+        base_url=base,
+        timeout=httpx.Timeout(agent.settings.request_timeout, connect=10.0),
+        verify=shared_tls_context(),
+        **client_options(base, None),
+    )
 
 
 def open_session(agent: KitAgent, session: McpSession) -> tuple[McpSession, list[dict] | None]:
@@ -126,7 +159,7 @@ def open_session(agent: KitAgent, session: McpSession) -> tuple[McpSession, list
         )
     )
     if error:
-        session.end()  # a stdio server's process ended: there is no session to close
+        session.abandon()
     return session, tools
 
 
@@ -169,10 +202,13 @@ def replace_session(agent: KitAgent, session: McpSession) -> tuple[McpSession, l
 OPERATIONS = {
     "tools/list": MCP_OP.tools_list,
     "tools/call": MCP_OP.tools_call,
+    "resources/list": MCP_OP.resources_list,
     "resources/read": MCP_OP.resources_read,
+    "prompts/list": MCP_OP.prompts_list,
     "prompts/get": MCP_OP.prompts_get,
     "ping": MCP_OP.ping,
 }
+MIX_METHODS = {operation: method for method, operation in OPERATIONS.items() if operation in MIX_OPERATIONS}
 
 
 def mcp_request(
@@ -211,16 +247,33 @@ class McpAgent(KitAgent):
             self.follow_pacing()  # no HTTP client: the transport is the child's stdio
         else:
             super().on_start()
-        session, tools = open_session(self, new_session(self, self.settings.mcp_url, command))
-        self.session = session
-        if tools is None:
-            return
-        rng = random.Random(f"{self.settings.workload.seed}/{self.workload.stream}/mcp")
-        mix = tool_mix(self.settings.mcp_tool_mix, self.settings.mcp_arguments)
+        # held before it opens: an agent stopped mid-open still ends what it started (on_stop)
+        self.session = new_session(self, self.settings.mcp_url, command)
+        self.session, tools = open_session(self, self.session)
+        self.picker = self.picker_for(tools)
+
+    def picker_for(self, tools: list[dict] | None) -> ToolPicker | None:
+        """The agent's draws over a newly opened session's lists (None: the session failed); a mix the
+        lists do not fit stops the agent (checked before load too: a server that changed its lists)."""
+        if tools is None or self.session is None:
+            return None
+        settings = self.settings
+        rng = random.Random(f"{settings.workload.seed}/{self.workload.stream}/mcp")
+        mix = tool_mix(settings.mcp_tool_mix, settings.mcp_arguments, settings.mcp_allow_unsafe_tools)
         try:
-            self.picker = ToolPicker(mix, tools, rng, self.tag)
-        except ValueError as exc:
+            listed = self.lists(self.session, mix.lists_needed())
+            return ToolPicker(mix, tools, rng, self.tag, listed)
+        except InputError as exc:
             raise StopUser(str(exc)) from None
+
+    def lists(self, session: McpSession, methods: list[str]) -> dict[str, list[dict]]:
+        """The resources or prompts a mix draws from, listed once per session (a row each)."""
+        found: dict[str, list[dict]] = {}
+        for method in methods:
+            answer = mcp_request(self, session, method)
+            key = method.split("/")[0]  # resources/list answers {"resources": [...]}
+            found[method] = list((answer.result or {}).get(key) or ()) if answer is not None else []
+        return found
 
     def on_stop(self) -> None:
         if self.session is not None:
@@ -234,9 +287,11 @@ class McpAgent(KitAgent):
     @paced
     def call_tool(self) -> None:
         if self.session is not None and self.picker is not None:
-            name, arguments = self.picker.next()
-            tools_call(self, self.session, name, arguments)
+            name, params = self.picker.next()
+            if name in MIX_METHODS:
+                mcp_request(self, self.session, MIX_METHODS[name], params or None)
+            else:
+                tools_call(self, self.session, name, params)
             if self.session.dropped:
                 self.session, tools = replace_session(self, self.session)
-                if tools is None:
-                    self.picker = None
+                self.picker = self.picker_for(tools)

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 
+# Every protocol revision the kit speaks, oldest first (2024-11-05: stdio and HTTP+SSE only); the newest is
+# what initialize offers unless --mcp-protocol-version pins another.
+MCP_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
 
 class McpProtocolError(Exception):
     """The answer is not what MCP says it must be (not JSON-RPC, no answer to the request, a protocol

@@ -38,11 +38,11 @@ class McpSessionClient(RestSessionClient):
     def _open(self, n: int, rows: list[RequestRecord]) -> Opened:
         started = time.perf_counter()
         assert self.clock.client is not None  # made on the clock's thread before any work
-        info = client_info(self.agent.run_id)
-        session = McpHttpSession(self.clock.client, self.path, self.agent.bounds, info, self.sse_known)
+        info, offer = client_info(self.agent.run_id), self.agent.settings.mcp_protocol_version
+        session = McpHttpSession(self.clock.client, self.path, self.agent.bounds, info, self.sse_known, offer)
         answer = mcp_call(self.agent, session, MCP_OP.initialize, session.initialize, deferred=rows)
         if answer is None or not session.session_id:
-            session.end()  # over HTTP+SSE, its stream
+            session.abandon()  # closed where it was opened; over HTTP+SSE, its stream
             why = "no Mcp-Session-Id in the answer" if answer is not None else "initialize failed"
             return Opened(None, None, f"{why} (see requests.csv)")
         self.versions[session.session_id] = session.protocol_version or PROTOCOL_VERSION
@@ -125,7 +125,14 @@ class McpStdioSessionClient:
     def open(self, n: int) -> Opened:
         """A session whose handshake failed has its process stopped at once: it is no session to close."""
         started = time.perf_counter()
-        session = McpStdioSession(self.command, self.agent.bounds, client_info(self.agent.run_id))
+        settings = self.agent.settings
+        session = McpStdioSession(
+            self.command,
+            self.agent.bounds,
+            client_info(self.agent.run_id),
+            settings.mcp_protocol_version,
+            settings.mcp_close_timeout,
+        )
         error = None
         if mcp_call(self.agent, session, MCP_OP.initialize, session.initialize) is None:
             error = "initialize failed (see requests.csv)"

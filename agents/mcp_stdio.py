@@ -13,11 +13,11 @@ from __future__ import annotations
 import gevent.lock
 
 from agents.mcp_wire import HTTP_VERSIONS, Answer, McpProtocolError, McpSession, parsed
-from agents.reading import ReadBounds
+from agents.reading import ReadBounds, deadline
 from agents.stdio_child import StdioChild
 
 STDIO_VERSIONS = ("2024-11-05", *HTTP_VERSIONS)  # stdio is in every revision; Streamable HTTP came later
-CLOSE_GRACE_S = 2.0  # after its stdin closes, how long the server has to exit before it is stopped
+CLOSE_GRACE_S = 10.0  # after its stdin closes, how long the server has to exit (--mcp-close-timeout)
 WHAT = "MCP server process"
 
 
@@ -26,9 +26,17 @@ class McpStdioSession(McpSession):
 
     versions = STDIO_VERSIONS
 
-    def __init__(self, command: str, bounds: ReadBounds, client_info: dict) -> None:
-        super().__init__(bounds, client_info)
+    def __init__(
+        self,
+        command: str,
+        bounds: ReadBounds,
+        client_info: dict,
+        offer: str | None = None,
+        close_timeout_s: float = CLOSE_GRACE_S,
+    ) -> None:
+        super().__init__(bounds, client_info, offer)
         self.command = command
+        self.close_timeout_s = close_timeout_s
         self.child: StdioChild | None = None
         self.reading = gevent.lock.Semaphore()  # one reader of the output at a time
         self.waiting: set[int] = set()  # requests sent and not yet answered
@@ -37,7 +45,7 @@ class McpStdioSession(McpSession):
         self.refused = 0  # server requests answered with an error
 
     def fresh(self) -> McpStdioSession:
-        return McpStdioSession(self.command, self.bounds, self.client_info)
+        return McpStdioSession(self.command, self.bounds, self.client_info, self.offer, self.close_timeout_s)
 
     def initialize(self) -> Answer:
         """Start the server process, then the handshake's request (the session id names the process)."""
@@ -52,22 +60,27 @@ class McpStdioSession(McpSession):
         self.send_only({"jsonrpc": "2.0", "method": "notifications/initialized"}, "notifications/initialized")
 
     def request(self, method: str, params: dict | None = None) -> Answer:
-        """Send, then read until this request's response (the caller's deadline bounds the wait)."""
+        """Send, then read until this request's response, within --request-timeout."""
         self._child().check_readable()
         request_id, message = self.message(method, params)
         self.waiting.add(request_id)
         try:
-            self.send_only(message, method)
-            while request_id not in self.replies:
-                with self.reading:
-                    if request_id not in self.replies:
-                        self._read_one()
+            with deadline(self.bounds.deadline_s):
+                self._await(request_id, message, method)
         finally:
             self.waiting.discard(request_id)
         size, response = self.replies.pop(request_id)
         answer = Answer(None, size=size)
         self.take(response, request_id, answer)
         return answer
+
+    def _await(self, request_id: int, message: dict, method: str) -> None:
+        """The request sent, its response read (kept in `replies`), one reader of the output at a time."""
+        self.send_only(message, method)
+        while request_id not in self.replies:
+            with self.reading:
+                if request_id not in self.replies:
+                    self._read_one()
 
     def _read_one(self) -> None:
         """One line of the output: a response kept for its request, a notification counted, a server
@@ -98,10 +111,13 @@ class McpStdioSession(McpSession):
         """Close the server's stdin and wait for it to exit; one that does not is stopped, and the close
         fails saying so."""
         child = self._child()
-        exited = child.end_input(CLOSE_GRACE_S)
+        exited = child.end_input(self.close_timeout_s)
         child.stop()
         if not exited:
-            raise McpProtocolError(f"the {WHAT} did not exit within {CLOSE_GRACE_S:g} s of its stdin closing")
+            raise McpProtocolError(
+                f"the {WHAT} did not exit within --mcp-close-timeout {self.close_timeout_s:g} s of its stdin "
+                "closing (stopped: SIGTERM, then SIGKILL, of its process group)"
+            )
         return Answer(None)
 
     def end(self) -> None:

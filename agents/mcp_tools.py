@@ -1,5 +1,6 @@
-"""The agent loop's tools served by an MCP server (`[tools] mcp = URL`, or a command: a server process per
-agent over stdio, agents/mcp_stdio.py): one MCP session per agent, opened at its first task; the
+"""The agent loop's tools served by an MCP server (`[tools] mcp = URL`: on --host's origin or on another
+loopback one, a gateway of its own; or a command: a server process per agent over stdio,
+agents/mcp_stdio.py): one MCP session per agent, opened at its first task; the
 server's tools/list is what the model is offered, and each tool call the model makes is a tools/call on
 that server, its real latency and result feeding the next step.
 
@@ -15,7 +16,15 @@ from typing import Any
 
 import gevent
 
-from agents.mcp import close_session, new_session, open_session, replace_session, result_text, tools_call
+from agents.mcp import (
+    close_session,
+    new_session,
+    open_session,
+    origin_client,
+    replace_session,
+    result_text,
+    tools_call,
+)
 from agents.mcp_wire import McpSession
 from agents.request_body import SharedParts
 from agents.tool_deltas import ToolCall
@@ -37,7 +46,8 @@ class McpTools:
     encoded once, in `parts`)."""
 
     def __init__(self, agent: Any, section: ToolsSection) -> None:
-        session = new_session(agent, section.mcp_url or "", section.mcp_command)
+        self.client = None if section.mcp_command else origin_client(agent, section.mcp_url)
+        session = new_session(agent, section.mcp_url or "", section.mcp_command, self.client)
         self.session: McpSession | None
         self.session, tools = open_session(agent, session)
         self.section = (
@@ -84,6 +94,9 @@ class McpTools:
                 close_session(agent, self.session)
             self.session.end()
             self.session = None
+        if self.client is not None:
+            self.client.close()
+            self.client = None
 
 
 def mcp_tools_of(agent: Any, section: ToolsSection) -> McpTools:

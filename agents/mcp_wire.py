@@ -14,20 +14,24 @@ within the run's bounds (agents/reading.py). Raises on what is not MCP; records 
 from __future__ import annotations
 
 import abc
+import contextlib
 import itertools
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import gevent
 import httpx
 
-from agents.mcp_messages import McpProtocolError, parsed
+from agents.mcp_messages import MCP_REVISIONS, McpProtocolError, parsed
 from agents.mcp_sse import SSE_VERSION, SseChannel, falls_back
 from agents.reading import BoundedBody, ReadBounds, deadline, error_preview
-from agents.sse import iter_sse
+from agents.sse import SseCursor, iter_sse
 
-PROTOCOL_VERSION = "2025-11-25"  # the newest revision of the initialize handshake
-HTTP_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")  # Streamable HTTP's revisions
+PROTOCOL_VERSION = MCP_REVISIONS[-1]  # the newest revision: what initialize offers unless one is pinned
+HTTP_VERSIONS = MCP_REVISIONS[1:]  # Streamable HTTP's revisions (2025-03-26 on)
 SSE_VERSIONS = (SSE_VERSION, *HTTP_VERSIONS)  # HTTP+SSE is 2024-11-05's; its servers may agree a later one
+RETRY_DEFAULT_MS = 1000  # before a stream is resumed, when the server named no `retry:`
+LAST_EVENT_ID = "Last-Event-ID"
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 ACCEPT = "application/json, text/event-stream"
@@ -58,9 +62,10 @@ class McpSession(abc.ABC):
 
     versions: ClassVar[tuple[str, ...]] = HTTP_VERSIONS  # the protocol revisions the kit speaks on it
 
-    def __init__(self, bounds: ReadBounds, client_info: dict) -> None:
+    def __init__(self, bounds: ReadBounds, client_info: dict, offer: str | None = None) -> None:
         self.bounds = bounds
         self.client_info = client_info
+        self.offer = offer or PROTOCOL_VERSION  # the revision initialize asks for (--mcp-protocol-version)
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.dropped = False  # the server ended the session: every later request on it would fail
@@ -89,16 +94,23 @@ class McpSession(abc.ABC):
     def end(self) -> None:  # noqa: B027 - a hook: over HTTP nothing is held on this side
         """What the session holds on this side released, with no request (the agent stops)."""
 
+    def abandon(self) -> None:
+        """A session whose opening failed: released here (over stdio its process stopped at once), and
+        over HTTP closed on the server when it had one (its id came with the initialize answer), so a
+        failed open leaves nothing behind. No row: the failure is the open's."""
+        self.end()
+
     def ended_why(self) -> str:
         """How agents.csv says the server ended the session (when `dropped`)."""
         return ENDED_BY_SERVER
 
     def initialize_params(self) -> dict:
-        return {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": self.client_info}
+        return {"protocolVersion": self.offer, "capabilities": {}, "clientInfo": self.client_info}
 
     def agree(self, answer: Answer, versions: tuple[str, ...] | None = None) -> None:
-        """The version an initialize answer names kept; one the kit does not speak (on this transport:
-        `versions`, else the class's) is a McpProtocolError."""
+        """The version an initialize answer names kept, as the specification's negotiation has a client do:
+        it offered one, the server answers that or another it speaks; one the kit does not speak (on this
+        transport: `versions`, else the class's) is a McpProtocolError."""
         version = (answer.result or {}).get("protocolVersion")
         versions = versions or self.versions
         if version not in versions:
@@ -156,9 +168,15 @@ class McpHttpSession(McpSession):
     GET of the same URL opens an event stream (`sse`: a session known to be there, no POST tried)."""
 
     def __init__(
-        self, client: httpx.Client, path: str, bounds: ReadBounds, client_info: dict, sse: bool = False
+        self,
+        client: httpx.Client,
+        path: str,
+        bounds: ReadBounds,
+        client_info: dict,
+        sse: bool = False,
+        offer: str | None = None,
     ) -> None:
-        super().__init__(bounds, client_info)
+        super().__init__(bounds, client_info, offer)
         self.client = client
         self.path = path
         self.sse_known = sse  # the server speaks HTTP+SSE here (found by this session, or told)
@@ -167,7 +185,8 @@ class McpHttpSession(McpSession):
         self.refused = 0  # over HTTP+SSE, server requests answered with an error
 
     def fresh(self) -> McpHttpSession:
-        return McpHttpSession(self.client, self.path, self.bounds, self.client_info, self.sse_known)
+        info, sse, offer = self.client_info, self.sse_known, self.offer
+        return McpHttpSession(self.client, self.path, self.bounds, info, sse, offer)
 
     def headers(self) -> dict[str, str]:
         headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
@@ -188,7 +207,6 @@ class McpHttpSession(McpSession):
             return self._initialize_over_sse(answer)
         if answer.ok:
             self.agree(answer)
-            self.session_id = response.headers.get(SESSION_HEADER)
         return answer
 
     def _initialize_over_sse(self, posted: Answer | None) -> Answer:
@@ -226,17 +244,34 @@ class McpHttpSession(McpSession):
             return Answer(200)
         if not self.session_id:
             return Answer(200)
-        with deadline(self.bounds.deadline_s):
-            response = self.client.delete(self.path, headers=self.headers())
-        self.dropped = self.dropped or response.status_code == 404  # the server had ended it already
+        status, size = self._bounded("DELETE", None)
+        self.dropped = self.dropped or status == 404  # the server had ended it already
         self.session_id = None
-        return Answer(200 if response.status_code in (404, 405) else response.status_code)
+        return Answer(200 if status in (404, 405) else status, size=size)
+
+    def _bounded(self, method: str, message: dict | None) -> tuple[int, int]:
+        """A request whose answer's body means nothing to MCP (a notification's 202, a DELETE's): its
+        status and size, the body read within the run's bounds (a huge one fails, TooLarge)."""
+        with (
+            deadline(self.bounds.deadline_s),
+            self.client.stream(method, self.path, json=message, headers=self.headers()) as response,
+        ):
+            body = BoundedBody(response, self.bounds)
+            body.read()
+            return response.status_code, body.size
 
     def end(self) -> None:
         """Over HTTP+SSE, the stream closed (the session ends with it); over Streamable HTTP nothing is
         held on this side."""
         if self.channel is not None:
             self.channel.close()
+
+    def abandon(self) -> None:
+        if self.session_id and not self.dropped and self.channel is None:
+            with contextlib.suppress(Exception):  # the server's answer changes nothing here
+                self.close()
+        self.session_id = None  # nothing left to close, whatever the DELETE met
+        self.end()
 
     def ended_why(self) -> str:
         if self.channel is not None and self.channel.why_ended is not None:
@@ -253,6 +288,8 @@ class McpHttpSession(McpSession):
                 self.dropped = self.dropped or (response.status_code == 404 and self.session_id is not None)
                 preview = error_preview(response)
                 return Answer(response.status_code, error=preview, size=len(preview)), response
+            if method == "initialize":  # kept first: a session whose answer then fails is still closed
+                self.session_id = response.headers.get(SESSION_HEADER)
             answer = self._read(response, request_id)
         return answer, response
 
@@ -283,24 +320,63 @@ class McpHttpSession(McpSession):
             self.channel.why_ended = self.channel.why_ended or why
 
     def _read(self, response: httpx.Response, request_id: int) -> Answer:
+        """The answer to `request_id`: a JSON body, or an SSE stream read until the response; a stream that
+        ends before it, having named an event id, is resumed (`_resume`) as the specification's
+        resumability has a client do."""
         kind = response.headers.get("content-type", "").split(";")[0].strip()
-        body = BoundedBody(response, self.bounds)
         answer = Answer(response.status_code)
         if kind == "application/json":
+            body = BoundedBody(response, self.bounds)
             found = self.take(parsed(body.read()), request_id, answer)
+            answer.size = body.size
         elif kind == "text/event-stream":
-            found = None
-            for event in iter_sse(body.lines()):
-                found = self.take(parsed(event.data.encode()), request_id, answer)
-                if found is not None:
-                    break
-            body.finish()
+            cursor = SseCursor()
+            found = self._read_stream(response, request_id, answer, cursor)
+            if found is None and cursor.last_id is not None and self.session_id is not None:
+                found = self._resume(request_id, answer, cursor)
         else:
             raise McpProtocolError(f"answer of content type {kind or 'none'!r}, not JSON or an SSE stream")
-        answer.size = body.size
         if found is None:
             raise McpProtocolError(f"the answer ended without the response to request {request_id}")
         return answer
+
+    def _read_stream(
+        self, response: httpx.Response, request_id: int, answer: Answer, cursor: SseCursor
+    ) -> dict | None:
+        """One event stream read until the response to `request_id` (None if it ended first); its bytes
+        added to the answer's, the whole answer within --max-response-bytes."""
+        remaining = ReadBounds(
+            self.bounds.deadline_s, max(self.bounds.max_bytes - answer.size, 0), self.bounds.max_line_bytes
+        )
+        body = BoundedBody(response, remaining)
+        found = None
+        try:
+            for event in iter_sse(body.lines(), cursor=cursor):
+                found = self.take(parsed(event.data.encode()), request_id, answer)
+                if found is not None:
+                    body.finish()
+                    break
+        finally:
+            answer.size += body.size
+        return found
+
+    def _resume(self, request_id: int, answer: Answer, cursor: SseCursor) -> dict | None:
+        """The stream resumed after it ended without the response: after the server's `retry:`, a GET with
+        Last-Event-ID, read on; again while each resumed stream ends early (the caller's deadline bounds
+        it all). A GET refused ends the tries."""
+        found = None
+        while found is None:
+            gevent.sleep((cursor.retry_ms if cursor.retry_ms is not None else RETRY_DEFAULT_MS) / 1000.0)
+            headers = {**self.headers(), "Accept": "text/event-stream", LAST_EVENT_ID: cursor.last_id or ""}
+            headers.pop("Content-Type")
+            with self.client.stream("GET", self.path, headers=headers) as response:
+                if response.status_code >= 400:
+                    raise McpProtocolError(
+                        f"the answer's stream ended without the response to request {request_id}, and "
+                        f"resuming it (GET with Last-Event-ID) was answered HTTP {response.status_code}"
+                    )
+                found = self._read_stream(response, request_id, answer, cursor)
+        return found
 
     def send_only(self, message: dict, what: str) -> None:
         """A message that gets no JSON-RPC answer (a notification, a response): 202 (or 200) expected."""
@@ -308,7 +384,7 @@ class McpHttpSession(McpSession):
             posted = self.channel.post(message, self.headers())
             status, text = posted.status_code, posted.error or ""
         else:
-            response = self.client.post(self.path, json=message, headers=self.headers())
-            status, text = response.status_code, response.text
+            status, _ = self._bounded("POST", message)
+            text = ""
         if status >= 400:
             raise McpProtocolError(f"{what}: HTTP {status} {text[:120]}")

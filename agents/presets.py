@@ -149,7 +149,7 @@ PRESETS: dict[str, GatewayPreset] = {
         GatewayPreset(
             name="mcp",
             agent_classes=("agents.mcp:McpAgent",),
-            health_path="/health",
+            health_path="",  # MCP defines none: liveness speaks MCP itself (kit/liveness.py)
             summary="an MCP server or gateway, over Streamable HTTP (--mcp-url) or stdio (--mcp-command)",
             sessions=session_steps.MCP,
             session_client="agents.mcp_sessions:McpSessionClient",  # speaks MCP, not templates

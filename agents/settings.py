@@ -52,6 +52,9 @@ class AgentSettings:
     mcp_command: str | None = None  # MCP over stdio instead: the server each agent launches
     mcp_tool_mix: str | None = None  # NAME=WEIGHT,...; None: every tool the server lists alike
     mcp_arguments: str | None = None  # JSON file: tool -> argument objects; None: made from the schema
+    mcp_protocol_version: str | None = None  # the revision initialize offers; None: the newest
+    mcp_allow_unsafe_tools: bool = False  # the default mix takes unannotated, destructive, open-world tools
+    mcp_close_timeout: float = 10.0  # seconds a stdio server has to exit after its stdin closes
     gateway: str = "simulator"  # the preset (or spec:FILE) whose session protocol capacity/churn speak
     capacity_connection: str = "fresh"  # capacity/churn start-up timing: fresh or keep-alive connection
     acp_sessions: str = "process"  # capacity/churn on ACP: a process per session, or one shared process

@@ -20,22 +20,44 @@ class SseEvent:
     arrived: float  # clock reading when the event's last line arrived
 
 
-def iter_sse(lines: Iterable[str], clock: Callable[[], float] = time.perf_counter) -> Iterator[SseEvent]:
-    """Yield one event per blank-line-terminated block (data lines joined with newlines)."""
+@dataclass
+class SseCursor:
+    """What a stream said of itself besides its events (the SSE standard's last event ID and reconnection
+    time): MCP resumes a stream from them (a GET with Last-Event-ID after `retry_ms`). A priming event
+    (an `id:` with empty data) sets them and is no event of its own."""
+
+    last_id: str | None = None
+    retry_ms: int | None = None
+
+
+def iter_sse(
+    lines: Iterable[str], clock: Callable[[], float] = time.perf_counter, cursor: SseCursor | None = None
+) -> Iterator[SseEvent]:
+    """Yield one event per blank-line-terminated block, as the SSE standard dispatches them: data lines
+    joined with newlines, a block whose data is empty not dispatched, comments (`:`) skipped; `id:` and
+    `retry:` kept in `cursor`."""
     data: list[str] = []
     event: str | None = None
+    cursor = cursor if cursor is not None else SseCursor()
     for raw in lines:
         line = raw.rstrip("\r\n")
         if not line:
-            if data:
-                yield SseEvent("\n".join(data), event, clock())
+            if data and (text := "\n".join(data)):
+                yield SseEvent(text, event, clock())
             data, event = [], None
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-        elif line.startswith("event:"):
-            event = line[6:].strip()
-    if data:
-        yield SseEvent("\n".join(data), event, clock())
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value.strip()
+        elif name == "id" and "\0" not in value:
+            cursor.last_id = value
+        elif name == "retry" and value.isdigit():
+            cursor.retry_ms = int(value)
+    if data and (text := "\n".join(data)):
+        yield SseEvent(text, event, clock())
 
 
 @dataclass

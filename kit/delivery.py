@@ -11,7 +11,7 @@ from locust.runners import STATE_MISSING, MasterRunner
 
 from contract import schema
 from contract.records import WorkerLoss
-from contract.schema import REQUEST, TASK_STATUS
+from contract.schema import AGENT, MCP_OP, REQUEST, TASK_STATUS
 from scenarios.rounds import RoundsPlan
 
 SHORTFALL = "load not delivered"
@@ -70,11 +70,17 @@ class FleetWatch:
 
 class AnsweredRows:
     """Counts the rows that show the gateway was loaded: requests it answered (failed ones too), tasks
-    that ended, sessions opened or refused. Requests and tasks the run's own stop cut short do not count."""
+    that ended, sessions opened or refused. Requests and tasks the run's own stop cut short do not count.
+    A run whose work is MCP tool calls (`tool_calls`) also counts those that succeeded, and keeps the
+    first reason one failed or a session did not open: with none succeeded the load was not delivered."""
 
-    def __init__(self) -> None:
+    def __init__(self, tool_calls: bool = False) -> None:
         self.answered = 0
         self.cut_short = 0
+        self.tool_calls = tool_calls
+        self.calls_ok = 0
+        self.calls_failed = 0
+        self.first_failure: str | None = None
 
     def on_row(self, file_name: str, row: dict) -> None:
         cut = (
@@ -84,6 +90,25 @@ class AnsweredRows:
             self.cut_short += 1
         elif file_name in (schema.REQUESTS_CSV, schema.TASKS_CSV, schema.AGENTS_CSV):
             self.answered += 1
+            if self.tool_calls:
+                self._tally(file_name, row)
+
+    def _tally(self, file_name: str, row: dict) -> None:
+        if file_name == schema.REQUESTS_CSV and row.get(REQUEST.operation) == MCP_OP.tools_call:
+            if row.get(REQUEST.ok) in (True, 1, "1"):
+                self.calls_ok += 1
+                return
+            self.calls_failed += 1
+        column = REQUEST.error if file_name == schema.REQUESTS_CSV else AGENT.error
+        if self.first_failure is None and (error := row.get(column)):
+            self.first_failure = str(error)
+
+    def no_tool_call(self) -> str | None:
+        """Why the MCP load was not delivered (no tools/call succeeded), or None."""
+        if not self.tool_calls or self.calls_ok:
+            return None
+        why = f"; the first failure: {self.first_failure}" if self.first_failure else ""
+        return f"{SHORTFALL}: 0 tools/call succeeded ({self.calls_failed} failed){why}"
 
 
 def loss_ends_run(loss: WorkerLoss, rounds: RoundsPlan | None, none_left: bool) -> str | None:
@@ -106,4 +131,4 @@ def shortfall(losses: list[WorkerLoss], rows: AnsweredRows, workers_left: bool) 
     if rows.answered == 0:
         cut = f"; {rows.cut_short} cut short by the run's stop" if rows.cut_short else ""
         return f"{SHORTFALL}: the gateway answered no request (0 answered{cut})"
-    return None
+    return rows.no_tool_call()

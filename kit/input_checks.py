@@ -22,6 +22,7 @@ from contract.http_probe import probe_get
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 HOST_CHECK_TIMEOUT_S = 5.0
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # host names of this machine: a URL there reaches nothing else
 
 
 def run_id(text: str) -> str:
@@ -107,6 +108,19 @@ def on_target(flag: str, url: str | None, host: str | None) -> None:
         raise InputError(f"{flag}: not sent: {exc}") from None
 
 
+def on_loopback_or_target(flag: str, url: str | None, host: str | None) -> None:
+    """A URL on --host's origin (`on_target`), or an http(s) URL on this machine (127.0.0.1, localhost,
+    ::1): no request leaves it."""
+    if url and not url.startswith("/") and urlsplit(http_url(flag, url)).hostname in LOOPBACK:
+        return
+    try:
+        on_target(flag, url, host)
+    except InputError as exc:
+        raise InputError(
+            f"{exc} (another origin must be on this machine: 127.0.0.1, localhost, ::1)"
+        ) from None
+
+
 def http_url(flag: str, url: str) -> str:
     """An http(s) URL with a host name, a valid port and no blank or control character (urllib drops
     a newline silently; httpx refuses it mid-run)."""
@@ -165,7 +179,7 @@ def model_calls_url(url: str | None, host: str | None) -> str | None:
         return None
     url = http_url("--model-calls-url", url)
     where = urlsplit(url).hostname
-    allowed = {"127.0.0.1", "localhost", "::1", urlsplit(host).hostname if host else None}
+    allowed = {*LOOPBACK, urlsplit(host).hostname if host else None}
     if where not in allowed:
         raise InputError(f"--model-calls-url {url}: neither on this machine nor on --host's host")
     return url

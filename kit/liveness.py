@@ -1,5 +1,6 @@
 """Is the target still alive? Its pids (started by the kit or named with --target-pid) and its health
-endpoint, checked about once a second; the side sampler's own death is noted for the record.
+endpoint, checked about once a second (an MCP server, which has none: MCP itself, agents/mcp_probe.py,
+unless --health-path names one); the side sampler's own death is noted for the record.
 
 Decides only death and describes it: stopping the run is the caller's (kit/runtime.py).
 """
@@ -11,7 +12,8 @@ from dataclasses import dataclass, field
 import httpx
 import psutil
 
-from agents.base import shared_tls_context
+from agents.base import auth_headers, shared_tls_context
+from agents.mcp_probe import McpPing
 from agents.target_origin import with_userinfo
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 from contract.csv_tail import last_sample_row
@@ -32,6 +34,8 @@ class Liveness:
     health_url: str | None
     timeout_s: float
     any_answer: bool = False  # no health path: any HTTP answer from the bare URL counts as alive
+    mcp: McpPing | None = None  # an MCP server's probe, instead of the health URL
+    key_env: str | None = None  # the variable of the key the probe carries (the agents' own)
     answered: bool = False  # it gave an HTTP answer once (at the start's check, or to a probe)
     failing_since: float | None = None
     _procs: dict[int, psutil.Process] = field(default_factory=dict)
@@ -45,7 +49,7 @@ class Liveness:
                 return gone
         if not self.health_url or self.timeout_s <= 0:
             return None
-        failure = self._probe()
+        failure = self.mcp.probe() if self.mcp is not None else self._probe()
         if failure is None:
             self.failing_since = None
             return None
@@ -68,6 +72,8 @@ class Liveness:
         return f"target pid {pid} is gone"
 
     def close(self) -> None:
+        if self.mcp is not None:
+            self.mcp.close()
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -88,7 +94,8 @@ class Liveness:
         of CPU that holds the gevent loop once a second, and every stream read meanwhile waits."""
         if self._client is None:
             timeout = min(2.0, max(self.timeout_s / 2, 0.2))
-            self._client = httpx.Client(timeout=timeout, verify=shared_tls_context())
+            headers = auth_headers(self.key_env)
+            self._client = httpx.Client(timeout=timeout, verify=shared_tls_context(), headers=headers)
         return self._client
 
     def _frozen(self) -> str:
@@ -123,11 +130,16 @@ def _float(text) -> float | None:
 
 def liveness_of(settings: KitSettings, target: Target) -> Liveness:
     """The target's pids (the kit's own and those named with --target-pid) and the health endpoint of
-    any target with a URL."""
+    any target with a URL; an MCP server's is MCP itself unless --health-path names a path."""
     pids = ([target.pid] if target.pid else []) + list(settings.agent.target_pid)
     health_path = settings.target.health_path
     url = with_userinfo(target.url, settings.target.host_auth)  # a gateway behind Basic auth
     health = f"{url}{health_path}" if target.url else None
     answered = target.started_by_kit or settings.target.host_check  # both waited for an answer first
     timeout = settings.target.liveness_timeout
-    return Liveness(pids, health, timeout, any_answer=not health_path, answered=answered)
+    mcp = None
+    if settings.preset.calls_mcp and not health_path and target.url:
+        mcp = McpPing(settings.agent, target.url, min(2.0, max(timeout / 2, 0.2)))
+        health, answered = mcp.url, True  # the start's MCP session answered (kit/mcp_start.py)
+    key_env = settings.agent.api_key_env
+    return Liveness(pids, health, timeout, not health_path, answered=answered, mcp=mcp, key_env=key_env)

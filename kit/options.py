@@ -8,6 +8,7 @@ workload-file key, which the parser, the web form, the workload reader and docs/
 
 from __future__ import annotations
 
+from agents.mcp_messages import MCP_REVISIONS
 from agents.session_policy import session_policy_arg
 from agents.settings import DEFAULTS
 from contract import trend_rule
@@ -380,6 +381,28 @@ def add_arguments(parser) -> None:
         "--mcp-arguments",
         default=None,
         help="MCP: JSON file of tool name -> argument objects (default: made from each input schema)",
+    )
+    add(
+        protocols,
+        "--mcp-protocol-version",
+        choices=MCP_REVISIONS,
+        default=None,
+        help="MCP: the protocol revision initialize offers (default: the newest; the server's answer kept)",
+    )
+    add(
+        protocols,
+        "--mcp-allow-unsafe-tools",
+        action="store_true",
+        default=DEFAULTS.mcp_allow_unsafe_tools,
+        help="MCP: the default tool mix takes every listed tool, not only those annotated read-only and "
+        "closed-world",
+    )
+    add(
+        protocols,
+        "--mcp-close-timeout",
+        default=None,
+        help="MCP over stdio: how long a server has to exit once its stdin closes, before SIGTERM, then "
+        f"SIGKILL of its process group, e.g. 5s (default {DEFAULTS.mcp_close_timeout:g}s)",
     )
     add(
         protocols,

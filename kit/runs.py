@@ -32,6 +32,7 @@ from contract.errors import DiskError, KitError, one_line
 from kit import finish, fleet, input_checks, rundir, signals, startup_signals, webui, worker_spawn
 from kit.disk import DiskGuard
 from kit.judge import refuse_short_trends
+from kit.mcp_start import check_mcp_mix
 from kit.remote_sampler import start_remote_samplers
 from kit.runtime import KitRun, run_of
 from kit.session import Session
@@ -94,6 +95,7 @@ def setup(environment: Environment) -> KitRun | None:
     warn_before_load(settings)
     environment.host = session.target.url
     try:
+        check_mcp_mix(settings, session.target)  # before the run directory: a refused mix leaves none
         run = begin_run(environment, settings, session)
     except KitError as exc:
         stop_target(session.target)

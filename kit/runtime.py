@@ -29,6 +29,7 @@ from kit.judge import refuse_short_trends
 from kit.live import FINISHED, RUNNING, LiveRun
 from kit.liveness import liveness_of
 from kit.load import Load, await_ramped_down, user_count
+from kit.mcp_start import calls_mcp_tools
 from kit.model_calls import model_calls_for
 from kit.record import RunRecord
 from kit.remote_sampler import RemoteSamplers
@@ -70,7 +71,7 @@ class KitRun:
         self.watchers = Watchers(environment, self.stopping, self.record, session.target, liveness, *samplers)
         self.watchers.model_calls = model_calls_for(settings, session.target.url, meta)
         self.live = LiveRun(settings.run_id, settings.run_dir, meta)
-        self.answered = AnsweredRows()
+        self.answered = AnsweredRows(tool_calls=calls_mcp_tools(settings))
         self.recorder.listeners += [self.live.on_row, self.answered.on_row]
         self.load: Load | None = None  # built at the first tick, from the settings as they are then
         self.ending: gevent.Greenlet | None = None  # once begun; its value: the report's child (a greenlet)

@@ -37,7 +37,7 @@ from scenarios.workload import WorkloadSettings, read_workload
 RUNS_ROOT = Path("runs")
 # Agent options that must be finite and > 0 (the web form bypasses argparse's `type=` checks): times
 # take what every duration option takes ("30s", "15m", or plain seconds), counts a whole number.
-_DURATIONS = ("request_timeout", "poll_interval", "task_timeout")
+_DURATIONS = ("request_timeout", "poll_interval", "task_timeout", "mcp_close_timeout")
 _POSITIVE = ("max_tokens", "sessions_speed")
 # Agent options a preset may default: its attribute (or its `defaults` entry) fills an unset option.
 _PRESET_ATTRIBUTES = ("session_header", "api_key_env")
@@ -129,12 +129,13 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
 
 
 def check_mcp_urls(settings: KitSettings) -> None:
-    """Every MCP URL the agents will call stays on --host's origin (agents/target_origin.py)."""
+    """--mcp-url stays on --host's origin (agents/target_origin.py); the agent loop's MCP server may be
+    on another origin of this machine (an MCP gateway beside the model's)."""
     host = settings.target.host
     input_checks.on_target("--mcp-url", settings.agent.mcp_url, host)
     loop = settings.agent.workload.tool_loop
     if loop is not None:
-        input_checks.on_target("workload [tools] mcp", loop.tools.mcp_url, host)
+        input_checks.on_loopback_or_target("workload [tools] mcp", loop.tools.mcp_url, host)
 
 
 def refuse_unfit_driver(settings: KitSettings) -> None:

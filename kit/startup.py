@@ -149,9 +149,8 @@ def resolve_target(settings: KitSettings, cancelled: Callable[[], bool] = lambda
         return start_target(command, url, target.health_path, target.start_timeout, cancelled=cancelled)
     if preset.embedded_simulator:  # our own module: found from any working directory
         command = simulator_command(port, simulator_args(settings))
-        return start_target(
-            command, url, target.health_path, target.start_timeout, kit_module_env(), cancelled
-        )
+        health = target.health_path or "/health"  # the simulator's, whatever the preset checks mid-run
+        return start_target(command, url, health, target.start_timeout, kit_module_env(), cancelled)
     raise InputError(f"--gateway {preset.name} needs --host URL or --target-cmd")
 
 
@@ -221,6 +220,12 @@ def local_target(settings: KitSettings, target: Target) -> tuple[list[int], list
     return pids, matches, list(agent.target_cgroup)
 
 
+LAUNCHERS = frozenset({"env", "npx", "uvx", "bunx", "pnpx"})  # they run the program their arguments name
+OPTIONS_WITH_VALUE = frozenset(
+    {"-C", "--chdir", "-u", "--unset", "-p", "--package", "--from", "--with", "--python"}
+)
+
+
 def queue_probe(settings: KitSettings, target: Target) -> tuple[str | None, ...]:
     """--queue-url and fields as given, else the preset's probe on the target: URL, queue, in-progress
     and reading-age fields."""
@@ -235,10 +240,32 @@ def queue_probe(settings: KitSettings, target: Target) -> tuple[str | None, ...]
 
 
 def stdio_pattern(command: str) -> str:
-    """A regex for the agents' stdio processes (ACP agents, MCP servers): their arguments (an
-    interpreter path may be rewritten by shims), or the program's name when it has none."""
+    """A regex for the agents' stdio processes (ACP agents, MCP servers): through a launcher (`npx -y
+    PKG`, `uvx PKG`, `env ... CMD`), the name of what it launches, which every process of the chain
+    carries (npx's node, its shell, the server's node); else their arguments (an interpreter path may be
+    rewritten by shims), or the program's name when it has none."""
     words = shlex.split(command)
+    if (program := launched(words)) is not None:
+        return re.escape(program)
     return re.escape(" ".join(words[1:])) if len(words) > 1 else re.escape(Path(words[0]).name)
+
+
+def launched(words: list[str]) -> str | None:
+    """The name of the program or package a launcher command runs (None: not a launcher): its first
+    word past the launcher's options and VAR=value settings, a package's scope and version dropped."""
+    if not words or Path(words[0]).name not in LAUNCHERS:
+        return None
+    rest = iter(words[1:])
+    for word in rest:
+        if word in OPTIONS_WITH_VALUE:
+            next(rest, None)
+        elif not word.startswith("-") and "=" not in word:
+            inner = launched([word, *rest])
+            if inner is not None:
+                return inner
+            name = Path(word[0] + word[1:].split("@")[0]).name  # @scope/pkg@1.2 -> pkg
+            return name or None
+    return None
 
 
 def check_sampler_options(settings: KitSettings) -> None:

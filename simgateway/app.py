@@ -40,7 +40,8 @@ def build_app(knobs: Knobs, shared: mmap.mmap | None) -> tuple[web.Application, 
     started = time.time()
 
     async def health(_: web.Request) -> web.Response:
-        return web.json_response({"status": "ok", "pid": os.getpid(), "uptime_s": time.time() - started})
+        body = {"status": "ok", "pid": os.getpid(), "uptime_s": time.time() - started}
+        return web.json_response(body, status=knobs.health_status)
 
     async def models(_: web.Request) -> web.Response:
         model = {

@@ -1,6 +1,8 @@
 """Answers of a hostile gateway (the `--hostile` knob), on every path but /health and /v1/sim/: a stream that
 never ends (`drip`: an SSE comment every half second and never a token; `garbage`: chunked bytes forever),
 or one too large (`huge-body`: a 200 JSON body of `--hostile-bytes`; `huge-line`: one SSE line of that size).
+`mcp-huge-ignored` is an honest MCP server but for the answers MCP gives no meaning (to a notification, a
+response, the session's DELETE): those are huge bodies of `--hostile-bytes`.
 
 The known truth of the load generator's bounds tests. Bodies are written in pieces, never held whole, and
 a write to a client that has gone ends the answer.
@@ -9,6 +11,7 @@ a write to a client that has gone ends the answer.
 from __future__ import annotations
 
 import asyncio
+import json
 
 from aiohttp import web
 
@@ -25,7 +28,9 @@ def hostile_middleware(mode: str, size: int):
     async def hostile(request: web.Request, handler):
         if request.path.startswith(_SPARED):
             return await handler(request)
-        await request.read()
+        body = await request.read()  # kept by aiohttp: the handler reads it again
+        if mode == MCP_HUGE_IGNORED and not _ignored_by_mcp(request.method, body):
+            return await handler(request)
         return await ANSWERS[mode](request, size)
 
     return hostile
@@ -77,4 +82,22 @@ async def _started(request: web.Request, content_type: str) -> web.StreamRespons
     return response
 
 
-ANSWERS = {"drip": _drip, "garbage": _garbage, "huge-body": _huge_body, "huge-line": _huge_line}
+def _ignored_by_mcp(method: str, body: bytes) -> bool:
+    """A DELETE, or a POST of a JSON-RPC message that is no request (a notification, a response)."""
+    if method == "DELETE":
+        return True
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    return method == "POST" and isinstance(message, dict) and ("id" not in message or "method" not in message)
+
+
+MCP_HUGE_IGNORED = "mcp-huge-ignored"
+ANSWERS = {
+    "drip": _drip,
+    "garbage": _garbage,
+    "huge-body": _huge_body,
+    "huge-line": _huge_line,
+    MCP_HUGE_IGNORED: _huge_body,
+}

@@ -16,7 +16,7 @@ from simgateway.script import Script, ScriptError, load_script
 
 USAGE_DIALECTS = ("openai", "deepseek", "anthropic", "responses")
 AGENT_MODES = ("inprocess", "process")
-HOSTILE_MODES = ("drip", "garbage", "huge-body", "huge-line")  # simgateway/hostile.py
+HOSTILE_MODES = ("drip", "garbage", "huge-body", "huge-line", "mcp-huge-ignored")  # simgateway/hostile.py
 BAD_TOOL_CALL_MODES = ("not-json", "schema", "no-id", "duplicate-id", "unknown-name")  # tool_wire.py
 MCP_INITIALIZE_MODES = ("honest", "hang", "wrong-version", "invalid")  # simgateway/mcp_server.py
 DEFAULT_MCP_TOOLS = "search,fetch,lookup"
@@ -24,11 +24,22 @@ DEFAULT_MCP_TOOLS = "search,fetch,lookup"
 
 @dataclass(frozen=True)
 class McpTool:
-    """One tool of the MCP endpoint: its name, how long a call takes, how large its result is."""
+    """One tool of the MCP endpoint: its name, how long a call takes, how large its result is, and what
+    its annotations say it does (MCP_TOOL_KINDS: `read` a read-only, closed-world tool)."""
 
     name: str
     latency_ms: float
     result_bytes: int
+    kind: str = "read"
+
+
+# A tool's annotations by its kind (--mcp-tools NAME:MS:BYTES:KIND): what a client's safe default reads.
+MCP_TOOL_KINDS: dict[str, dict[str, bool] | None] = {
+    "read": {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False},
+    "destructive": {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False},
+    "open": {"readOnlyHint": True, "openWorldHint": True},
+    "none": None,
+}
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,7 @@ class Knobs:
     max_concurrent_chats: int | None = None  # None: unlimited
     hostile: str | None = None  # every answer the hostile way (simgateway/hostile.py); None: honest
     hostile_bytes: int = 128 * 1024 * 1024  # the size of a huge-body / huge-line answer
+    health_status: int = 200  # what /health answers (a gateway without one: 404; a keyed one: 500)
     # agent sessions
     agent_mode: str = "inprocess"
     agent_startup_ms: float = 50.0
@@ -182,6 +194,7 @@ def build_parser(prog: str = "python -m simgateway", listens: bool = True) -> ar
     faults.add_argument("--max-concurrent-chats", type=_POSITIVE_INT, default=None)
     faults.add_argument("--hostile", choices=HOSTILE_MODES, default=None)
     faults.add_argument("--hostile-bytes", type=_COUNT, default=128 * 1024 * 1024)
+    faults.add_argument("--health-status", type=_checked(int, 200, 599), default=200, help="/health's status")
     agents = p.add_argument_group("agent sessions")
     agents.add_argument("--agent-mode", choices=AGENT_MODES, default="inprocess")
     agents.add_argument("--agent-startup-ms", type=_NONNEG, default=50.0)
@@ -203,7 +216,11 @@ def build_parser(prog: str = "python -m simgateway", listens: bool = True) -> ar
     board.add_argument("--leak-mib-per-task", type=_NONNEG, default=0.0)
     board.add_argument("--detach-workers", action="store_true")
     mcp = p.add_argument_group("MCP endpoint (/mcp)")
-    mcp.add_argument("--mcp-tools", default=DEFAULT_MCP_TOOLS, help="NAME[:MS[:BYTES]],... (tools served)")
+    mcp.add_argument(
+        "--mcp-tools",
+        default=DEFAULT_MCP_TOOLS,
+        help="NAME[:MS[:BYTES[:KIND]]],... (tools served; KIND read, destructive, open or none: annotations)",
+    )
     mcp.add_argument("--mcp-tool-ms", type=_NONNEG, default=0.0, help="a tool's latency unless its own")
     mcp.add_argument("--mcp-result-bytes", type=_COUNT, default=256, help="a result's size unless its own")
     mcp.add_argument("--mcp-session-mib", type=_NONNEG, default=0.0)
@@ -248,19 +265,22 @@ def _shown(value: object) -> str:
 
 
 def mcp_tools(spec: str, latency_ms: float, result_bytes: int) -> tuple[McpTool, ...]:
-    """`NAME[:MS[:BYTES]],...` with the defaults for what a tool does not say; ValueError naming the
-    bad part."""
+    """`NAME[:MS[:BYTES[:KIND]]],...` with the defaults for what a tool does not say (an empty MS or
+    BYTES too); ValueError naming the bad part."""
     tools = []
     for part in (p.strip() for p in spec.split(",")):
         name, *rest = part.split(":")
-        if not name or len(rest) > 2:
-            raise ValueError(f"--mcp-tools: {part!r} is not NAME[:MS[:BYTES]]")
+        kind = rest[2] if len(rest) > 2 else "read"
+        if not name or len(rest) > 3 or kind not in MCP_TOOL_KINDS:
+            raise ValueError(
+                f"--mcp-tools: {part!r} is not NAME[:MS[:BYTES[:KIND]]] ({', '.join(MCP_TOOL_KINDS)})"
+            )
         try:
-            ms = _NONNEG(rest[0]) if rest else latency_ms
-            size = _COUNT(rest[1]) if len(rest) > 1 else result_bytes
+            ms = _NONNEG(rest[0]) if rest and rest[0] else latency_ms
+            size = _COUNT(rest[1]) if len(rest) > 1 and rest[1] else result_bytes
         except argparse.ArgumentTypeError as exc:
             raise ValueError(f"--mcp-tools {part!r}: {exc}") from None
-        tools.append(McpTool(name, ms, size))
+        tools.append(McpTool(name, ms, size, kind))
     if len({t.name for t in tools}) != len(tools):
         raise ValueError(f"--mcp-tools: a tool is named twice in {spec!r}")
     return tuple(tools)

@@ -22,7 +22,7 @@ from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 
-from simgateway.knobs import Knobs
+from simgateway.knobs import MCP_TOOL_KINDS, Knobs
 
 RECENT_CALLS = 1000  # tools/call times kept for the counts
 RESOURCE_URI = "sim://doc/1"
@@ -151,6 +151,7 @@ class SimMcp:
                     name=tool.name,
                     description=f"simulated tool {tool.name}: {tool.latency_ms:g} ms, {tool.result_bytes} B",
                     input_schema=INPUT_SCHEMA,
+                    annotations=tool_annotations(tool.kind),
                 )
                 for tool in self.tools.values()
             ]
@@ -221,3 +222,9 @@ def _with_version(result: Any, version: str) -> Any:
     if isinstance(result, dict):
         return {**result, "protocolVersion": version}
     return result.model_copy(update={"protocol_version": version})
+
+
+def tool_annotations(kind: str) -> types.ToolAnnotations | None:
+    """A tool's MCP annotations by its kind (knobs.MCP_TOOL_KINDS)."""
+    hints = MCP_TOOL_KINDS[kind]
+    return types.ToolAnnotations.model_validate(hints) if hints is not None else None

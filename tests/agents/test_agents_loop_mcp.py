@@ -1,4 +1,5 @@
-"""The agent loop with its tools on an MCP server (`[tools] mcp = "/mcp"`), against the simulator: its
+"""The agent loop with its tools on an MCP server (`[tools] mcp = "/mcp"`, or a URL on another loopback
+origin: an MCP gateway beside the model's), against the simulator: its
 scripted model calls a tool for 3 steps, so each task has 4 model rows and 3 `mcp.tools_call` rows with
 the task's id and step; the model is offered the server's tools/list; each tool result (its size a
 knob) is appended to the next step's context, which the model's own log reads back; tool time is real.
@@ -89,3 +90,31 @@ def test_a_loop_whose_mcp_session_the_server_ends_goes_on_in_a_new_one(simulator
     assert server["opened"] == server["dropped"] + server["closed"] and server["open"] == 0
     tasks = pd.read_csv(run_dir / "tasks.csv")
     assert (tasks[TASK.end_reason] == "answer").sum() >= 2  # tasks after a lost session still answer
+
+
+def test_the_loops_mcp_server_may_be_on_another_loopback_origin_than_the_model(simulator, tmp_path):
+    model = simulator(*MODEL)  # the model's gateway: its own MCP endpoint is not used
+    tools = simulator(*TOOLS)  # an MCP gateway of its own, on another port
+    workload = tmp_path / "w.toml"
+    workload.write_text(WORKLOAD.format(url=f"{tools.url}/mcp"))
+    run_dir = tmp_path / "run"
+    smoke = ("--load-profile", "smoke", "--peak-users", "2", "--duration", "3s", "--think-time", "0")
+    done = run_locust(run_dir, "ChatAgent", "--host", model.url, *smoke, "--workload", str(workload))
+    assert done.returncode == OK, done.stderr[-2000:]
+    calls = pd.read_csv(run_dir / "requests.csv").query(f"{REQUEST.operation} == 'mcp.tools_call'")
+    answered = calls[calls[REQUEST.error_kind] != ERROR_INTERRUPTED]
+    assert len(answered) >= 3 and answered[REQUEST.ok].all()
+    assert len(answered) <= sum(mcp_stats(tools.url)["tool_calls"].values()) <= len(calls)
+    assert mcp_stats(model.url)["tool_calls"] == {}  # none reached the model's gateway
+    wait_for(lambda: mcp_stats(tools.url)["sessions"]["open"] == 0, 2.0, "every MCP session closed")
+
+
+def test_the_loops_mcp_server_off_this_machine_is_refused_with_one_line(tmp_path):
+    workload = tmp_path / "w.toml"
+    workload.write_text(WORKLOAD.format(url="http://192.0.2.1:9/mcp"))
+    done = run_locust(
+        tmp_path / "run", "ChatAgent", "--host", "http://127.0.0.1:9", "--workload", str(workload)
+    )
+    assert done.returncode == 2 and not (tmp_path / "run").exists()
+    lines = [line for line in done.stderr.splitlines() if "[tools] mcp" in line]
+    assert len(lines) == 1 and "must be on this machine" in lines[0], done.stderr[-1000:]

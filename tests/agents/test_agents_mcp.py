@@ -65,8 +65,10 @@ def test_tools_call_latency_reads_the_tool_knob_and_every_call_and_session_is_ac
         assert n <= server["tool_calls"][name] <= n + cut_by_tool[name], (name, n, server["tool_calls"])
     assert set(server["tool_calls"]) == set(answered.index) and len(cut) <= 4
     assert (calls[REQUEST.response_bytes] > 256).all()  # the 256-byte result, its JSON-RPC and SSE framing
-    assert server["sessions"] == {"open": 0, "opened": 4, "closed": 4, "dropped": 0}
-    assert server["clients"] == {f"loadkit-{run_id_of(tmp_path)}": 4}
+    # the kit's own two (the mix's check before load, the liveness probe's) beside the agents' four
+    assert server["sessions"] == {"open": 0, "opened": 6, "closed": 6, "dropped": 0}
+    run_id = run_id_of(tmp_path)
+    assert server["clients"] == {f"loadkit-{run_id}": 4, f"loadkit-{run_id}-probe": 2}
     events = rows(tmp_path, schema.AGENTS_CSV)[AGENT.event].value_counts().to_dict()
     assert events == {AGENT_EVENT.created: 4, AGENT_EVENT.closed: 4}
     ops = set(requests[REQUEST.operation])
@@ -139,7 +141,10 @@ def test_without_host_the_embedded_simulators_mcp_endpoint_is_driven_under_an_op
 
 def test_a_session_the_server_ends_mid_run_is_recorded_closed_and_a_new_one_opened(tmp_path):
     with launch.running([PRELOAD, "--mcp-idle-timeout", "0.3"]) as gw:  # the SDK ends a session idle 0.3 s
-        done = smoke(tmp_path, gw.url, "--think-time", "0.6", agents=2, duration="4s")
+        # the simulator's /health named: an MCP probe's session, pinged each second, would be ended too
+        done = smoke(
+            tmp_path, gw.url, "--think-time", "0.6", "--health-path", "/health", agents=2, duration="4s"
+        )
         server = stats(gw.url)
     assert done.returncode == exit_codes.REQUEST_ERRORS, done.stderr[-2000:]
     calls = rows(tmp_path).query(f"{REQUEST.operation} == 'mcp.tools_call'")
@@ -149,5 +154,27 @@ def test_a_session_the_server_ends_mid_run_is_recorded_closed_and_a_new_one_open
     ended = agents[agents[AGENT.error].fillna("").str.contains("the server ended the session")]
     assert len(ended) == server["sessions"]["dropped"] >= len(lost)  # also those its final DELETE found
     created = agents[agents[AGENT.event] == AGENT_EVENT.created]
-    assert len(created) == server["sessions"]["opened"] > 2  # each lost session was replaced
+    assert len(created) + 1 == server["sessions"]["opened"] > 3  # each lost one replaced; +1: the mix's check
     assert server["sessions"]["open"] == 0
+
+
+def test_a_mix_weighing_resources_prompts_and_ping_makes_their_rows_as_documented(tmp_path):
+    mix = "search=1,mcp.resources_read=1,mcp.prompts_get=1,mcp.ping=1"
+    with launch.running([PRELOAD]) as gw:
+        done = smoke(tmp_path, gw.url, "--mcp-tool-mix", mix, "--think-time", "0.05", agents=2, duration="3s")
+        server = stats(gw.url)
+    assert done.returncode == exit_codes.OK, done.stderr[-2000:]
+    requests = rows(tmp_path)
+    answered = requests[requests[REQUEST.error_kind] != schema.ERROR_INTERRUPTED]
+    counts = answered.groupby(REQUEST.operation).size().to_dict()
+    for operation in ("mcp.tools_call", "mcp.resources_read", "mcp.prompts_get", "mcp.ping"):
+        assert counts.get(operation, 0) >= 3, counts
+    assert counts["mcp.resources_list"] == counts["mcp.prompts_list"] == 2  # once per session
+    assert answered[REQUEST.ok].all(), answered[REQUEST.error].dropna().head()
+    sent = requests.groupby(REQUEST.operation).size().to_dict()  # a row the run's end cut may have arrived
+    for operation, method in (("mcp.resources_read", "resources/read"), ("mcp.prompts_get", "prompts/get")):
+        assert counts[operation] <= server["methods"][method] <= sent[operation], (
+            operation,
+            server["methods"],
+        )
+    assert server["methods"]["ping"] >= counts["mcp.ping"]  # the liveness probe's pings too

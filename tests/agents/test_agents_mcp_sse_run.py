@@ -47,9 +47,11 @@ def test_an_sse_only_server_is_driven_over_its_stream_with_every_call_and_sessio
     assert served <= p50 <= served + ADDED_BAR_MS, (p50, served)
     assert len(calls) <= sum(server["tool_calls"].values()) <= len(every)
     assert calls[REQUEST.session_id].str.fullmatch("[0-9a-f]{32}").all()  # the endpoint's session_id
-    assert server["sessions"] == {"open": 0, "opened": 4, "closed": 4, "dropped": 0}
-    assert server["clients"] == {f"loadkit-{run_id_of(tmp_path)}": 4}
-    assert server["methods"]["notifications/initialized"] == 4
+    # the kit's own two (the mix's check before load, the liveness probe's) beside the agents' four
+    assert server["sessions"] == {"open": 0, "opened": 6, "closed": 6, "dropped": 0}
+    run_id = run_id_of(tmp_path)
+    assert server["clients"] == {f"loadkit-{run_id}": 4, f"loadkit-{run_id}-probe": 2}
+    assert server["methods"]["notifications/initialized"] == 6
     events = rows(tmp_path, schema.AGENTS_CSV)[AGENT.event].value_counts().to_dict()
     assert events == {AGENT_EVENT.created: 4, AGENT_EVENT.closed: 4}
     assert "| left open | 0 |" in (tmp_path / schema.REPORT_MD).read_text()

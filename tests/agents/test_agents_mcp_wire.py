@@ -115,12 +115,14 @@ def test_the_tool_mix_draws_by_weight_and_makes_arguments_from_the_schema():
     share = sum(name == "a" for name, _ in drawn) / len(drawn)
     assert 0.72 <= share <= 0.78 and {name for name, _ in drawn} == {"a", "b"}  # c: not in the mix
     assert drawn[0][1] == {"query": "[agent 1] call 1", "n": 1}
-    examples = ToolPicker(ToolMix({}, {"a": [{"query": "x"}]}), tools[:1], random.Random(1), "t")
-    assert examples.next() == ("a", {"query": "x"})
+    examples = ToolPicker(
+        ToolMix({"a": 1.0}, {"a": [{"query": "x", "n": 2}]}), tools[:1], random.Random(1), "t"
+    )
+    assert examples.next() == ("a", {"query": "x", "n": 2})
     assert arguments_for({"required": ["k"], "properties": {"k": {"enum": ["red", "blue"]}}}, "t") == {
         "k": "red"
     }
-    with pytest.raises(ValueError, match="does not list: z"):
+    with pytest.raises(InputError, match="lists no tool z"):
         ToolPicker(ToolMix({"z": 1.0}, {}), tools, random.Random(1), "t")
     with pytest.raises(InputError, match="NAME=WEIGHT"):
         parse_mix("a=fast")
