@@ -149,14 +149,7 @@ class AcpAgent(KitAgent):
     def on_stop(self) -> None:
         if self.process is not None:
             self.process.stop()
-            self.record(
-                AgentRecord(
-                    ts=time.time(),
-                    agent_id=self.agent_id,
-                    session_id=self.session_id,
-                    event=AGENT_EVENT.closed,
-                )
-            )
+            self.record_closed(self.session_id)
             self.process = None
         super().on_stop()
 

@@ -34,7 +34,7 @@ from contract import (
 )
 from contract.records import AgentRecord, RequestRecord, TaskRecord
 from contract.redact import redact
-from contract.schema import TASK_STATUS
+from contract.schema import AGENT_EVENT, TASK_STATUS
 from scenarios.workload import WorkloadSettings
 
 _AGENT_IDS = itertools.count(1)
@@ -175,6 +175,16 @@ class KitAgent(User):
     def record(self, record: RequestRecord | TaskRecord | AgentRecord) -> None:
         """A row straight to the run directory, past Locust's stats (report() goes through them)."""
         recorder.record(self.environment, record)
+
+    def record_closed(self, session_id: str | None, error: str | None = None, failed: bool = False) -> None:
+        """agents.csv's row for one session's end: `closed` (with why, when the server ended it), or
+        `close_failed` with the reason; the one place every protocol's close is written."""
+        event = AGENT_EVENT.close_failed if failed else AGENT_EVENT.closed
+        self.record(
+            AgentRecord(
+                ts=time.time(), agent_id=self.agent_id, session_id=session_id, event=event, error=error
+            )
+        )
 
     def json_call(
         self,

@@ -22,8 +22,7 @@ from agents.spec import ReadyCheck, RequestTemplate, SessionSteps, id_not_found,
 from agents.startup_clock import StartupClock
 from agents.target_origin import client_options
 from contract.errors import InputError
-from contract.records import AgentRecord, RequestRecord
-from contract.schema import AGENT_EVENT
+from contract.records import RequestRecord
 
 READY_POLL_S = 0.01  # between polls of a session's readiness: short, the start-up time is measured
 CONNECTION_FRESH = "fresh"  # a new TCP connection per request: what an agent's first contact meets
@@ -292,13 +291,5 @@ class AcpSessionClient:
 def close_and_record(agent: KitAgent, client: RestSessionClient | LaunchingClient, session_id: str) -> bool:
     """Close one session and record it in agents.csv: `closed`, or `close_failed` with the reason."""
     error = client.close(session_id)
-    agent.record(
-        AgentRecord(
-            ts=time.time(),
-            agent_id=agent.agent_id,
-            session_id=session_id,
-            event=AGENT_EVENT.closed if error is None else AGENT_EVENT.close_failed,
-            error=error,
-        )
-    )
+    agent.record_closed(session_id, error, failed=error is not None)
     return error is None

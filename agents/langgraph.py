@@ -53,14 +53,7 @@ class LangGraphAgent(KitAgent):
     def on_stop(self) -> None:
         if self.thread_id and self.settings.cleanup:
             self.json_call("thread.delete", "DELETE", f"/threads/{self.thread_id}", ids=self.ids())
-            self.record(
-                AgentRecord(
-                    ts=time.time(),
-                    agent_id=self.agent_id,
-                    session_id=self.thread_id,
-                    event=AGENT_EVENT.closed,
-                )
-            )
+            self.record_closed(self.thread_id)
         super().on_stop()
 
     @tag("langgraph", "tasks")

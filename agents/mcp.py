@@ -171,30 +171,14 @@ def close_session(agent: KitAgent, session: McpSession) -> None:
         return
     mcp_call(agent, session, MCP_OP.close, session.close)
     error = session.ended_why() if session.dropped else None
-    agent.record(
-        AgentRecord(
-            ts=time.time(),
-            agent_id=agent.agent_id,
-            session_id=session_id,
-            event=AGENT_EVENT.closed,
-            error=error,
-        )
-    )
+    agent.record_closed(session_id, error)
 
 
 def replace_session(agent: KitAgent, session: McpSession) -> tuple[McpSession, list[dict] | None]:
     """The server ended `session` (404 to its id; over stdio, its process's output ended): recorded
     closed with the reason, and a new one opened (as MCP asks of a client: every later call on the old
     one would fail)."""
-    agent.record(
-        AgentRecord(
-            ts=time.time(),
-            agent_id=agent.agent_id,
-            session_id=session.session_id,
-            event=AGENT_EVENT.closed,
-            error=session.ended_why(),
-        )
-    )
+    agent.record_closed(session.session_id, session.ended_why())
     session.end()
     return open_session(agent, session.fresh())
 

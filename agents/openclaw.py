@@ -58,11 +58,7 @@ class OpenClawSession(KitAgent):
         if not deleted and record.ok:
             return
         self.report(record)
-        closed = AgentRecord(
-            ts=time.time(), agent_id=self.agent_id, session_id=session_key, event=AGENT_EVENT.closed
-        )
-        closed.error = record.error
-        self.record(closed)
+        self.record_closed(session_key, record.error)
 
 
 class OpenClawSessionClient(RestSessionClient):

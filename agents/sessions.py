@@ -32,14 +32,7 @@ class SessionAgent(KitAgent):
     def on_stop(self) -> None:
         if self.session_id and self.settings.cleanup:
             self.call("session.close", "DELETE", f"/v1/agents/{self.session_id}")
-            self.record(
-                AgentRecord(
-                    ts=time.time(),
-                    agent_id=self.agent_id,
-                    session_id=self.session_id,
-                    event=AGENT_EVENT.closed,
-                )
-            )
+            self.record_closed(self.session_id)
         super().on_stop()
 
     @tag("sessions")
