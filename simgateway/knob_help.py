@@ -33,6 +33,7 @@ HELP: dict[str, str] = {  # by option, as typed
     "--garbage-rate": "probability of an HTTP 200 whose body is neither JSON nor SSE",
     "--max-concurrent-chats": "beyond N chats in flight: 429 with Retry-After: 1 (default: unlimited)",
     "--hostile": "every answer but /health the hostile way (default: honest)",
+    "--health-status": "what /health answers (a gateway without one: 404; one that wants a key: 500)",
     "--hostile-bytes": "size of a huge-body or huge-line answer (bytes)",
     "--agent-mode": "agent sessions in the gateway's memory, or one forked worker process each",
     "--agent-startup-ms": "agent create -> ready (ms)",
@@ -50,7 +51,8 @@ HELP: dict[str, str] = {  # by option, as typed
     "--task-fail-rate": "probability a task ends failed",
     "--leak-mib-per-task": "MiB kept in the gateway per finished task (a soak leak)",
     "--detach-workers": "task workers fork away from the gateway (new session, parent init)",
-    "--mcp-tools": "MCP tools served, NAME[:MS[:BYTES]],... each with its own latency and result size",
+    "--mcp-tools": "MCP tools served, NAME[:MS[:BYTES[:KIND]]],... each with its own latency, result size "
+    "and annotations (KIND: read, destructive, open or none)",
     "--mcp-tool-ms": "a tool's latency (ms) unless --mcp-tools gives its own",
     "--mcp-result-bytes": "a tool result's size (bytes) unless --mcp-tools gives its own",
     "--mcp-session-mib": "MiB each open MCP session holds",

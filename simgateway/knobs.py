@@ -163,7 +163,7 @@ def build_parser(prog: str = "python -m simgateway", listens: bool = True) -> ar
     """The CLI; option names are `--` plus the Knobs field with dashes (and `_s` spelt out where noted).
     A server that does not listen (the stdio MCP server) needs no --port."""
     p = _OneLineParser(prog=prog, description="Simulated agent gateway + mock LLM.")
-    p.add_argument("--port", type=_PORT, required=listens, default=0, help="TCP port; 0 picks a free one")
+    p.add_argument("--port", type=_PORT, required=listens, default=0)
     p.add_argument("--bind", default="127.0.0.1")
     p.add_argument("--seed", type=int, default=0)
     llm = p.add_argument_group("mock LLM")
@@ -194,7 +194,7 @@ def build_parser(prog: str = "python -m simgateway", listens: bool = True) -> ar
     faults.add_argument("--max-concurrent-chats", type=_POSITIVE_INT, default=None)
     faults.add_argument("--hostile", choices=HOSTILE_MODES, default=None)
     faults.add_argument("--hostile-bytes", type=_COUNT, default=128 * 1024 * 1024)
-    faults.add_argument("--health-status", type=_checked(int, 200, 599), default=200, help="/health's status")
+    faults.add_argument("--health-status", type=_checked(int, 200, 599), default=200)
     agents = p.add_argument_group("agent sessions")
     agents.add_argument("--agent-mode", choices=AGENT_MODES, default="inprocess")
     agents.add_argument("--agent-startup-ms", type=_NONNEG, default=50.0)
@@ -219,10 +219,9 @@ def build_parser(prog: str = "python -m simgateway", listens: bool = True) -> ar
     mcp.add_argument(
         "--mcp-tools",
         default=DEFAULT_MCP_TOOLS,
-        help="NAME[:MS[:BYTES[:KIND]]],... (tools served; KIND read, destructive, open or none: annotations)",
     )
-    mcp.add_argument("--mcp-tool-ms", type=_NONNEG, default=0.0, help="a tool's latency unless its own")
-    mcp.add_argument("--mcp-result-bytes", type=_COUNT, default=256, help="a result's size unless its own")
+    mcp.add_argument("--mcp-tool-ms", type=_NONNEG, default=0.0)
+    mcp.add_argument("--mcp-result-bytes", type=_COUNT, default=256)
     mcp.add_argument("--mcp-session-mib", type=_NONNEG, default=0.0)
     mcp.add_argument("--mcp-error-rate", type=_RATE, default=0.0)
     mcp.add_argument("--mcp-is-error-rate", type=_RATE, default=0.0)
@@ -236,7 +235,6 @@ def build_parser(prog: str = "python -m simgateway", listens: bool = True) -> ar
     mcp.add_argument(
         "--mcp-preload",
         action="store_true",
-        help="load the MCP SDK before the ready line (else on the first MCP request: about 1 s)",
     )
     _document(p)
     return p
