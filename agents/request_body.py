@@ -1,5 +1,5 @@
 """Request bodies that cost what is new: an agent loop resends its whole history every step, and encoding
-it whole each time makes a task's client CPU grow with the square of its steps (issue 34). A `History`
+it whole each time makes a task's client CPU grow with the square of its steps. A `History`
 keeps each message's JSON as it was first sent, so step k encodes only the messages it appended. What
 every agent of a workload sends alike (the tool schemas, the shared prefix's message) is `Encoded` once
 per process, in the workload's `SharedParts`, and its bytes written into each body as they are. A body is

@@ -75,8 +75,8 @@ def loop_report_section(run: RunData) -> Section | None:
     return agent_loop.loop_section(run, cost.run_prices(run))
 
 
-# REGISTRY of sections other modules contribute, each a function RunData -> Section | None. The lead
-# extends this list; a function that raises becomes a one-line note in the report, never a lost report.
+# REGISTRY of sections other modules contribute, each a function RunData -> Section | None: a new report
+# section is one entry here; a function that raises becomes a one-line note in the report, never a lost one.
 EXTRA_SECTIONS: list[Callable[[RunData], Section | None]] = [
     capacity_report_section,
     cost_report_section,

@@ -4,7 +4,7 @@ The simulator at 0 ms TTFT answers the first 3 steps of each task with a tool ca
 3`); the looping agent offers 4 tools of 150 tokens, runs each call instantly (a 100-token result) and
 sends the grown history again: 4 model calls a task. The plain agent sends its fixed prompt. 100 users,
 no think time, `locust -f locustfile.py --headless` as a user runs it (benchmarks/bench_workload.py's
-alternated runs), the two alternated so drift on a shared host hits both. Goal (issue 26): the looping
+alternated runs), the two alternated so drift on a shared host hits both. Goal: the looping
 agent's model calls per second >= 80 % of the plain agent's requests per second.
 Run: python benchmarks/bench_agent_loop.py [--seconds 20] [--pairs 2]
 """

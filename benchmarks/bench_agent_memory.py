@@ -1,4 +1,4 @@
-"""Benchmark, run by hand: the load generator's own memory per simulated agent (issue 34), for the kinds
+"""Benchmark, run by hand: the load generator's own memory per simulated agent, for the kinds
 a capacity plan needs: an idle session agent, a chat agent between its requests (the fixed prompt, 300 s
 think time), and a looping agent holding a 100,000-token history mid-loop (past its first step, in a tool
 run that outlasts the run). Each is one Locust process of N agents beside one of 50, against the

@@ -2,7 +2,7 @@
 
 The kit as a user runs it (`locust -f locustfile.py --headless`, no workers) paces ARRIVALS per second for
 DURATION against the simulator; every arrival's first request records its start lateness (sent minus
-due). Goal (issue 20): p95 start lateness <= 10 ms. Two agents: SessionAgent (one small JSON request per
+due). Goal: p95 start lateness <= 10 ms. Two agents: SessionAgent (one small JSON request per
 arrival: the pacing's own cost) and ChatAgent (a short stream per arrival). The simulator and Locust share
 this machine's cores, and so do other users: beside the figures, the load average before and after, the
 Locust process's own loop lag over the arrivals' seconds (benchmarks/loop_lag.py: a greenlet sleeping

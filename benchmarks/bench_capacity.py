@@ -1,5 +1,5 @@
 """Benchmark: a 250-agent capacity run against the simulator, one fresh Locust process, against the
-budget of 2 minutes wall time (issue 4). Judges only wall time and that 250 agents were measured.
+budget of 2 minutes wall time. Judges only wall time and that 250 agents were measured.
 
 Usage: python benchmarks/bench_capacity.py [--startup-ms 45] [--mode inprocess|process] [--keep DIR]
 (exit 0 within budget, 1 over it). 45 ms is the capacity study's measured start-up per agent.

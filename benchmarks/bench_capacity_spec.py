@@ -1,5 +1,5 @@
 """Benchmark: a 250-agent capacity run through a spec file (examples/specs/rest-sessions.toml) against the
-REST test gateway at ~45 ms start-up, one fresh Locust process, against a budget of 60 s wall (issue 11).
+REST test gateway at ~45 ms start-up, one fresh Locust process, against a budget of 60 s wall.
 
 Usage: python benchmarks/bench_capacity_spec.py [--startup-ms 45] [--keep DIR]  (exit 0 within budget)
 """

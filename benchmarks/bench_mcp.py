@@ -9,7 +9,7 @@ of microseconds a call, so the load generator is the bottleneck and the rate is 
 
 Prints per run: tools/call per second over its steady middle, latency p50/p95, and the client process's
 CPU over that middle (% of one core, ms per call, read from /proc by psutil); then the kit's added
-latency per call (kit p50 - raw p50). Issue 36's goal: within 1 ms of raw, >= 500 calls/s from one process.
+latency per call (kit p50 - raw p50). The goal: within 1 ms of raw, >= 500 calls/s from one process.
 The target shares the machine's cores with the client.
 Run from the repo's root: python benchmarks/bench_mcp.py [--target fast] [--seconds 20] [--sessions 10]
 """

@@ -4,7 +4,7 @@
 agent loop's shape: each step resends the history with one more assistant turn and tool result), with no
 think time, against the plain chat agent (its fixed prompt), the simulator at 0 ms TTFT, 100 users,
 `locust -f locustfile.py --headless` as a user runs it, alternated so drift on a shared host hits both.
-Goals (issue 33): >= 90 % of the plain chat agent's request rate; the load generator's memory per
+Goals: >= 90 % of the plain chat agent's request rate; the load generator's memory per
 replaying agent <= 2 MiB beyond the history's own bytes (the parsed session file, held once per process).
 Run: python benchmarks/bench_replay.py [--seconds 20] [--pairs 2] [--sessions 100]
 """

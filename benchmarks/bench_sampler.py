@@ -1,6 +1,6 @@
 """Benchmark, run by hand: cost of one sample (RSS + CPU) of a 50-process tree, sampler vs `ps` per pid.
 
-Goal (issue 2): <= 1 ms per sample and >= 10x cheaper than `ps -o rss= -p PID` per process (the study).
+Goal: <= 1 ms per sample and >= 10x cheaper than `ps -o rss= -p PID` per process (the study).
 Not part of the test suite; prints numbers for docs/sampler.md. Run: python benchmarks/bench_sampler.py
 """
 

@@ -1,6 +1,6 @@
 """Benchmark, run by hand: error of the chat agent's time to first token at 100 concurrent streams.
 
-Truth: the simulator's --ttft-ms knob (300 ms). Goal (issue 2): median error <= 5 ms. The simulator and
+Truth: the simulator's --ttft-ms knob (300 ms). Goal: median error <= 5 ms. The simulator and
 Locust share this machine's cores, so the figure is an upper bound on the kit's own error.
 Run: python benchmarks/bench_ttft.py [--users 100] [--requests 1000]
 """

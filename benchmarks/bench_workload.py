@@ -2,8 +2,8 @@
 
 1. Prompt generation: one 8K-token chat request drawn from a synthetic workload (a slice of the pool,
    cut to the calibrated size, its numbered tag joined on), and the same with its JSON body encoded.
-   Goal (issue 19): <= 0.2 ms per request.
-   Body encoding (issue 34): an 8K-token chat body with a 6K-token shared prefix (one call; a loop's first
+   Goal: <= 0.2 ms per request.
+   Body encoding: an 8K-token chat body with a 6K-token shared prefix (one call; a loop's first
    step offering 4 tool schemas of 150 tokens) encoded as the agent does (agents/request_body.py: the
    prefix and the schemas encoded once per process) against the same body encoded whole, as before.
 2. Request rate: the chat agent with a synthetic workload against the fixed-prompt chat agent, the

@@ -1,6 +1,6 @@
 """A newcomer's first runs, on a machine that has never run the kit: README's main command and the web
 UI's first start, each from a fresh copy of the checkout with an empty HOME and no caches (a warm
-matplotlib font cache hid a lost report once: issue 23)."""
+matplotlib font cache hid a lost report once)."""
 
 from __future__ import annotations
 

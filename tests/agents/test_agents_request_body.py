@@ -1,4 +1,4 @@
-"""Request bodies that cost what is new (issue 34): a loop's step encodes only the messages it appended,
+"""Request bodies that cost what is new: a loop's step encodes only the messages it appended,
 counted by the History's own counter, and the bytes are exactly what httpx's `json=` sends; through a
 real loop against the simulator, an 8-step task with an 80 KB prompt encodes that prompt once; the
 agents of one workload encode its shared prefix and tool schemas once in all (its parts' counter)."""

@@ -1,4 +1,4 @@
-"""Which load-generator process saturated, and what each carried (issue 34): on a synthetic two-worker
+"""Which load-generator process saturated, and what each carried: on a synthetic two-worker
 run with a known truth (each worker's CPU p90 as run.json records it, each process's rows by the pid
 their agent ids start with, a fixed latency), the verdict names the saturated worker alone with its
 figure, and the console's line gives each process's requests/s and streams in flight."""

@@ -3,7 +3,7 @@ allocated: a rounds run on the simulator whose task workers each reach 169 MiB o
 process importing its libraries does) reads back 169 MiB plus the worker's own interpreter within 5 %.
 
 Before, every reading counted, those during the ramp included, and the mean read far below the truth
-(issue 23: 80-110 MiB for workers holding ~180). Real Locust, real simulator, real sampler; ~40 s.
+(80-110 MiB for workers holding ~180). Real Locust, real simulator, real sampler; ~40 s.
 """
 
 from __future__ import annotations

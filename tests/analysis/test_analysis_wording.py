@@ -1,4 +1,4 @@
-"""The report says what happened, in words that do not mislead (issue 23, point 7): a capacity run that
+"""The report says what happened, in words that do not mislead: a capacity run that
 reached its budget did not "end early"; a file the run's agents never write is not "absent"; the two peak
 RSS figures of a capacity report say which is which; a PSS capacity run is not "median of 3 readings";
 the as-billed dollars are not "at list price"; the run index has an exit-code column and never draws one

@@ -160,7 +160,7 @@ def test_capacity_section_of_a_churn_run_is_the_churn_section(tmp_path):
 
 
 def test_an_inconclusive_churn_shows_the_mib_kept_each_cycle_and_what_would_settle_it(tmp_path):
-    """Issue 23: allocator retention growing 0 -> 4 -> 12 -> 60 MiB over four cycles said "inconclusive"
+    """Allocator retention growing 0 -> 4 -> 12 -> 60 MiB over four cycles said "inconclusive"
     from three points, with neither the MiB kept nor a hint to run more cycles."""
     from analysis.model import RunData
     from analysis.summary import console_summary

@@ -145,7 +145,7 @@ def test_bad_options_are_one_line_and_exit_2(tmp_path, options, says):
 def test_the_agents_own_ttft_through_the_recorder_is_within_2_ms_p50_of_direct(tmp_path):
     """Streams pass unbuffered: the agent's TTFT p50 through the recorder within 2 ms of direct, widened by
     the noise measured; capped at 5 ms, far under what a buffering recorder would add here (a whole answer
-    of 16 tokens 10 ms apart: 150 ms). Issue 33 asks for 1 ms: the recorder adds +0.3 to +1.1 ms here when
+    of 16 tokens 10 ms apart: 150 ms). The goal is 1 ms: the recorder adds +0.3 to +1.1 ms here when
     the machine is quiet (median +0.7, 6 takes, 2026-12-03), +1.5 ms on 2026-12-02, +1.2 to +1.5 ms in CI,
     several ms when other processes hold both cores. The cost is a second process on the path, not its
     work: a bare asyncio TCP relay adds as much; timed within the recorder, its own work on the first

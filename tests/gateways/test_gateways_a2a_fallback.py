@@ -107,7 +107,7 @@ def test_a_0_3_card_selects_0_3_without_a_refused_call(tmp_path):
 
 @pytest.mark.e2e
 def test_a_locust_run_whose_tasks_all_complete_through_the_proxy_exits_0(tmp_path):
-    """The run of issue 23: behind the header-dropping proxy every task completed, yet the negotiation's
+    """The run that found it: behind the header-dropping proxy every task completed, yet the negotiation's
     refused calls made Locust count failures and exit 1."""
     with header_dropping_proxy() as url:
         done = run_locust(

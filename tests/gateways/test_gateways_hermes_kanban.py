@@ -151,7 +151,7 @@ def sampled_queue(tmp_path, hermes_command: str) -> tuple[list[dict], dict]:
 
 @pytest.mark.e2e
 def test_queue_readings_carry_their_age_and_are_marked_stale_past_two_sampler_intervals(board, tmp_path):
-    """Issue 23: the board's queue lagged by 15-60 s (each CLI call is a Python start-up) and nothing said
+    """The board's queue lagged by 15-60 s (each CLI call is a Python start-up) and nothing said
     so. A CLI slowed by a known 2 s: every reading is at least that old, and all are stale (older than 2
     sampler intervals, 1 s); the plain CLI's freshest reading is younger than that delay."""
     board.json("create", "queued", "--tenant", TAG)

@@ -1,4 +1,4 @@
-"""Record and replay through Hermes Agent 0.19 (issue 33): a user's `openai`-package script holds one
+"""Record and replay through Hermes Agent 0.19: a user's `openai`-package script holds one
 conversation of 3 turns with Hermes' API server through the recorder; the session file is replayed by 5
 agents (the rounds profile: 5 at once, one copy each) against the same API server. Hermes runs its own
 loop: its model, the simulator, has it call its `todo` tool 3 times a turn before answering.

@@ -1,4 +1,4 @@
-"""LiteLLM proxy 1.106.12's own logs imported as a session file (issue 33): an `openai`-package user holds
+"""LiteLLM proxy 1.106.12's own logs imported as a session file: an `openai`-package user holds
 two conversations through a real proxy whose model is the simulator, one named by `litellm_session_id`
 (tools offered, streamed, a tool call answered), one by `user`; a callback (tests/gateways/
 litellm_call_log.py) keeps each call's StandardLoggingPayload as LiteLLM makes it, and the SpendLogs row

@@ -1,4 +1,4 @@
-"""The load generator's own memory per simulated agent (issue 34): 1,000 idle session agents, and 500
+"""The load generator's own memory per simulated agent: 1,000 idle session agents, and 500
 looping agents each holding a 20,000-token history, on one process against the simulator, its RSS read
 from /proc beside a run of 50, the difference per agent under the stated figure (docs/benchmarks.md:
 35.6 and 37.9 KiB measured for an idle agent; an agent holding a buffer or a pool of its own would read
@@ -112,7 +112,7 @@ def test_a_thousand_idle_session_agents_cost_the_load_generator_under_64_kib_eac
 LOOPING = 500
 HISTORY_TOKENS = 20_000  # the first step's prompt: the history each agent holds through its tool run
 HISTORY_BYTES = HISTORY_TOKENS * 4  # the synthetic text's calibrated 4 characters a token, ASCII
-MAX_OVERHEAD_KIB = 2 * 1024  # the stated bar beyond the history (issue 33): 44 KiB measured (2026-12-03)
+MAX_OVERHEAD_KIB = 2 * 1024  # the stated bar beyond the history: 44 KiB measured (2026-12-03)
 
 
 def loop_workload(history_tokens: int) -> str:

@@ -39,7 +39,7 @@ def distributed_smoke(run_dir, sim_args: str, *extra: str):
 
 def skip_if_workers_were_lost(done) -> None:
     """Locust itself drops a worker whose heartbeats stall 3 s; on a heavily shared machine that happens
-    right after spawn (seen with the main branch too; issue 24): the run then ends with exit code 7, and
+    right after spawn (seen with the main branch too): the run then ends with exit code 7, and
     what these tests check is not under test (tests/kit/test_kit_worker_losses.py checks that ending)."""
     if "failed to send heartbeat" in done.stderr or "went missing, stopping test" in done.stderr:
         pytest.skip("Locust lost a worker (heartbeat timeout) on this loaded machine")

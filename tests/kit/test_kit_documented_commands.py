@@ -1,4 +1,4 @@
-"""Every `locust -f locustfile.py ...` command of README.md and docs/ works as written (issue 23, point 9):
+"""Every `locust -f locustfile.py ...` command of README.md and docs/ works as written:
 each goes through Locust's own parser with the kit's options and the kit's settings (durations, files,
 thresholds, the soak's trend rule) without an error; the documented Kanban `--target-match` catches the
 gateway and its workers and none of the agents' own CLI calls; and the cheap ones run: the churn recipe on

@@ -4,7 +4,7 @@ both frozen by SIGSTOP (Locust marks them missing after 3 s without a heartbeat:
 6); a rounds run that loses a worker stops at once with the round that cannot finish named.
 
 Real Locust master and workers, real simulator; a worker goes missing deterministically (SIGKILL, SIGSTOP)
-rather than by the spawn-message cost that made them go missing on a busy machine (issue 24).
+rather than by the spawn-message cost that made them go missing on a busy machine.
 """
 
 from __future__ import annotations

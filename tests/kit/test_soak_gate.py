@@ -83,7 +83,7 @@ def test_a_leaking_soak_fails_the_slope_threshold_and_a_flat_one_passes(tmp_path
     "gate", [("--threshold", "memory_leak == 0"), ()], ids=["leak gate", "soak without thresholds"]
 )
 def test_a_soak_too_short_for_its_trend_rule_is_refused_before_load_naming_the_minimum(tmp_path, gate):
-    """The nightly job of issue 23: 11 minutes minus the 10 % warm-up is 594 s, under the rule's 600 s; it
+    """The nightly job: 11 minutes minus the 10 % warm-up is 594 s, under the rule's 600 s; it
     used to run the whole soak and pass, "not judged". Now it is bad input: no load, no run directory."""
     run_dir = tmp_path / "run"
     proc = run_locust(run_dir, "TaskAgent", "--load-profile", "soak", "--duration", "11m", *gate, timeout=60)
