@@ -1,6 +1,7 @@
 """Manual profile: Locust's own -u/-r/-t, which Locust ignores once a shape class exists.
 
-Also what the web UI's user count and spawn rate fields drive (the load shape in locustfile.py sets use_common_options).
+Also what the web UI's user count and spawn rate fields drive (the load shape in locustfile.py sets
+use_common_options).
 """
 
 from __future__ import annotations
