@@ -270,6 +270,9 @@ def _soak(run: RunData) -> dict | None:
             "slope_per_h": t.slope_per_h,
             "unit": f"{t.unit}/h",
             "points": t.points,
+            "interval": [t.slope_low_per_h, t.slope_high_per_h],
+            "detectable_per_h": t.detectable_per_h,
+            "warmup_s": t.warmup_s,
         }
         for t in (memory, errors)
     }
