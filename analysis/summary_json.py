@@ -22,6 +22,7 @@ from analysis.delivery import NOT_DELIVERED
 from analysis.delivery import RULE as DELIVERY_RULE
 from analysis.goodput import goodput
 from analysis.headline import headline, profile_of
+from analysis.hosts import judged_samples
 from analysis.latency import latency_table, main_operation
 from analysis.levels import load_shortfall, run_levels
 from analysis.model import RunData
@@ -31,7 +32,7 @@ from analysis.sweep import sweep
 from analysis.tasks import not_done_reasons, task_counts
 from analysis.validity import run_validity
 from analysis.workload import INPUT_SIZES, asked_and_reported, size_table, unverified_sizes
-from contract.schema import REQUEST, SUMMARY_JSON
+from contract.schema import MIB, REQUEST, SAMPLE, SUMMARY_JSON
 
 SUMMARY_VERSION = 1
 DELIVERY_FIGURES = ("seconds", "asked", "started", "achieved_per_s", "late", "dropped")  # per level
@@ -56,6 +57,7 @@ def summary(run: RunData) -> dict[str, Any]:
         "sweep": _sweep(run),
         "capacity": _capacity(run),
         "soak": _soak(run),
+        "peak_target_rss_mib": _peak_rss_mib(run),
         "tasks": _tasks(run),
         "cost": _cost(run),
         "sizes": _sizes(run),
@@ -258,6 +260,14 @@ def _capacity(run: RunData) -> dict | None:
         "budget_mib": r.budget_mib,
         "stop_reason": r.stop_reason,
     }
+
+
+def _peak_rss_mib(run: RunData) -> float | None:
+    """The judged host's highest target RSS reading (the sampler's), MiB."""
+    s = judged_samples(run)
+    if s is None or s.empty or SAMPLE.target_rss_bytes not in s:
+        return None
+    return float(s[SAMPLE.target_rss_bytes].max()) / MIB
 
 
 def _soak(run: RunData) -> dict | None:
