@@ -14,7 +14,16 @@ import psutil
 import pytest
 
 from analysis.load import load_run
-from analysis.soak import SoakRule, error_rate_trend, memory_trend
+from analysis.soak import (
+    CANNOT_TELL,
+    SoakRule,
+    error_rate_trend,
+    memory_trend,
+    soak_trends,
+    undetectable,
+    verdict_note,
+)
+from contract.schema import MIB
 from contract.trend_rule import MIN_DURATION_S, TrendData
 from tests.synthetic import T0, soak_samples, stepped_leak_samples, write_run_dir
 
@@ -153,3 +162,38 @@ def test_real_process_leaking_20_mib_per_s_is_judged_leak_and_steady_one_is_not(
     assert t.verdict == verdict
     if step_mib:
         assert t.slope_per_h / 3600 == pytest.approx(step_mib / 0.05, rel=0.25)
+
+
+def _heavy_churn(length_s: float, seed: int = 1) -> pd.DataFrame:
+    """Flat memory with 0-8 MiB held and freed every 5 s (tests/soak_bank.py's heaviest churn)."""
+    from tests.soak_bank import BANK, reading
+
+    t, mib = reading(next(s for s in BANK if s.kind.startswith("flat, heavy churn")), length_s, seed)
+    return soak_samples(length_s + 1, 1.0).assign(target_rss_bytes=mib * MIB)
+
+
+def test_heavy_churn_at_half_the_minimum_cannot_tell_and_names_the_soak_that_could(tmp_path):
+    """A run whose noise hides a 10 MiB/h leak never says "no evidence": "cannot tell at this length",
+    with the detectable slope and the length that would judge it; a slope bar under it is not judged."""
+    rule = SoakRule(min_duration_s=MIN_DURATION_S / 2)
+    t = memory_trend(load_run(write_run_dir(tmp_path, {}, samples=_heavy_churn(700))), rule)
+    assert t.verdict == CANNOT_TELL and t.detectable_per_h > t.bar_per_h == 10
+    note = verdict_note(t)
+    assert note is not None and note.startswith(
+        f"this run could detect a target RSS slope of {t.detectable_per_h:.3g}"
+    )
+    assert "not 10: a soak of about " in note and "would, at this run's noise" in note
+    assert undetectable(t, 1000.0) is None  # a bar it could see is judged
+    assert "no length would" in (undetectable(t, 1.0) or "")  # under the rule's 2 MiB/h floor
+
+
+def test_error_drift_is_judged_at_the_shortest_soak_when_requests_start_after_the_samples(tmp_path):
+    """Requests begin seconds after the sampler (the ramp): both series are cut and measured in one
+    window, so the error rate reaches the rule's span exactly when memory does."""
+    length = TrendData(MIN_DURATION_S, 1.0).shortest_run_s
+    samples = soak_samples(length, 1.0, noise_mib=0.1)
+    requests = _requests_with_error_rate(np.full(6000, 0.01))
+    requests["ts"] = T0 + np.linspace(8.0, length - 1, requests.shape[0])
+    memory, errors = soak_trends(load_run(write_run_dir(tmp_path, {}, samples=samples, requests=requests)))
+    assert memory.verdict == "no evidence of leak"
+    assert errors.verdict == "no evidence of drift", errors.rule
