@@ -410,6 +410,7 @@ PLOTTED = (
     headline_mod.ROUNDS,
     headline_mod.CAPACITY,
     headline_mod.CHURN,
+    headline_mod.SOAK,
 )
 
 
@@ -419,6 +420,7 @@ def _drawers(
     """(plot file, drawing function) per section title; imports matplotlib (only drawing needs it)."""
     from analysis import plots
     from analysis.capacity_plot import capacity_plot, churn_plot
+    from analysis.soak_plot import soak_plot
 
     frame = run.capacity
     return {
@@ -447,6 +449,7 @@ def _drawers(
             )
         ],
         headline_mod.CHURN: [("churn.png", lambda: churn_plot(run_churn(run), frame, out / "churn.png"))],
+        headline_mod.SOAK: [("soak.png", lambda: soak_plot(run, out))],
     }
 
 

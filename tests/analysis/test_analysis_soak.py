@@ -197,3 +197,15 @@ def test_error_drift_is_judged_at_the_shortest_soak_when_requests_start_after_th
     memory, errors = soak_trends(load_run(write_run_dir(tmp_path, {}, samples=samples, requests=requests)))
     assert memory.verdict == "no evidence of leak"
     assert errors.verdict == "no evidence of drift", errors.rule
+
+
+def test_the_soak_section_draws_the_series_its_warm_up_and_the_fitted_line(tmp_path):
+    from analysis.report import write_report
+    from tests.report_runs import recorded_run
+
+    run_dir = recorded_run(tmp_path / "soak", "soak", leak_mib_per_h=120.0)
+    write_report(load_run(run_dir))
+    assert (run_dir / "soak.png").stat().st_size > 10_000
+    report = (run_dir / "report.md").read_text()
+    soak = report[report.index("## Soak verdict") :]
+    assert "soak.png" in soak and "Newey-West" in soak and "detectable" in soak
