@@ -34,8 +34,8 @@ class SoakRule:
     # ... nor are slopes under this share of the series' median per hour: a 186 MiB Python gateway
     # creeping 1.25 MiB/h (allocator growth) is significant over 30 min yet no leak (docs/analysis.md)
     min_relative_per_h: float = 0.01
-    # "no evidence" only from a run that could have seen a leak of this size (the larger of the two):
-    # a run whose detectable slope is larger "cannot tell at this length"
+    # "no evidence" only from a run that could have seen a leak of this size (the larger of the two, and
+    # at least twice the floor): a run whose detectable slope is larger "cannot tell at this length"
     judge_up_to_per_h: float = 10.0
     judge_up_to_relative_per_h: float = 0.02
 
@@ -115,7 +115,7 @@ def trend(
     tau, p = stats.kendalltau(hours[after], values[after])
     median = float(np.median(values))
     floor = max(rule.min_slope_per_h, rule.min_relative_per_h * median)
-    bar = max(rule.judge_up_to_per_h, rule.judge_up_to_relative_per_h * median)
+    bar = max(rule.judge_up_to_per_h, rule.judge_up_to_relative_per_h * median, 2 * floor)
     detectable = fit.detectable(floor)
     if low > 0 and fit.slope >= floor:
         verdict = positive_word
@@ -145,9 +145,10 @@ def trend(
 def undetectable(
     t: Trend, bar_per_h: float, warmup_fraction: float = trend_rule.WARMUP_FRACTION
 ) -> str | None:
-    """Why a slope of `bar_per_h` cannot be judged from this run (it could not have detected it), with the
-    soak that could; None when it can (or when the trend has no fit: "not enough data" says why)."""
-    if t.fit is None or t.detectable_per_h <= bar_per_h:
+    """Why a slope of `bar_per_h` cannot be judged from this run (it could not have detected it, and its
+    interval is not wholly above it), with the soak that could; None when it can (or when the trend has
+    no fit: "not enough data" says why)."""
+    if t.fit is None or t.detectable_per_h <= bar_per_h or t.slope_low_per_h > bar_per_h:
         return None
     span = t.span_to_detect_s(bar_per_h, t.floor_per_h)
     if span is None:

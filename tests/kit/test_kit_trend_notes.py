@@ -45,3 +45,9 @@ def test_the_cannot_tell_verdict_is_the_one_the_notes_read(tmp_path):
 
     run_dir = _run(tmp_path, soak_samples(700, 1.0, noise_mib=6.0, seed=2))
     assert soak_trends(load_run(run_dir))[0].verdict == CANNOT_TELL
+
+
+def test_a_slope_clearly_above_the_bar_fails_however_noisy_the_run(tmp_path):
+    noisy_leak = soak_samples(700, 1.0, leak_mib_per_h=3000.0, noise_mib=6.0, seed=2)
+    values, notes = final_trends(_run(tmp_path, noisy_leak), _thresholds("target_rss_slope_mib_per_h < 10"))
+    assert notes == {} and values["target_rss_slope_mib_per_h"][0] > 10
