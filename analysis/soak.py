@@ -188,15 +188,19 @@ def _reduce(hours: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarr
 Window = tuple[float, float]  # the run's observed span (s): warm-up and duration are measured in it
 
 
-def _after_warmup(frame: pd.DataFrame, rule: SoakRule, window: Window | None) -> tuple[pd.DataFrame, float]:
-    """The rows after the fixed warm-up (the first warmup_fraction of the window) and the seconds from
-    that cut to the window's end: one measure for memory and errors, whose first readings differ."""
+def _after_warmup(
+    frame: pd.DataFrame, rule: SoakRule, window: Window | None, to_end: bool = False
+) -> tuple[pd.DataFrame, float]:
+    """The rows after the fixed warm-up (the first warmup_fraction of the window) and the seconds they
+    span from that cut: to their last row, or with `to_end` to the window's end (requests thin out as
+    a soak ramps down its users; the error rate is the run's over its whole length)."""
     if frame.empty:
         return frame, 0.0
     start, end = window if window is not None else (frame["ts"].iloc[0], frame["ts"].iloc[-1])
     cut = start + (end - start) * rule.warmup_fraction
     kept = frame[frame["ts"] >= cut]
-    return kept, float(kept["ts"].iloc[-1] - cut) if len(kept) else 0.0
+    last = end if to_end else (kept["ts"].iloc[-1] if len(kept) else cut)
+    return kept, float(last - cut) if len(kept) else 0.0
 
 
 def memory_trend(run: RunData, rule: SoakRule | None = None, window: Window | None = None) -> Trend:
@@ -245,7 +249,7 @@ def error_rate_trend(
 ) -> Trend:
     """Error-rate drift in percentage points per hour over bins of `bin_requests` requests."""
     rule = rule or error_rule()
-    frame, duration = _after_warmup(_request_frame(run), rule, window)
+    frame, duration = _after_warmup(_request_frame(run), rule, window, to_end=True)
     n_bins = max(len(frame) // bin_requests, 1)
     bins = np.arange(len(frame)) * n_bins // max(len(frame), 1)
     grouped = frame.assign(b=bins, err=(frame["ok"] == 0) * 100.0).groupby("b")

@@ -16,7 +16,7 @@ from simgateway import launch
 from tests.locust_runs import locust_command
 from tests.paths import REPO
 
-CHAT_SOAK = ("ChatAgent", "--load-profile", "soak", "--peak-users", "2", "--sim-args", "--ttft-ms 50")
+CHAT_SOAK = ("ChatAgent", "--load-profile", "soak", "--peak-users", "4", "--sim-args", "--ttft-ms 50")
 
 
 @contextmanager
@@ -74,6 +74,8 @@ def soaks(
 
 def _finish(proc: subprocess.Popen, run_dir: Path) -> dict:
     out, err = proc.communicate(timeout=3 * 3600)
+    if run_dir.is_dir():  # the console, kept beside the run for a reader of a long benchmark
+        (run_dir / "console.log").write_text(out + err)
     summary = (
         json.loads((run_dir / "summary.json").read_text()) if (run_dir / "summary.json").exists() else {}
     )

@@ -188,12 +188,13 @@ def test_heavy_churn_at_half_the_minimum_cannot_tell_and_names_the_soak_that_cou
 
 
 def test_error_drift_is_judged_at_the_shortest_soak_when_requests_start_after_the_samples(tmp_path):
-    """Requests begin seconds after the sampler (the ramp): both series are cut and measured in one
-    window, so the error rate reaches the rule's span exactly when memory does."""
+    """Requests begin seconds after the sampler (the ramp up) and end before it (the ramp down, 5 % of
+    the run): both series are cut and measured in one window, so the error rate reaches the rule's span
+    exactly when memory does."""
     length = TrendData(MIN_DURATION_S, 1.0).shortest_run_s
     samples = soak_samples(length, 1.0, noise_mib=0.1)
     requests = _requests_with_error_rate(np.full(6000, 0.01))
-    requests["ts"] = T0 + np.linspace(8.0, length - 1, requests.shape[0])
+    requests["ts"] = T0 + np.linspace(8.0, 0.95 * length, requests.shape[0])
     memory, errors = soak_trends(load_run(write_run_dir(tmp_path, {}, samples=samples, requests=requests)))
     assert memory.verdict == "no evidence of leak"
     assert errors.verdict == "no evidence of drift", errors.rule
