@@ -75,11 +75,11 @@ class Trend:
     floor_per_h: float = float("nan")  # the least slope the rule calls a leak (drift)
     bar_per_h: float = float("nan")  # the leak (drift) a run must be able to see to say "no evidence"
 
-    def span_to_detect_s(self, bar_per_h: float, floor_per_h: float) -> float | None:
+    def span_to_detect_s(self, bar_per_h: float) -> float | None:
         """Seconds of judged series that would detect a slope of `bar_per_h` (None: no length would)."""
         if self.fit is None:
             return None
-        hours = self.fit.span_to_detect(bar_per_h, floor_per_h)
+        hours = self.fit.span_to_detect(bar_per_h, self.floor_per_h)
         return None if hours is None else 3600 * hours
 
 
@@ -150,7 +150,7 @@ def undetectable(
     no fit: "not enough data" says why)."""
     if t.fit is None or t.detectable_per_h <= bar_per_h or t.slope_low_per_h > bar_per_h:
         return None
-    span = t.span_to_detect_s(bar_per_h, t.floor_per_h)
+    span = t.span_to_detect_s(bar_per_h)
     if span is None:
         longer = f"no length would: under the rule's least {t.unit}/h it calls a trend ({t.floor_per_h:.3g})"
     else:
@@ -169,7 +169,7 @@ def verdict_note(t: Trend) -> str | None:
 
 def _rule_text(fit: SlopeFit, unit: str, floor: float, bar: float, positive: str, negative: str) -> str:
     return (
-        f"slope after the warm-up ({fit.warmup_text(unit)}), {fit.interval_text()}: {positive} when the "
+        f"slope after the warm-up ({fit.warmup_text()}), {fit.interval_text()}: {positive} when the "
         f"interval is above 0 and the slope >= {floor:.3g} {unit}/h; else {negative} when the run could "
         f"detect {bar:.3g} {unit}/h (detectable slope: the least called {positive} {100 * POWER:.0f} % of "
         f"the time at this run's noise and length, {fit.detectable(floor):.3g} {unit}/h), else {CANNOT_TELL}"

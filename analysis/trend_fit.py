@@ -28,7 +28,8 @@ class SlopeFit:
 
     slope: float  # per hour
     se: float  # Newey-West standard error of the slope, per hour
-    df: int  # degrees of freedom of its t quantiles: the series' independent blocks less one
+    df: int  # degrees of freedom of its t quantiles: the series' blocks of bandwidth + 1 points, less
+    # the model's parameters
     bandwidth: int  # Newey-West lags, from the residuals' lag-1 autocorrelation (Andrews' AR(1) rule)
     warmup_h: float  # hours from the series' first point that the warm-up took (0: none found)
     warmup_shape: str  # "none", "saturating" or "ramp to flat"
@@ -70,9 +71,9 @@ class SlopeFit:
             f"residuals' autocorrelation, t with {self.df} df"
         )
 
-    def warmup_text(self, unit: str) -> str:
+    def warmup_text(self) -> str:
         if self.warmup_shape == "none":
-            return "no warm-up found beyond the first 10 %"
+            return "no warm-up found after the first 10 % of the run"
         return (
             f"{self.warmup_shape} warm-up found, its first {60 * self.warmup_h:.1f} min left out of the slope"
         )
@@ -102,8 +103,12 @@ class _Model:
         self.sse = float(np.sum(self.residuals**2))
 
     def row_at(self, hour: float) -> np.ndarray:
-        extra = {"none": [], "saturating": [math.exp(-hour / self.param) if self.param else 0.0]}
-        return np.array([1.0, hour, *extra.get(self.shape, [min(hour - self.param, 0.0)])])
+        """The design's row at `hour`: 1, the hour, and the warm-up column's value there."""
+        if self.shape == "saturating":
+            return np.array([1.0, hour, math.exp(-hour / self.param)])
+        if self.shape == "ramp to flat":
+            return np.array([1.0, hour, min(hour - self.param, 0.0)])
+        return np.array([1.0, hour])
 
 
 def _best_warmup(hours: np.ndarray, values: np.ndarray, span: float) -> _Model | None:
