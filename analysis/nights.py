@@ -68,17 +68,16 @@ class FigureRule:
         return max(self.relative * abs(_median(nights)), self.absolute)
 
     def margin_text(self) -> str:
-        floor = f" or {self.absolute:g} {self.unit}" if self.absolute else ""
+        parts = [f"{100 * self.relative:g} % of the nights' median"] if self.relative else []
+        parts += [f"{self.absolute:g} {self.unit}".strip()] if self.absolute else []
         worse = "higher" if self.higher_is_worse else "lower"
-        return f"{100 * self.relative:g} % of the nights' median{floor}, {worse} worse"
+        both = f"the larger of {parts[0]} and {parts[1]}" if len(parts) == 2 else (parts or ["none"])[0]
+        return f"{both}, {worse} worse"
 
     def rule(self) -> str:
-        worse = "higher" if self.higher_is_worse else "lower"
-        floor = f" or {self.absolute:g} {self.unit}" if self.absolute else ""
         return (
-            f"{worse} is worse; regressed when tonight is worse than the nights' worst by more than the "
-            f"larger of {100 * self.relative:g} % of their median{floor}; improved when better than their "
-            "best by as much; else within the nights' spread"
+            f"regressed when tonight is worse than the nights' worst by more than {self.margin_text()}; "
+            "improved when better than their best by as much; else within the nights' spread"
         )
 
 
