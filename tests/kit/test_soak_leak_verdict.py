@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from contract.exit_codes import THRESHOLD_FAILED
+from contract.exit_codes import OK, THRESHOLD_FAILED, THRESHOLDS_UNJUDGED
 from tests.leak_soaks import soaks
 
 pytestmark = pytest.mark.e2e
@@ -27,3 +27,13 @@ def test_a_leaking_process_behind_a_real_soak_fails_the_leak_gate(tmp_path):
     assert memory["verdict"] == "leak" and memory["slope_per_h"] == pytest.approx(36000, rel=0.3)
     assert memory["detectable_per_h"] < 36000 / 4
     assert "THRESHOLD FAILED: memory_leak == 0" in leak["stdout"]
+
+
+def test_the_same_process_churning_without_a_leak_is_never_called_a_leak(tmp_path):
+    """0-3 MiB held and freed every 0.5 s, nothing kept: no leak; at 20 s the run may not see a small
+    one, so the gate passes (no evidence) or is not judged (cannot tell, exit 8), never fails."""
+    with soaks(tmp_path, "25s", 0.0, ("1", "3", "0.5"), *FAST, names=("leak",), gates=GATES) as results:
+        churn = results["leak"]
+    memory = churn["soak"]["target RSS"]
+    assert memory["verdict"] in ("no evidence of leak", "cannot tell at this length"), memory
+    assert churn["code"] == (OK if memory["verdict"] == "no evidence of leak" else THRESHOLDS_UNJUDGED)
