@@ -51,32 +51,27 @@ def soaks(
     kit's own simulator, no leak knob), each gated by `gates`."""
     gated = [arg for gate in gates for arg in ("--threshold", gate)]
     sim = launch.start(["--ttft-ms", "50"])
+    runs.mkdir(parents=True, exist_ok=True)
     with leaker(leak_mib_per_h, *shape) as leak:
         target = ("--host", sim.url, "--target-pid", str(leak.pid))
-        procs = {
-            name: subprocess.Popen(
-                locust_command(runs / name, *CHAT_SOAK, *args, *gated, "--duration", duration, *extra),
-                cwd=REPO,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for name, args in (("leak", target), ("steady", ()))
-            if name in names
-        }
+        procs = {}
+        for name, args in (("leak", target), ("steady", ())):
+            if name in names:  # the console to a file: an unread pipe would stall a long run once full
+                with open(runs / f"{name}.log", "w") as log:
+                    command = locust_command(
+                        runs / name, *CHAT_SOAK, *args, *gated, "--duration", duration, *extra
+                    )
+                    procs[name] = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
         try:
-            yield {name: _finish(proc, runs / name) for name, proc in procs.items()}
+            yield {name: _finish(proc, runs / name, runs / f"{name}.log") for name, proc in procs.items()}
         finally:
             for proc in procs.values():
                 proc.kill()
             sim.stop()
 
 
-def _finish(proc: subprocess.Popen, run_dir: Path) -> dict:
-    out, err = proc.communicate(timeout=3 * 3600)
-    if run_dir.is_dir():  # the console, kept beside the run for a reader of a long benchmark
-        (run_dir / "console.log").write_text(out + err)
-    summary = (
-        json.loads((run_dir / "summary.json").read_text()) if (run_dir / "summary.json").exists() else {}
-    )
-    return {"code": proc.returncode, "stdout": out, "stderr": err, "soak": summary.get("soak") or {}}
+def _finish(proc: subprocess.Popen, run_dir: Path, log: Path) -> dict:
+    proc.wait(timeout=3 * 3600)
+    path = run_dir / "summary.json"
+    summary = json.loads(path.read_text()) if path.exists() else {}
+    return {"code": proc.returncode, "stdout": log.read_text(), "soak": summary.get("soak") or {}}
