@@ -89,6 +89,7 @@ def _index(args: list[str]) -> int:
         "--judge-last",
         type=positive_int,
         default=LAST_NIGHTS,
+        metavar="N",
         help=f"nights to compare with (default {LAST_NIGHTS})",
     )
     parser.add_argument(
