@@ -57,7 +57,7 @@ def soak_plot(run: RunData, out: Path) -> Path | None:
     ax.set_xlabel("minutes from the first reading")
     ax.set_ylabel("target RSS (MiB)")
     ax.set_title(f"Memory: {memory.verdict}", fontsize=10)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     path = out / "soak.png"
     fig.savefig(path, dpi=90)
