@@ -10,13 +10,14 @@ import sys
 from pathlib import Path
 
 from analysis.compare import compare_table
-from analysis.index import write_index
+from analysis.index import JUDGEMENT_JSON, judge_index, write_index
 from analysis.load import is_run_dir, load_run
+from analysis.nights import BY_NAME, LAST_NIGHTS, tolerance_option
 from analysis.render import table_markdown
 from analysis.report import write_report
 from analysis.summary import console_summary
 from contract import exit_codes
-from contract.cli import positive_float
+from contract.cli import positive_float, positive_int
 from contract.errors import one_line
 from contract.schema import MIB
 
@@ -78,9 +79,43 @@ def _index(args: list[str]) -> int:
     parser = _Parser(prog="python -m analysis index", description="History across run directories.")
     parser.add_argument("runs_dir")
     parser.add_argument("--out", default=None, help="write index.md/.html here instead of into RUNS_DIR")
+    parser.add_argument(
+        "--judge",
+        action="store_true",
+        help="judge each profile and target's newest run against its previous nights (judgement.json; "
+        "exit 99 when a figure regressed, 8 when too few nights)",
+    )
+    parser.add_argument(
+        "--judge-last",
+        type=positive_int,
+        default=LAST_NIGHTS,
+        metavar="N",
+        help=f"nights to compare with (default {LAST_NIGHTS})",
+    )
+    parser.add_argument(
+        "--judge-tolerance",
+        action="append",
+        default=[],
+        type=_tolerance,
+        metavar="FIG=X",
+        help="a figure's margin as a share of the nights' median, e.g. ttft_p95=30%%; figures: "
+        + ", ".join(BY_NAME),
+    )
     ns = parser.parse_args(args)
-    print(f"index: {write_index(ns.runs_dir, ns.out)}")
-    return exit_codes.OK
+    if not ns.judge:
+        print(f"index: {write_index(ns.runs_dir, ns.out)}")
+        return exit_codes.OK
+    path, verdict = judge_index(ns.runs_dir, ns.out, ns.judge_last, dict(ns.judge_tolerance))
+    print("\n".join(verdict.lines()))
+    print(f"index: {path}\njudgement: {path.parent / JUDGEMENT_JSON}\nexit code: {verdict.exit_code}")
+    return verdict.exit_code
+
+
+def _tolerance(text: str) -> tuple[str, float]:
+    try:
+        return tolerance_option(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def _compare(args: list[str]) -> int:

@@ -7,6 +7,7 @@ Reads run directories and writes index.md, index.html and trend PNGs; the number
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,9 +23,10 @@ from analysis import render
 from analysis.headline import Figure, headline
 from analysis.load import is_run_dir, load_run
 from analysis.model import RunData
+from analysis.nights import FIGURES, LAST_NIGHTS, Judgement, Night, judge, read_night
 from contract import schema
 
-INDEX_MD, INDEX_HTML = "index.md", "index.html"
+INDEX_MD, INDEX_HTML, JUDGEMENT_JSON = "index.md", "index.html", "judgement.json"
 MAX_TREND_PANELS = 4
 
 
@@ -50,6 +52,10 @@ def index_rows(folder: Path) -> list[IndexRow]:
 
 
 def _row(path: Path) -> IndexRow:
+    if (path / schema.SUMMARY_JSON).is_file():  # the run's figures as it wrote them: no CSV read
+        night = read_night(path, target_of)
+        if night.problem is None:
+            return _summary_row(night)
     when = path.stat().st_mtime
     if not is_run_dir(path):
         return IndexRow(path, when, path.name, problem="not a run directory: no run.json and no run CSV")
@@ -74,23 +80,55 @@ def _row(path: Path) -> IndexRow:
     )
 
 
+def _summary_row(night: Night) -> IndexRow:
+    figures = [
+        Figure(f.label, night.figures[f.name], f.unit, "summary.json")
+        for f in FIGURES
+        if f.name in night.figures
+    ]
+    exit_code = "not recorded" if night.exit_code is None else str(night.exit_code)
+    return IndexRow(
+        night.path,
+        night.when,
+        night.run_id,
+        night.profile,
+        night.target,
+        night.verdict,
+        figures,
+        None,
+        exit_code,
+    )
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _target(run: RunData) -> str:
+    return target_of(run.meta)
+
+
+def target_of(meta: dict) -> str:
     """The target as runs are grouped by: the gateway and what was sampled (run.json `target.sampled`:
     a started target's command, the processes, patterns or cgroups watched), with the URL of a target
-    the kit did not start; older runs: the gateway and URL."""
-    target = run.meta.get("target")
+    the kit did not start; older runs: the gateway and URL. A command's options (its `--` words on) are
+    left out: the same gateway started with other flags tonight is judged against its nights, not apart."""
+    target = meta.get("target")
     if not isinstance(target, dict):
         return "unknown target"
     sampled = target.get("sampled")
     if isinstance(sampled, list) and sampled:
         url = None if target.get("started_by_kit") else target.get("url")
-        return " · ".join(str(part) for part in [target.get("gateway"), url, *sampled] if part)
+        return " · ".join(str(part) for part in [target.get("gateway"), url, *map(_program, sampled)] if part)
     where = target.get("url") or target.get("command") or "unknown target"
     return f"{target.get('gateway', 'unknown')} {where}" if target.get("gateway") else str(where)
+
+
+def _program(sampled: object) -> str:
+    """ "started: python -m simgateway --port {port} --ttft-ms 400" -> "started: python -m simgateway"."""
+    words = str(sampled).split(" ")
+    cut = next((i for i, w in enumerate(words) if w.startswith("--")), len(words))
+    return " ".join(words[:cut])
 
 
 def trend_plots(rows: list[IndexRow], out: Path) -> dict[tuple[str, str], Path]:
@@ -159,23 +197,80 @@ def _table(rows: list[IndexRow]) -> pd.DataFrame:
 
 def write_index(folder: str | Path, out_dir: str | Path | None = None) -> Path:
     """Write index.md and index.html (and trend PNGs) for every run directory under `folder`."""
+    return _write(folder, out_dir, None)[0]
+
+
+def judge_index(
+    folder: str | Path,
+    out_dir: str | Path | None = None,
+    last: int = LAST_NIGHTS,
+    tolerance: dict[str, float] | None = None,
+) -> tuple[Path, Judgement]:
+    """The index with tonight's verdict against the nights before (analysis/nights.py), and that verdict
+    in judgement.json beside it."""
+    path, verdict = _write(folder, out_dir, (last, tolerance or {}))
+    assert verdict is not None  # asked for
+    return path, verdict
+
+
+def _write(
+    folder: str | Path, out_dir: str | Path | None, judging: tuple[int, dict] | None
+) -> tuple[Path, Judgement | None]:
     root = Path(folder)
     if not root.is_dir():
         raise FileNotFoundError(f"runs folder not found: {root}")
     out = Path(out_dir) if out_dir is not None else root
     out.mkdir(parents=True, exist_ok=True)
     rows = index_rows(root)
+    verdict = None
+    if judging is not None:
+        nights = [read_night(r.path, target_of) for r in rows]
+        verdict = judge(nights, *judging)
+        (out / JUDGEMENT_JSON).write_text(json.dumps(verdict.as_json(), indent=2, default=str) + "\n")
     plots = trend_plots(rows, out)
     unreadable = [f"{r.path.name}: {r.problem}" for r in rows if r.problem is not None and not r.profile]
     title = f"Runs in {root.resolve()}"
     table = _table(rows)
-    (out / INDEX_MD).write_text(_markdown(title, table, plots, unreadable))
-    (out / INDEX_HTML).write_text(_html(title, table, plots, unreadable))
-    return out / INDEX_HTML
+    (out / INDEX_MD).write_text(_markdown(title, table, plots, unreadable, verdict))
+    (out / INDEX_HTML).write_text(_html(title, table, plots, unreadable, verdict))
+    return out / INDEX_HTML, verdict
 
 
-def _markdown(title: str, table: pd.DataFrame, plots: dict, unreadable: list[str]) -> str:
-    out = [f"# {title}", "", f"{len(table)} runs, newest first.", "", render.table_markdown(table), ""]
+def _verdict_table(verdict: Judgement) -> pd.DataFrame:
+    rows = []
+    for g in verdict.groups:
+        figures = [f.text() for f in g.figures] or [g.why]
+        left = f" Left out: {'; '.join(g.left_out)}." if g.left_out else ""
+        rows.append(
+            {
+                "profile": g.profile,
+                "target": g.target,
+                "tonight": f"{g.tonight} ({g.tonight_started})",
+                "verdict": g.verdict,
+                "figures": "; ".join(figures) + left,
+            }
+        )
+    return pd.DataFrame(rows, columns=["profile", "target", "tonight", "verdict", "figures"])
+
+
+def _verdict_head(verdict: Judgement) -> str:
+    return (
+        f"Each profile and target's newest run against its last {verdict.last} nights that completed with "
+        f"exit 0 (exit code {verdict.exit_code}). A figure regressed when tonight is worse than the "
+        "nights' worst by more than its margin, improved when better than their best by as much: "
+        + "; ".join(f"{label} {margin}" for label, margin in verdict.margins.items())
+        + "."
+    )
+
+
+def _markdown(
+    title: str, table: pd.DataFrame, plots: dict, unreadable: list[str], verdict: Judgement | None
+) -> str:
+    out = [f"# {title}", ""]
+    if verdict is not None:
+        out += ["## Tonight against the nights before", "", _verdict_head(verdict), ""]
+        out += [render.table_markdown(_verdict_table(verdict)), ""]
+    out += [f"{len(table)} runs, newest first.", "", render.table_markdown(table), ""]
     for (profile, target), path in plots.items():
         out += [f"## Trend: {profile} against {target}", "", f"![trend]({path.name})", ""]
     if unreadable:
@@ -183,10 +278,17 @@ def _markdown(title: str, table: pd.DataFrame, plots: dict, unreadable: list[str
     return "\n".join(out) + "\n"
 
 
-def _html(title: str, table: pd.DataFrame, plots: dict, unreadable: list[str]) -> str:
+def _html(
+    title: str, table: pd.DataFrame, plots: dict, unreadable: list[str], verdict: Judgement | None
+) -> str:
     out = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{render.STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
+    ]
+    if verdict is not None:
+        out += ["<h2>Tonight against the nights before</h2>", f"<p>{html.escape(_verdict_head(verdict))}</p>"]
+        out.append(render.table_html(_verdict_table(verdict)))
+    out += [
         f"<p>{len(table)} runs, newest first.</p>",
         render.table_html(table),
     ]

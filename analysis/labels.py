@@ -89,6 +89,10 @@ LABELS: dict[str, str] = {
     "slope_high_per_h": "slope, 99 % high",
     "mk_tau": "Mann-Kendall tau",
     "mk_p": "Mann-Kendall p",
+    "detectable_per_h": "detectable slope per hour",
+    "warmup_s": "warm-up left out (s)",
+    "floor_per_h": "least leak per hour",
+    "bar_per_h": "judged up to per hour",
     "verdict": "verdict",
     # load levels (analysis/knee.py)
     "bins": "time bins",

@@ -416,6 +416,7 @@ PLOTTED = (
     headline_mod.CAPACITY,
     headline_mod.CHURN,
     FIT,
+    headline_mod.SOAK,
 )
 
 
@@ -425,6 +426,7 @@ def _drawers(
     """(plot file, drawing function) per section title; imports matplotlib (only drawing needs it)."""
     from analysis import plots
     from analysis.capacity_plot import capacity_plot, churn_plot
+    from analysis.soak_plot import soak_plot
     from analysis.working_fit_plot import fit_plot
 
     frame = run.capacity
@@ -455,6 +457,7 @@ def _drawers(
         ],
         headline_mod.CHURN: [("churn.png", lambda: churn_plot(run_churn(run), frame, out / "churn.png"))],
         FIT: [("fit.png", lambda: fit_plot(fit_answer(run), out / "fit.png"))],
+        headline_mod.SOAK: [("soak.png", lambda: soak_plot(run, out))],
     }
 
 

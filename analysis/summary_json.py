@@ -24,6 +24,7 @@ from analysis.delivery import RULE as DELIVERY_RULE
 from analysis.fit import Fit
 from analysis.goodput import goodput
 from analysis.headline import headline, profile_of
+from analysis.hosts import judged_samples
 from analysis.latency import latency_table, main_operation
 from analysis.levels import load_shortfall, run_levels
 from analysis.model import RunData
@@ -35,7 +36,7 @@ from analysis.validity import run_validity
 from analysis.working_fit import fit_answer
 from analysis.working_fit_section import idle_beside
 from analysis.workload import INPUT_SIZES, asked_and_reported, size_table, unverified_sizes
-from contract.schema import REQUEST, SUMMARY_JSON
+from contract.schema import MIB, REQUEST, SAMPLE, SUMMARY_JSON
 
 SUMMARY_VERSION = 1
 DELIVERY_FIGURES = ("seconds", "asked", "started", "achieved_per_s", "late", "dropped")  # per level
@@ -65,6 +66,7 @@ def summary(run: RunData) -> dict[str, Any]:
         "capacity": _capacity(run),
         "fit": _fit(run),
         "soak": _soak(run),
+        "peak_target_rss_mib": _peak_rss_mib(run),
         "tasks": _tasks(run),
         "cost": _cost(run),
         "sizes": _sizes(run),
@@ -298,6 +300,14 @@ def _r2(fit: Fit | None) -> float | None:
     return fit.r2 if fit else None
 
 
+def _peak_rss_mib(run: RunData) -> float | None:
+    """The judged host's highest target RSS reading (the sampler's), MiB."""
+    s = judged_samples(run)
+    if s is None or s.empty or SAMPLE.target_rss_bytes not in s:
+        return None
+    return float(s[SAMPLE.target_rss_bytes].max()) / MIB
+
+
 def _soak(run: RunData) -> dict | None:
     memory, errors = soak_trends(run)
     if memory.verdict == "not enough data" and errors.verdict == "not enough data":
@@ -308,6 +318,9 @@ def _soak(run: RunData) -> dict | None:
             "slope_per_h": t.slope_per_h,
             "unit": f"{t.unit}/h",
             "points": t.points,
+            "interval": [t.slope_low_per_h, t.slope_high_per_h],
+            "detectable_per_h": t.detectable_per_h,
+            "warmup_s": t.warmup_s,
         }
         for t in (memory, errors)
     }

@@ -45,6 +45,7 @@ class LiveJudge:
         self.results: list[ThresholdResult] = []
         self.samples_note: str | None = None  # why sample-based thresholds cannot be judged
         self.sample_listeners: list[Callable[[str, dict], None]] = []  # hear each sampler row as read
+        self.trend_notes: dict[str, str] = {}  # trend thresholds this run could not judge, and why
 
     @property
     def rules(self) -> tuple[Threshold, ...]:
@@ -78,7 +79,8 @@ class LiveJudge:
             return []
         self.evaluator.observe_counter("dropped_arrivals", self.dropped(now))
         if final and self.trends:
-            for name, (value, points) in trend_values(self.run_dir).items():
+            values, self.trend_notes = final_trends(self.run_dir, self.evaluator.thresholds)
+            for name, (value, points) in values.items():
                 self.evaluator.observe_trend(name, value, points)
         self.results = [
             dataclasses.replace(r, passed=None, abort_due=False) if self._unjudged(th) else r
@@ -95,9 +97,12 @@ class LiveJudge:
         if self.evaluator is None:
             return []
         return [
-            r.as_json() | ({"note": self.samples_note} if self._unjudged(th) else {})
+            r.as_json() | ({"note": self._note(th)} if self._unjudged(th) else {})
             for th, r in zip(self.evaluator.thresholds, self.results, strict=True)
         ]
+
+    def _note(self, threshold: Threshold) -> str | None:
+        return self.trend_notes.get(threshold.expr) or self.samples_note
 
     def unjudged(self) -> list[str]:
         """The thresholds the final judgement left without a verdict (no data, or samples stopped)."""
@@ -106,7 +111,7 @@ class LiveJudge:
     def _unjudged(self, threshold: Threshold) -> bool:
         m = threshold.metric  # sample metrics, and the memory trends made of samples
         on_samples = m.source == "sample" or (m.source == "trend" and m.column in schema.SAMPLE_COLUMNS)
-        return self.samples_note is not None and on_samples
+        return (self.samples_note is not None and on_samples) or threshold.expr in self.trend_notes
 
     def workers_cpu_p90(self) -> dict[str, float]:
         """Each worker's CPU p90 from its reports, for the validity rule (analysis/validity.py); a worker
@@ -116,23 +121,41 @@ class LiveJudge:
         return {w: cpu_p90(cpu) for w, cpu in self.worker_cpu.items() if len(cpu) >= MIN_WORKER_READINGS}
 
 
-def trend_values(run_dir: Path) -> dict[str, tuple[float | None, int]]:
-    """Each trend metric's value and point count, from the same functions as the report's soak section;
-    None where the verdict is "not enough data"."""
+def final_trends(
+    run_dir: Path, thresholds: tuple[Threshold, ...]
+) -> tuple[dict[str, tuple[float | None, int]], dict[str, str]]:
+    """Each trend metric's value and point count, from the same functions as the report's soak section
+    (None where the verdict is "not enough data"), and the thresholds this run cannot judge: a slope bar
+    under the run's detectable slope, a leak (drift) verdict that "cannot tell at this length"."""
     from analysis.load import load_run  # pandas and scipy only at the end of a run (see kit/finish.py)
-    from analysis.soak import TREND_INPUTS, soak_trends
+    from analysis.soak import TREND_INPUTS, soak_trends, undetectable, verdict_note
 
     memory, errors = soak_trends(load_run(run_dir, only=TREND_INPUTS))  # the trends' columns, not the run
 
     def judged(trend, value: float) -> tuple[float | None, int]:
-        return (None if trend.verdict == "not enough data" else value), trend.points
+        return (None if trend.fit is None else value), trend.points
 
-    return {
+    values = {
         "target_rss_slope_mib_per_h": judged(memory, memory.slope_per_h),
         "memory_leak": judged(memory, float(memory.verdict == "leak")),
         "error_rate_drift_pp_per_h": judged(errors, errors.slope_per_h),
         "error_drift": judged(errors, float(errors.verdict == "drift")),
     }
+    of = {name: (memory if name in SLOPES[:2] else errors) for name in SLOPES}
+    notes = {}
+    for th in thresholds:
+        name = th.metric.name
+        if name not in of:
+            continue
+        slope_bar = name in (SLOPES[0], SLOPES[2]) and th.op in ("<", "<=")
+        note = undetectable(of[name], th.value) if slope_bar else verdict_note(of[name])
+        if note is not None:
+            notes[th.expr] = note
+    return values, notes
+
+
+# the trend thresholds whose verdict needs the run to have been able to see the slope at stake
+SLOPES = ("target_rss_slope_mib_per_h", "memory_leak", "error_rate_drift_pp_per_h", "error_drift")
 
 
 def refuse_short_trends(settings: KitSettings) -> None:

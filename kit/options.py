@@ -151,7 +151,7 @@ def add_arguments(parser) -> None:
         default=trend_rule.MIN_DURATION_S,
         help=f"a soak verdict (leak, drift, slope thresholds) needs >= {trend_rule.MIN_POINTS} samples "
         f"spanning this long after the first {100 * trend_rule.WARMUP_FRACTION:.0f} %% of the run "
-        f"(default 10m: at 1 s samples a run of >= "
+        f"(default {trend_rule.clock(trend_rule.MIN_DURATION_S)}: at 1 s samples a run of >= "
         f"{trend_rule.clock(trend_rule.TrendData(trend_rule.MIN_DURATION_S, 1.0).shortest_run_s)}); "
         "a soak too short for it is refused",
     )
