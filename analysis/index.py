@@ -22,8 +22,8 @@ import pandas as pd
 from analysis import render
 from analysis.headline import Figure, headline
 from analysis.load import is_run_dir, load_run
-from analysis.model import RunData
 from analysis.nights import FIGURES, LAST_NIGHTS, Judgement, Night, judge, read_night
+from analysis.run_target import target_of
 from contract import schema
 
 INDEX_MD, INDEX_HTML, JUDGEMENT_JSON = "index.md", "index.html", "judgement.json"
@@ -72,7 +72,7 @@ def _row(path: Path) -> IndexRow:
         float(start),
         str(meta.get("run_id", path.name)),
         head.profile,
-        _target(run),
+        target_of(run.meta),
         head.verdict,
         head.figures,
         problem,
@@ -102,33 +102,6 @@ def _summary_row(night: Night) -> IndexRow:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _target(run: RunData) -> str:
-    return target_of(run.meta)
-
-
-def target_of(meta: dict) -> str:
-    """The target as runs are grouped by: the gateway and what was sampled (run.json `target.sampled`:
-    a started target's command, the processes, patterns or cgroups watched), with the URL of a target
-    the kit did not start; older runs: the gateway and URL. A command's options (its `--` words on) are
-    left out: the same gateway started with other flags tonight is judged against its nights, not apart."""
-    target = meta.get("target")
-    if not isinstance(target, dict):
-        return "unknown target"
-    sampled = target.get("sampled")
-    if isinstance(sampled, list) and sampled:
-        url = None if target.get("started_by_kit") else target.get("url")
-        return " · ".join(str(part) for part in [target.get("gateway"), url, *map(_program, sampled)] if part)
-    where = target.get("url") or target.get("command") or "unknown target"
-    return f"{target.get('gateway', 'unknown')} {where}" if target.get("gateway") else str(where)
-
-
-def _program(sampled: object) -> str:
-    """ "started: python -m simgateway --port {port} --ttft-ms 400" -> "started: python -m simgateway"."""
-    words = str(sampled).split(" ")
-    cut = next((i for i, w in enumerate(words) if w.startswith("--")), len(words))
-    return " ".join(words[:cut])
 
 
 def trend_plots(rows: list[IndexRow], out: Path) -> dict[tuple[str, str], Path]:

@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.capacity import run_capacity
-from analysis.index import _target
 from analysis.load import load_run
 from analysis.model import RunData, Section, per_run
+from analysis.run_target import target_of
 from analysis.working_fit import FIT, STEP_COLUMNS, STEP_LABELS, FitAnswer, fit_answer
 from contract.schema import RUN_JSON
 
@@ -48,10 +48,10 @@ def idle_beside(run: RunData) -> IdleBeside | None:
     known = isinstance(run.meta.get("target"), dict)  # an unknown target is no other run's
     if answer is None or answer.mib_per_agent is None or not known or not run.path.parent.is_dir():
         return None
-    target = _target(run)
+    target = target_of(run.meta)
     for path in sorted(run.path.parent.iterdir(), key=_mtime, reverse=True):
         meta = _capacity_meta(path) if path != run.path else None
-        if meta is None or _target(RunData(path=path, meta=meta)) != target:
+        if meta is None or target_of(meta) != target:
             continue
         result = run_capacity(load_run(path))
         if result.fit is not None and result.stable and result.fit.slope > 0:
