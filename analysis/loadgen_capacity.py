@@ -42,7 +42,7 @@ class LoadgenCapacity:
 
     def line(self) -> str:
         shares = "; ".join(p.text(self._cpu_of(p.pid)) for p in self.processes)
-        verdict = "held"
+        verdict = f"held; {self.advice}" if self.advice else "held"  # its own held: the host's cause
         if self.rose:
             verdict = f"ROSE: {self.advice or 'its processes did not saturate: more would not help'}"
         timing = ", ".join(self.timing) or "not judged"

@@ -61,14 +61,14 @@ def test_the_console_states_each_process_rate_streams_and_whether_its_timing_ros
     assert ("ROSE: add processes" in line) is rose and line in console_summary(run)
 
 
-def busy_host(tmp_path, loadgen_cpu: float):
+def busy_host(tmp_path, loadgen_cpu: float, lag_ms: float = 60.0):
     """A one-process run at `loadgen_cpu`, the host's CPU at 99 % and 3 runnable tasks per core, its event
-    loop 60 ms late, and run.json's three busiest other processes."""
+    loop `lag_ms` late, and run.json's three busiest other processes."""
     ts = [T0 + i for i in range(int(SECONDS))]
     samples = pd.DataFrame(
         {"ts": ts, "loadgen_cpu_pct": loadgen_cpu, "host_cpu_pct": 99.0, "host_run_queue_per_core": 3.0}
     )
-    lag = pd.DataFrame({"ts": ts, "lag_ms": 60.0})
+    lag = pd.DataFrame({"ts": ts, "lag_ms": lag_ms})
     others = [
         {"pid": 7, "command": "python -m pytest tests", "cpu_pct": 95.0},
         {"pid": 8, "command": "node build.js", "cpu_pct": 60.0},
@@ -95,6 +95,9 @@ def test_a_busy_host_names_its_busiest_other_processes_instead_of_adding_process
     assert f"ROSE: {advice}" in line and "add processes" not in console_summary(run)
     assert f"advice: {advice}" in loadgen_section(run).notes
     assert summary(run)["validity"]["advice"] == advice
+    quiet_loop = busy_host(tmp_path / "held", loadgen_cpu=20.0, lag_ms=2.0)  # its own timing held
+    held = loadgen_capacity(quiet_loop, run_validity(quiet_loop))
+    assert held is not None and held.line().endswith(f") held; {advice}"), held.line()
 
 
 def test_a_saturated_load_generator_on_a_busy_host_is_still_told_to_add_processes(tmp_path):
