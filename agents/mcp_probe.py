@@ -7,6 +7,7 @@ They carry the key the agents carry. No rows: neither is load.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
@@ -73,11 +74,14 @@ def failure(answer: Answer) -> str:
 class McpPing:
     """The liveness probe of an MCP server: alive while it answers MCP. A session opened at the first
     probe (initialize), a ping on it at each next; a session the server ended is opened anew. A JSON-RPC
-    error answer is alive (the server spoke); no answer, a 5xx or what is not MCP is a failure."""
+    error answer is alive (the server spoke); no answer, a 5xx or what is not MCP is a failure.
+    `on_session` is told the id of the session it holds open on the server (None once none is): a run
+    killed meanwhile leaves that one open, and kit.cleanup finds it in run.json."""
 
     settings: AgentSettings
     base_url: str
     timeout_s: float
+    on_session: Callable[[str | None], None] = field(default=lambda _sid: None, repr=False)
     session: McpSession | None = None
     client: httpx.Client | None = field(default=None, repr=False)
 
@@ -107,12 +111,14 @@ class McpPing:
         session = probe_session(self.settings, self.client, bounds)
         self.session = session
         opened(session)
+        self.on_session(session.session_id)
 
     def _drop(self) -> None:
         if self.session is not None:
             with contextlib.suppress(Exception):
                 self.session.abandon()
             self.session = None
+            self.on_session(None)
 
     def close(self) -> None:
         """The probe's session closed on the server, its client closed."""

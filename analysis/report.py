@@ -31,7 +31,7 @@ from analysis.model import RunData, Section
 from analysis.model_calls import model_calls_section
 from analysis.queue import queue_notes, queue_table
 from analysis.remote_samplers import remote_samplers_section
-from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, unmeasured_series
+from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, target_unread_line, unmeasured_series
 from analysis.rounds import WORKER_RULE, rounds_table
 from analysis.rss_by_n import rss_by_agent_count
 from analysis.sessions import sessions_section
@@ -143,7 +143,7 @@ def build_sections(
             [("resources", resource_table(run, warning_bytes))],
             [
                 f"warning line: {warning_bytes / MIB:.0f} MiB available",
-                *filter(None, [hosts_note(run), sampler_peak_note(run)]),
+                *filter(None, [target_unread_line(run), hosts_note(run), sampler_peak_note(run)]),
             ],
         ),
         headline_mod.ROUNDS: _section(

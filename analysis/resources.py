@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.hosts import by_host
+from analysis.hosts import by_host, judged_samples
 from analysis.model import RunData
 from analysis.stats import time_weighted_mean, time_where
 from contract.schema import MIB, SAMPLE, WARNING_AVAILABLE_BYTES
@@ -39,9 +39,10 @@ def memory_rows(s: pd.DataFrame, warning_bytes: float) -> list[tuple[str, float]
     avail = s[SAMPLE.host_available_bytes]
     swap = s[SAMPLE.host_swap_used_bytes].dropna()
     below = time_where(s["ts"], avail < warning_bytes) if avail.notna().any() else np.nan
+    unread = target_unread(s)
     return [
-        ("peak target RSS (MiB)", s[SAMPLE.target_rss_bytes].max() / MIB),
-        ("peak target PSS (MiB)", s[SAMPLE.target_pss_bytes].max() / MIB),
+        ("peak target RSS (MiB)", np.nan if unread else s[SAMPLE.target_rss_bytes].max() / MIB),
+        ("peak target PSS (MiB)", np.nan if unread else s[SAMPLE.target_pss_bytes].max() / MIB),
         ("peak target processes", s[SAMPLE.target_procs].max()),
         ("peak cgroup memory (MiB)", s[SAMPLE.cgroup_peak_bytes].max() / MIB),
         ("min host available (MiB)", avail.min() / MIB),
@@ -51,6 +52,32 @@ def memory_rows(s: pd.DataFrame, warning_bytes: float) -> list[tuple[str, float]
         ("peak sidecar RSS (MiB)", s[SAMPLE.sidecar_rss_bytes].max() / MIB),
         ("peak load-generator RSS (MiB)", s[SAMPLE.loadgen_rss_bytes].max() / MIB),
     ]
+
+
+def target_unread(s: pd.DataFrame) -> bool:
+    """The sampler watched a target and read nothing of it the whole run: every RSS reading 0, or no
+    process counted (a selection that matched nothing, a launcher whose child it did not follow). Its
+    memory is then not measured, not 0 MiB. No target watched at all (empty cells) is not this case."""
+    rss, procs = s[SAMPLE.target_rss_bytes].dropna(), s[SAMPLE.target_procs].dropna()
+    return not (rss.empty and procs.empty) and not (rss > 0).any()
+
+
+def target_unread_line(run: RunData) -> str | None:
+    """The one line for a run whose target read 0 throughout (judged host): what was read, what picks
+    the processes, where the counted ones are listed; None otherwise."""
+    s = judged_samples(run)
+    if s is None or s.empty or not target_unread(s):
+        return None
+    procs = s[SAMPLE.target_procs].max()
+    counted = "no process counted" if pd.isna(procs) or procs == 0 else "RSS 0 in every reading"
+    watched = (run.meta.get("target") or {}).get("sampled") or []
+    what = f" ({'; '.join(map(str, watched))})" if watched else ""
+    return (
+        f"target memory not measured: the sampler read the target{what} {len(s)} times, {counted}; "
+        "--target-pid, --target-match or --target-cgroup picks the processes (a command started through a "
+        "launcher, such as npx, uvx or env, may need --target-match on what it launches); processes.csv "
+        "lists what was counted"
+    )
 
 
 def cpu_rows(s: pd.DataFrame) -> list[tuple[str, float]]:

@@ -21,6 +21,7 @@ from analysis.loadgen_capacity import loadgen_capacity
 from analysis.model import RunData
 from analysis.model_calls import NOT_VISIBLE
 from analysis.prices import PriceTableError
+from analysis.resources import target_unread_line
 from analysis.scores import SCORE_INPUTS, tpot_absent, with_scores
 from analysis.stats import describe
 from analysis.tasks import task_counts
@@ -250,9 +251,11 @@ def _verdict_lines(run: RunData) -> list[str]:
 def _memory_lines(run: RunData) -> list[str]:
     """Peak target memory; in a capacity run the driver's per-step readings are the figure (the 1 Hz
     sampler may read between steps, or before the last one), the sampler's beside it. With several
-    hosts, those of the judged one (the first sampler service's)."""
-    s = judged_samples(run)
+    hosts, those of the judged one (the first sampler service's). A target read 0 throughout is said so.
+    """
+    s, unread = judged_samples(run), target_unread_line(run)  # read 0 throughout: not measured, not 0 MiB
     sampled = s[SAMPLE.target_rss_bytes].max() if s is not None and not s.empty else float("nan")
+    sampled = float("nan") if unread is not None else sampled
     host = (
         f"   min host available: {_mib(s[SAMPLE.host_available_bytes].min())}"
         if s is not None and not s.empty
@@ -264,6 +267,8 @@ def _memory_lines(run: RunData) -> list[str]:
         return [f"peak target RSS: {_mib(steps)} at the capacity steps{beside}{host}"]
     if s is None or s.empty:
         return ["memory: no samples recorded"]
+    if unread is not None:
+        return [f"peak target RSS: not measured{host}", unread]
     return [f"peak target RSS: {_mib(sampled)}{host}"]
 
 

@@ -29,6 +29,7 @@ from analysis.latency import latency_table, main_operation
 from analysis.levels import load_shortfall, run_levels
 from analysis.model import RunData
 from analysis.prices import PriceTableError
+from analysis.resources import target_unread
 from analysis.soak import soak_trends
 from analysis.sweep import sweep
 from analysis.tasks import not_done_reasons, task_counts
@@ -303,8 +304,8 @@ def _r2(fit: Fit | None) -> float | None:
 def _peak_rss_mib(run: RunData) -> float | None:
     """The judged host's highest target RSS reading (the sampler's), MiB."""
     s = judged_samples(run)
-    if s is None or s.empty or SAMPLE.target_rss_bytes not in s:
-        return None
+    if s is None or s.empty or SAMPLE.target_rss_bytes not in s or target_unread(s):
+        return None  # a target read 0 throughout is not measured, not 0 MiB
     return float(s[SAMPLE.target_rss_bytes].max()) / MIB
 
 

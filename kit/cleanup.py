@@ -1,5 +1,6 @@
 """`python -m kit.cleanup RUN_DIR`: close on the gateway every session a run directory says is still open
-(created, never closed), e.g. after a SIGKILL; each close is appended to the run's agents.csv.
+(created, never closed), e.g. after a SIGKILL; each close is appended to the run's agents.csv. An MCP
+run's own probe session (the liveness probe's, run.json `mcp_probe_session`) is closed the same way.
 
 It touches only the sessions that run recorded (their ids carry its run id); the protocol comes from the
 run's gateway preset or spec file. When the gateway is gone (the run's own, stopped at its end, or nothing
@@ -36,6 +37,7 @@ from contract import exit_codes, schema
 from contract.cli import positive_duration
 from contract.http_probe import PROBE_MAX_BYTES, probe_get
 from contract.schema import AGENT_EVENT
+from kit.record import MCP_PROBE_SESSION
 
 OPEN_EVENTS = (
     AGENT_EVENT.created,
@@ -56,15 +58,16 @@ class Closer(KitAgent):
     abstract = True
 
 
-def still_open(run_dir: Path) -> list[str]:
+def still_open(run_dir: Path, also: tuple[str, ...] = ()) -> list[str]:
     """Session ids the run recorded as opened (agents.csv, and capacity.csv, which is flushed at every
-    step) and agents.csv does not show closed, in creation order. A create in flight at a SIGKILL
-    reached no file: the gateway's own list by run id is the only way to find that one. Plain csv, not
-    pandas: the run itself asks this at its end, inside the load generator."""
+    step; `also`: others it opened, e.g. its MCP probe's) and agents.csv does not show closed, in
+    creation order. A create in flight at a SIGKILL reached no file: the gateway's own list by run id is
+    the only way to find that one. Plain csv, not pandas: the run itself asks this at its end, inside the
+    load generator."""
     agents, steps = _rows(run_dir / schema.AGENTS_CSV), _rows(run_dir / schema.CAPACITY_CSV)
     closed = {row["session_id"] for row in agents if row.get("event") == AGENT_EVENT.closed}
     opened = [row["session_id"] for row in agents if row.get("event") in OPEN_EVENTS]
-    opened += [row["session_id"] for row in steps]
+    opened += [row["session_id"] for row in steps] + list(also)
     return [sid for sid in dict.fromkeys(opened) if sid not in closed]
 
 
@@ -159,7 +162,8 @@ def clean(run_dir: Path, args: Namespace) -> tuple[int, int]:
     """(closed, failed) for the sessions still open in `run_dir` (those the gateway lists as open, where
     it can list them); TargetGone when they went with it."""
     meta = read_meta(run_dir)
-    ids = still_open(run_dir)
+    probe = meta.get(MCP_PROBE_SESSION)
+    ids = still_open(run_dir, (str(probe),) if probe else ())
     if not ids:
         return 0, 0
     if (why := target_gone(meta, args)) is not None:

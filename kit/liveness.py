@@ -7,6 +7,7 @@ Decides only death and describes it: stopping the run is the caller's (kit/runti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
@@ -128,9 +129,12 @@ def _float(text) -> float | None:
         return None
 
 
-def liveness_of(settings: KitSettings, target: Target) -> Liveness:
+def liveness_of(
+    settings: KitSettings, target: Target, on_probe_session: Callable[[str | None], None]
+) -> Liveness:
     """The target's pids (the kit's own and those named with --target-pid) and the health endpoint of
-    any target with a URL; an MCP server's is MCP itself unless --health-path names a path."""
+    any target with a URL; an MCP server's is MCP itself unless --health-path names a path (its probe's
+    open session told to `on_probe_session`)."""
     pids = ([target.pid] if target.pid else []) + list(settings.agent.target_pid)
     health_path = settings.target.health_path
     url = with_userinfo(target.url, settings.target.host_auth)  # a gateway behind Basic auth
@@ -139,7 +143,7 @@ def liveness_of(settings: KitSettings, target: Target) -> Liveness:
     timeout = settings.target.liveness_timeout
     mcp = None
     if settings.preset.calls_mcp and not health_path and target.url:
-        mcp = McpPing(settings.agent, target.url, min(2.0, max(timeout / 2, 0.2)))
+        mcp = McpPing(settings.agent, target.url, min(2.0, max(timeout / 2, 0.2)), on_probe_session)
         health, answered = mcp.url, True  # the start's MCP session answered (kit/mcp_start.py)
     key_env = settings.agent.api_key_env
     return Liveness(pids, health, timeout, not health_path, answered=answered, mcp=mcp, key_env=key_env)

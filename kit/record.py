@@ -15,6 +15,8 @@ from contract.csv_append import CsvAppender, RunFileError
 from kit import rundir
 from kit.disk import DiskGuard
 
+MCP_PROBE_SESSION = "mcp_probe_session"  # run.json: the MCP liveness probe's session open now (kit.cleanup)
+
 
 class RunRecord:
     def __init__(
@@ -34,6 +36,15 @@ class RunRecord:
 
     def save(self) -> None:
         self.guarded(rundir.write_run_json, self.run_dir, self.meta)
+
+    def note_mcp_probe(self, session_id: str | None) -> None:
+        """run.json `mcp_probe_session`: the session the MCP liveness probe holds open on the server now
+        (absent when none), saved at once: a run killed with it open leaves it for kit.cleanup."""
+        if session_id:
+            self.meta[MCP_PROBE_SESSION] = session_id
+        elif self.meta.pop(MCP_PROBE_SESSION, None) is None:
+            return
+        self.save()
 
     def guarded(self, write, *args) -> None:
         """A write into the run directory; a failure (disk full) stops the run with DISK_ERROR."""

@@ -67,7 +67,7 @@ class KitRun:
         self.stopping = Stopping(environment)
         self.record = RunRecord(settings.run_dir, meta, disk, self.on_disk_error)
         self.recorder = Recorder(environment, settings.run_dir, on_write_error=self.record.failed)
-        liveness = liveness_of(settings, session.target)
+        liveness = liveness_of(settings, session.target, self.record.note_mcp_probe)
         self.watchers = Watchers(environment, self.stopping, self.record, session.target, liveness, *samplers)
         self.watchers.model_calls = model_calls_for(settings, session.target.url, meta)
         self.live = LiveRun(settings.run_id, settings.run_dir, meta)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -81,6 +82,31 @@ def test_console_summary_names_memory_latency_with_counts_and_path(full_run):
     assert re.search(r"TTFT: p50 [\d,]+ ms", text)
     assert "missing: tasks.csv is absent" in text
     assert f"run directory: {full_run}" in text
+
+
+@pytest.mark.parametrize("procs", [0, 2], ids=["no-process-counted", "processes-read-0"])
+def test_a_target_read_0_throughout_is_not_measured_in_the_summary_and_the_report(tmp_path, procs):
+    """A selection that matched nothing (or a launcher the sampler did not follow): one line saying what
+    was read and which options pick the processes; no 0 MiB figure anywhere."""
+    samples = soak_samples(60).assign(target_procs=procs, target_rss_bytes=0, target_pss_bytes=0)
+    meta = META | {"target": {"sampled": ["match: server-everything"]}}
+    run_dir = write_run_dir(tmp_path / "r1", meta, samples=samples, requests=stream_requests(300, 60))
+    text = console_summary(load_run(run_dir))
+    counted = "no process counted" if procs == 0 else "RSS 0 in every reading"
+    read = "the sampler read the target (match: server-everything) 60 times"
+    line = f"target memory not measured: {read}, {counted}"
+    assert "peak target RSS: not measured" in text and line in text
+    assert "--target-pid, --target-match or --target-cgroup" in text and "processes.csv" in text
+    write_report(run_dir)
+    md = (run_dir / "report.md").read_text()
+    assert line in md and "peak target RSS" not in md.split("**resources**")[1].split("\n\n")[1]
+    assert json.loads((run_dir / "summary.json").read_text())["peak_target_rss_mib"] is None
+
+
+def test_a_target_never_watched_is_no_target_read_0(tmp_path):
+    samples = soak_samples(60).assign(target_procs=np.nan, target_rss_bytes=np.nan)
+    text = console_summary(load_run(write_run_dir(tmp_path / "r1", META, samples=samples)))
+    assert "target memory not measured" not in text
 
 
 def test_compare_aggregates_median_range_and_cv_across_runs(tmp_path):
