@@ -39,6 +39,7 @@ class HermesKanbanAgent(KitAgent):
     weight = 1
     wait_time = thinking(constant(0.5))
     task_agent = True  # rounds run only agents that work tasks
+    runs_command = "hermes_command"  # kit.startup: the program it runs is found before any load
 
     def on_start(self) -> None:
         # No HTTP client: the transport is the CLI (--host names the stats sidecar, for the sampler).

@@ -7,6 +7,7 @@ Pure text functions and the set of secret values the run registered; nothing her
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import shlex
@@ -23,6 +24,9 @@ _NAME_VALUE = re.compile(r"(--?[A-Za-z][\w-]*|[A-Za-z_]\w*)=(.*)", re.S)
 # scheme://USERINFO@ : the userinfo ends at the netloc's last '@' (as urllib.parse splits it)
 _USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^\s/?#@]*(?:@[^\s/?#@]*)*@", re.I)
 _BLANK = re.compile(r"\s")
+# keys whose text is JSON itself: a tool call's arguments (OpenAI chat and Responses, in answers and in the
+# messages that repeat them), whose secret-named keys are masked as a body's are
+_JSON_TEXT_KEYS = frozenset({"arguments"})
 _SECRETS: set[str] = set()
 MIN_SECRET_LEN = 4  # shorter values would mask ordinary text
 
@@ -66,6 +70,8 @@ def secret_values(value: object) -> list[str]:
             for key, inner in item.items():
                 if isinstance(inner, str) and is_secret_key(str(key)):
                     found.append(inner.split(" ", 1)[-1])  # a header's "Bearer X": X recurs alone too
+                elif isinstance(inner, str) and key in _JSON_TEXT_KEYS:
+                    stack.append(_json_object(inner))
                 else:
                     stack.append(inner)
         elif isinstance(item, list):
@@ -96,7 +102,30 @@ def redact_object(value: dict, secrets: Sequence[str] = ()) -> dict:
 
 def _masked_entry(key: str, value: object, secrets: Sequence[str]) -> object:
     scalar = isinstance(value, str | int | float) and not isinstance(value, bool)
-    return MASK if scalar and is_secret_key(key) else redact_json(value, secrets)
+    if scalar and is_secret_key(key):
+        return MASK
+    if isinstance(value, str) and key in _JSON_TEXT_KEYS:
+        return redact_json_text(value, secrets)
+    return redact_json(value, secrets)
+
+
+def redact_json_text(text: str, secrets: Sequence[str] = ()) -> str:
+    """JSON text inside JSON (a tool call's arguments): an object whose masking changes it, re-serialised
+    masked; any other text as `redact_json` masks a text, so arguments with no secret stay as they were,
+    byte for byte (a replay sends them as recorded)."""
+    parsed = _json_object(text)
+    if parsed is not None and (masked := redact_object(parsed, secrets)) != parsed:
+        return json.dumps(masked, ensure_ascii=False)
+    return str(redact_json(text, secrets))
+
+
+def _json_object(text: str) -> dict | None:
+    """The object a JSON text holds; None for any other text (a fragment, a list, not JSON)."""
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
+        return None
+    return parsed if isinstance(parsed, dict) else None
 
 
 def redact_args(words: Sequence[str]) -> list[str]:

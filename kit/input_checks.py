@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -142,6 +143,18 @@ def command(flag: str, text: str | None) -> str | None:
             shlex.split(text)
         except ValueError as exc:
             raise InputError(f"{flag} {text!r}: {exc}") from None
+    return text
+
+
+def program(user: str, flag: str, text: str) -> str:
+    """The program a command line starts, found before any load (on PATH, or the executable path given):
+    a missing one failed every call of the run, one "No such file" at a time in Locust's error report."""
+    words = shlex.split(text)
+    if not words or shutil.which(words[0]) is None:
+        looked_for = repr(words[0]) if words else "a command"
+        raise InputError(
+            f"{user} runs {looked_for}, not found on PATH: install it, or give its path with {flag}"
+        )
     return text
 
 

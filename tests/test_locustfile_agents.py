@@ -47,11 +47,24 @@ def test_the_locustfile_exposes_every_agent_class():
     assert classes - locustfile_names() == set()
 
 
+LOCUST = (sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless")
+
+
 @pytest.mark.e2e
 def test_an_mcp_agent_named_on_the_command_line_runs_on_the_simulator(tmp_path):
-    argv = [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "McpAgent", "-t", "5s"]
+    argv = [*LOCUST, "McpAgent", "-t", "5s", "--run-dir", str(tmp_path / "run")]
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=180)
+    assert done.returncode == exit_codes.OK, done.stderr[-2000:]
+    assert "Unknown User" not in done.stderr
+
+
+@pytest.mark.e2e
+def test_a_kanban_agent_without_its_cli_is_refused_before_load(tmp_path):
+    argv = [*LOCUST, "HermesKanbanAgent", "-t", "5s", "--hermes-command", "loadkit-no-hermes --flag"]
     done = subprocess.run(
         [*argv, "--run-dir", str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True, timeout=180
     )
-    assert done.returncode == exit_codes.OK, done.stderr[-2000:]
-    assert "Unknown User" not in done.stderr
+    lines = [ln for ln in done.stderr.splitlines() if "locust.main: Starting Locust" not in ln]
+    assert done.returncode == exit_codes.BAD_INPUT, done.stderr[-2000:]
+    assert len(lines) == 1 and "'loadkit-no-hermes'" in lines[0] and "--hermes-command" in lines[0], lines
+    assert not (tmp_path / "run").exists()

@@ -103,3 +103,43 @@ def test_a_canary_at_any_depth_of_a_body_or_an_answer_is_masked_and_a_schema_kee
     assert kept["tools"] == body["tools"]  # a parameter named `token` is a schema, not a secret
     denied = Passed(401, "application/json", [(0.001, json.dumps({"error": {"api_key": canary}}).encode())])
     assert canary not in json.dumps(scrub(answer_of("chat", denied), ()))  # an error body's own keys
+
+
+def test_a_canary_in_a_tool_calls_arguments_text_is_masked_and_other_arguments_stay_byte_for_byte():
+    canary = "sk-canary-ARGS-0a1b2c3d4e"
+    secret = json.dumps({"city": "Oslo", "auth": {"api_key": canary}})
+    plain = '{"city":"Oslo",  "max_tokens": 3}'  # spacing and order a replay sends back as recorded
+    asked = [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": a}} for a in (secret, plain)
+    ]
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "assistant", "tool_calls": asked},
+            {"role": "tool", "tool_call_id": "c1", "content": f"used {canary}"},  # recurs: masked too
+        ],
+    }
+    kept = scrub(body, tuple(secret_values(body)))
+    masked, same = (c["function"]["arguments"] for c in kept["messages"][0]["tool_calls"])
+    assert canary not in json.dumps(kept) and json.loads(masked) == {
+        "city": "Oslo",
+        "auth": {"api_key": "***"},
+    }
+    assert same == plain and scrub({"arguments": "{not json"}, ()) == {"arguments": "{not json"}
+    whole = {"choices": [{"message": {"tool_calls": asked}, "finish_reason": "tool_calls"}]}
+    head = {"index": 0, "id": "c1", "function": {"name": "f", "arguments": secret[:20]}}
+    fragments = [[head], [{"index": 0, "function": {"arguments": secret[20:]}}]]  # the key split in two
+    streamed = sse(*({"choices": [{"delta": {"tool_calls": f}}]} for f in fragments))
+    for answer in (
+        answer_of("chat", passed([(0.1, json.dumps(whole).encode())], "application/json")),
+        answer_of("chat", passed([(0.1, streamed)])),
+        answer_of(
+            "responses",
+            passed(
+                [(0.1, json.dumps({"output": [{"type": "function_call", "arguments": secret}]}).encode())],
+                "application/json",
+            ),
+        ),
+    ):
+        first = scrub(answer, ())["tool_calls"][0]["arguments"]
+        assert isinstance(first, str) and json.loads(first)["auth"] == {"api_key": "***"}

@@ -112,6 +112,23 @@ def test_sessions_by_session_id_shared_trace_end_user_else_conversation_and_no_s
     }
 
 
+def test_a_secret_in_tool_call_arguments_text_is_masked_on_import_and_other_arguments_kept(tmp_path):
+    secret, plain = json.dumps({"q": "x", "api_key": SECRET}), '{"q":"x"}'
+    asked = [
+        {"id": f"c{i}", "function": {"name": "f", "arguments": a}} for i, a in enumerate((secret, plain))
+    ]
+    record = logged(1, "Hi", 0.0)
+    record["messages"].append({"role": "assistant", "tool_calls": asked})
+    record["response"]["choices"][0]["message"]["tool_calls"] = asked
+    out = tmp_path / "out.jsonl"
+    assert main(["import-litellm", str(lines(tmp_path / "log.jsonl", [record])), "--out", str(out)]) == OK
+    call = json.loads(out.read_text().splitlines()[1])
+    assert SECRET not in out.read_text()
+    sent = [c["function"]["arguments"] for c in call["request"]["messages"][-1]["tool_calls"]]
+    for arguments in (sent, [c["arguments"] for c in call["response"]["tool_calls"]]):
+        assert json.loads(arguments[0]) == {"q": "x", "api_key": "***"} and arguments[1] == plain
+
+
 def test_spend_logs_rows_as_a_json_array_read_their_stored_request_body(tmp_path):
     rows = [
         spend_row(1, "Hello", "2026-12-03T10:00:00.000000+00:00", "2026-12-03T10:00:00.500000+00:00"),

@@ -162,6 +162,11 @@ CASES: list[Case] = [
     Case("--sim-args unknown", ("--sim-args", "--ttft-ms banana"), host=False),
     Case("--acp-command unbalanced", ("--gateway", "acp", "--acp-command", '"agent'), host=False),
     Case("acp without command", ("--gateway", "acp"), host=False),
+    Case("kanban CLI not found", ("--gateway", "hermes-kanban", "--hermes-command", "loadkit-no-hermes")),
+    Case(
+        "HermesKanbanAgent named, CLI not found",
+        ("HermesKanbanAgent", "--hermes-command", "loadkit-no-hermes"),
+    ),
     Case("litellm without host", ("--gateway", "litellm"), host=False),
     *numbers("--gateway", ("nope", "spec:", "spec:missing.toml")),
     # --- files -----------------------------------------------------------------------------------------
