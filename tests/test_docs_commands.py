@@ -38,10 +38,11 @@ EXTERNAL = re.compile(
     r"|--gateway (?!simulator(?![\w-]))"
 )
 # Options whose value is the run's length (shortened to the variable) or one step's (to a fifth of it).
-RUN_LENGTH = ("-t", "--run-time", "--duration", "--baseline")
+RUN_LENGTH = ("-t", "--run-time", "--duration", "--baseline", "--stop-timeout")
 STEP_LENGTH = ("--step-every", "--hold")
 SIM_STEP_LENGTH = ("--task-seconds", "--dispatch-interval")  # the simulator's, inside --sim-args
 SHAPED = ("smoke", "average", "stress", "spike")  # profiles whose length is --duration (default minutes)
+STEPPED = ("breakpoint", "fit")  # profiles whose steps last --step-every (default 30 s and 10 s)
 # Documented commands another test already runs as written, or that cannot be shortened: not run twice.
 COVERED = {
     "locust -f locustfile.py --headless": "README's main command: tests/test_newcomer.py runs it",
@@ -49,7 +50,7 @@ COVERED = {
         "README's churn recipe: tests/kit/test_kit_documented_commands.py runs it as written"
     ),
     "--load-profile soak": (
-        "a soak shorter than its trend rule (--trend-min-duration, 10 min) is refused before load by design: "
+        "a soak shorter than its trend rule (--trend-min-duration, 20 min) is refused before load by design: "
         "tests/kit/test_soak_gate.py runs the soak gate"
     ),
     "--processes 4": "every core: tests/kit/test_kit_every_core.py runs --processes on the simulator",
@@ -122,7 +123,8 @@ def docs_seconds() -> float:
 def shortened(words: list[str], seconds: float) -> list[str]:
     """The command's words with every run length at most `seconds`, every step length at most a fifth of
     it (also the simulator's task and dispatch times in --sim-args); a shaped profile without --duration,
-    or a sweep without --hold, gets one."""
+    a sweep without --hold, a stepped profile without --step-every, gets one; in-flight calls get at most
+    `seconds` to finish at the end (--stop-timeout: locust.conf's 30 s would hold a run of long tasks)."""
     out, step = list(words), seconds / 5
     for i, word in enumerate(out[:-1]):
         if word in RUN_LENGTH:
@@ -142,6 +144,10 @@ def shortened(words: list[str], seconds: float) -> list[str]:
         out += ["--duration", f"{seconds:g}s"]
     if profile == "sweep" and "--hold" not in out:
         out += ["--hold", f"{step:g}s"]
+    if profile in STEPPED and "--step-every" not in out:
+        out += ["--step-every", f"{step:g}s"]
+    if "--stop-timeout" not in out:
+        out += ["--stop-timeout", f"{seconds:g}s"]
     return out
 
 
@@ -195,10 +201,12 @@ def test_durations_are_shortened_and_nothing_else_changes():
     assert (
         short[short.index("--sim-args") + 1] == "--max-in-progress 6 --task-seconds 1 --dispatch-interval 1"
     )
-    assert shortened(["--load-profile", "average"], 5.0)[-2:] == ["--duration", "5s"]
-    assert shortened(["--load-profile", "sweep"], 5.0)[-2:] == ["--hold", "1s"]
-    assert shortened(["-t", "2s"], 5.0) == ["-t", "2s"]  # shorter already: left alone
-    assert shortened(["--headless"], 5.0) == ["--headless", "--duration", "5s"]  # the default: smoke
+    end = ["--stop-timeout", "5s"]  # in-flight calls get the run's length at most to finish
+    assert shortened(["--load-profile", "average"], 5.0)[-4:] == ["--duration", "5s", *end]
+    assert shortened(["--load-profile", "sweep"], 5.0)[-4:] == ["--hold", "1s", *end]
+    assert shortened(["--load-profile", "fit"], 5.0)[-4:] == ["--step-every", "1s", *end]
+    assert shortened(["-t", "2s", "--stop-timeout", "1"], 5.0) == ["-t", "2s", "--stop-timeout", "1s"]
+    assert shortened(["--headless"], 5.0) == ["--headless", "--duration", "5s", *end]  # the default: smoke
 
 
 def test_the_docs_hold_commands_and_every_external_one_says_what_it_needs():
@@ -241,6 +249,7 @@ def failures(results: dict[str, tuple[int, str]], allowed: set[int]) -> list[str
 
 
 @pytest.mark.e2e
+@pytest.mark.timeout(900)  # ~30 shortened runs, 3 at a time, beside the suite's other jobs on 2 cores
 def test_every_simulator_command_of_the_docs_runs_with_its_durations_shortened(tmp_path):
     seconds = docs_seconds()
     runs = tmp_path / "runs"
@@ -278,10 +287,17 @@ def test_every_simulator_command_of_the_docs_runs_with_its_durations_shortened(t
     analysis = {
         f"{c.where} {c.text}": analysis_argv(c.text, runs, made)
         for c in COMMANDS
-        if c.text.startswith(ANALYSIS)
+        if c.text.startswith(ANALYSIS) and not c.needs  # a needing one reads the runs its block's made
     }
     results = run_all(analysis, tmp_path, env)
-    assert not failures(results, {exit_codes.OK}), "\n\n".join(failures(results, {exit_codes.OK}))
+    # a judgement of tonight against too few nights (8) or a regression (99) is its verdict, not a failure
+    judged = {exit_codes.OK, exit_codes.THRESHOLDS_UNJUDGED, exit_codes.THRESHOLD_FAILED}
+    bad = [
+        failed
+        for key, result in results.items()
+        for failed in failures({key: result}, judged if "--judge" in key else {exit_codes.OK})
+    ]
+    assert not bad, "\n\n".join(bad)
     print(f"ran {len(locust)} locust and {len(analysis)} analysis commands; skipped:", *skipped, sep="\n  ")
 
 
