@@ -460,7 +460,8 @@ def _fit_headline(run: RunData, profile: str) -> Headline:
         Figure("first agent's cost", answer.first_agent_mib, "MiB", FIT),
     ]
     figures += [Figure(f"agents by {lim.name}", lim.agents, "", FIT, lim.how) for lim in answer.limits]
-    held = answer.fits_agents is not None and answer.fits_agents >= 1
+    # no limit bound and no cap reached (the run was stopped first): the question is not answered
+    held = None if answer.binding is None else bool(answer.fits_agents)
     verdict = Answer(held, answer.sentence().rstrip("."), default_rule(profile))
     return Headline.answered(profile, question, verdict, figures)
 

@@ -139,3 +139,10 @@ def test_a_capacity_run_of_the_same_target_in_the_folder_is_the_idle_capacity_be
     assert idle["working_per_idle"] == pytest.approx(12.5)
     section = next(s for s in build_sections(run, None, None) if s.title == "Fit (working agents)")
     assert any("a working agent costs 12.5× an idle one here" in note for note in section.notes)
+
+
+def test_a_fit_stopped_before_any_limit_or_the_cap_is_not_answered(tmp_path):
+    """Interrupted before a limit bound or the cap was reached: neither Yes nor No (a SIGTERM 12 s into a
+    fit read "No: 0 working agents fit")."""
+    head = headline(fit_run(tmp_path, params(), last=3, binding=None))
+    assert head.held is None and head.verdict.startswith("Not answered: "), head.verdict
