@@ -15,22 +15,23 @@ startup_signals.install()  # first: from here on a signal leaves a record (docs/
 
 from locust import LoadTestShape, events
 
+from agents.capacity.drivers import CapacityAgent, ChurnAgent  # noqa: F401 - run by --load-profile capacity/churn
+from agents.capacity.idle_agents import SessionAgent  # noqa: F401
+
 # Every agent class, so any can be named on the command line (`locust -f locustfile.py TaskAgent`);
 # without names, the --gateway preset decides which run (kit.startup.choose_agents).
-from agents.a2a import A2AAgent  # noqa: F401
-from agents.acp import AcpAgent  # noqa: F401
-from agents.capacity import CapacityAgent, ChurnAgent  # noqa: F401 - run by --load-profile capacity/churn
-from agents.hermes_kanban import HermesKanbanAgent  # noqa: F401 - needs the Hermes CLI (--hermes-command)
-from agents.hermes_runs import HermesRunsAgent  # noqa: F401
-from agents.langgraph import LangGraphAgent  # noqa: F401
-from agents.mcp import McpAgent  # noqa: F401
-from agents.openai_chat import ChatAgent  # noqa: F401
-from agents.openclaw import OpenClawChatAgent, OpenClawResponsesAgent  # noqa: F401
-from agents.responses import ResponsesAgent  # noqa: F401
-from agents.session_replay import ReplayAgent  # noqa: F401 - run with --sessions FILE
-from agents.sessions import SessionAgent  # noqa: F401
-from agents.spec import SpecAgent  # noqa: F401
-from agents.task_board import TaskAgent  # noqa: F401
+from agents.gateways.a2a import A2AAgent  # noqa: F401
+from agents.gateways.acp import AcpAgent  # noqa: F401
+from agents.gateways.hermes_kanban import HermesKanbanAgent  # noqa: F401 - needs the Hermes CLI (--hermes-command)
+from agents.gateways.hermes_runs import HermesRunsAgent  # noqa: F401
+from agents.gateways.langgraph import LangGraphAgent  # noqa: F401
+from agents.gateways.openai_chat import ChatAgent  # noqa: F401
+from agents.gateways.openclaw import OpenClawChatAgent, OpenClawResponsesAgent  # noqa: F401
+from agents.gateways.responses import ResponsesAgent  # noqa: F401
+from agents.gateways.spec import SpecAgent  # noqa: F401
+from agents.gateways.task_board import TaskAgent  # noqa: F401
+from agents.mcp.agent import McpAgent  # noqa: F401
+from agents.replay.recorded_agent import ReplayAgent  # noqa: F401 - run with --sessions FILE
 from kit import options, runs, runtime
 from scenarios import registry
 

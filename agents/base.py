@@ -21,13 +21,12 @@ from gevent import GreenletExit
 from locust import User
 from locust.exception import StopUser
 
-from agents import recorder
-from agents.pacing import Ticket
-from agents.reading import BoundedBody, DeadlineExceeded, ReadBounds, TooLarge, deadline, error_preview
-from agents.request_body import encode_body
+from agents.loop.request_body import encode_body
 from agents.run_context import context_of
-from agents.target_origin import client_options
+from agents.wire.reading import BoundedBody, DeadlineExceeded, ReadBounds, TooLarge, deadline, error_preview
+from agents.wire.target_origin import client_options
 from agents.workload import AgentWorkload, Draw, agent_workload
+from capture import recorder
 from contract import (
     gevent_compat,  # noqa: F401 - before any httpx client exists
     schema,
@@ -35,7 +34,8 @@ from contract import (
 from contract.records import AgentRecord, RequestRecord, TaskRecord
 from contract.redact import redact
 from contract.schema import AGENT_EVENT, TASK_STATUS
-from scenarios.workload import WorkloadSettings
+from scenarios.pacing import Ticket
+from scenarios.workloads.settings import WorkloadSettings
 
 _AGENT_IDS = itertools.count(1)
 A = TypeVar("A", bound="KitAgent")
@@ -64,8 +64,10 @@ class KitAgent(User):
         self.arrival: int | None = None  # the open model's arrival the current work serves (its index)
         self.arrival_due_ts: float | None = None  # when it was due, until its first request is reported
         self.settings = context_of(environment).settings  # converted once by the run (kit/settings.py)
-        self.loop_runner: Any = None  # its agent loop's runner (agents/agent_loop.py), made on its first task
-        self.mcp_tools: Any = None  # its loop's MCP session (agents/mcp_tools.py), opened on first use
+        self.loop_runner: Any = (
+            None  # its agent loop's runner (agents/loop/agent_loop.py), made on its first task
+        )
+        self.mcp_tools: Any = None  # its loop's MCP session (agents/loop/mcp_tools.py), opened on first use
         self.bounds = read_bounds(self.settings)
 
     def on_start(self) -> None:
@@ -105,7 +107,7 @@ class KitAgent(User):
     ) -> Iterator[httpx.Response]:
         """One HTTP request under the whole-request deadline (--request-timeout, connect to last byte):
         the caller reads the body inside, through `self.body(response)` (bounded) or `http_record`. A
-        `json=` body is encoded here, a loop's history from its parts (agents/request_body.py)."""
+        `json=` body is encoded here, a loop's history from its parts (agents/loop/request_body.py)."""
         if "json" in kwargs:
             kwargs["content"] = encode_body(kwargs.pop("json"))
             kwargs["headers"] = {"Content-Type": "application/json", **(kwargs.get("headers") or {})}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scenarios.synthetic_text import CHARS_PER_WORD
+from scenarios.workloads.synthetic_text import CHARS_PER_WORD
 
 PLAUSIBLE = (2.5, 6.5)  # chars per token any tokeniser gives this text
 MAX_OVERHEAD = 64  # tokens a request may add of its own (template, tag); beyond: the gateway added context

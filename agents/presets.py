@@ -3,7 +3,8 @@ healthy, where its queue length is read, its session-stickiness convention and s
 
 A table of data only: it names agent classes by import path (resolved on demand) and never opens a
 connection. Unknown names fail with one line listing the known ones. Each preset also names its idle
-session protocol for the capacity and churn profiles (agents/session_steps.py), or says why it has none.
+session protocol for the capacity and churn profiles (agents/capacity/session_steps.py), or says why it has
+none.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents import session_steps
-from agents.idle_sessions import AcpSessions, LaunchingClient, RestSessionClient
+from agents.capacity import session_steps
+from agents.capacity.idle_sessions import AcpSessions, LaunchingClient, RestSessionClient
+from agents.gateways.spec import SessionSteps, SpecError, load_spec
 from agents.settings import AgentSettings
-from agents.spec import SessionSteps, SpecError, load_spec
 from contract.errors import InputError
 
 
@@ -47,7 +48,9 @@ class GatewayPreset:
     defaults: dict[str, object] = field(default_factory=dict)  # kit option name -> value
     sessions: SessionSteps | AcpSessions | None = None  # capacity/churn: open, ready, prompt, close
     no_sessions: str = ""  # why capacity/churn cannot run against it (when `sessions` is None)
-    session_client: str = "agents.idle_sessions:RestSessionClient"  # speaks SessionSteps ("module:Class")
+    session_client: str = (
+        "agents.capacity.idle_sessions:RestSessionClient"  # speaks SessionSteps ("module:Class")
+    )
     # Capacity/churn when `stdio_command` is given: the client of sessions in the processes it launches
     # (an idle_sessions.LaunchingClient, "module:Class"); none: capacity/churn speak HTTP only.
     stdio_session_client: str = ""
@@ -70,15 +73,19 @@ class GatewayPreset:
     session_listing: str = ""
 
 
-CHAT = "agents.openai_chat:ChatAgent"
-REPLAY = "agents.session_replay:ReplayAgent"  # with --sessions, whatever the gateway (kit.startup)
+CHAT = "agents.gateways.openai_chat:ChatAgent"
+REPLAY = "agents.replay.recorded_agent:ReplayAgent"  # with --sessions, whatever the gateway (kit.startup)
 
 PRESETS: dict[str, GatewayPreset] = {
     preset.name: preset
     for preset in (
         GatewayPreset(
             name="simulator",
-            agent_classes=(CHAT, "agents.task_board:TaskAgent", "agents.sessions:SessionAgent"),
+            agent_classes=(
+                CHAT,
+                "agents.gateways.task_board:TaskAgent",
+                "agents.capacity.idle_agents:SessionAgent",
+            ),
             health_path="/health",
             summary="the kit's simulated gateway (chat, task board, idle sessions)",
             queue=QueueProbe("/v1/board/inspect", "queue_length", "in_progress"),
@@ -89,7 +96,7 @@ PRESETS: dict[str, GatewayPreset] = {
         ),
         GatewayPreset(
             name="hermes",
-            agent_classes=(CHAT, "agents.hermes_runs:HermesRunsAgent"),
+            agent_classes=(CHAT, "agents.gateways.hermes_runs:HermesRunsAgent"),
             health_path="/health",
             summary="Hermes Agent API server: chat completions and /v1/runs",
             session_header="X-Hermes-Session-Id",
@@ -100,14 +107,17 @@ PRESETS: dict[str, GatewayPreset] = {
         ),
         GatewayPreset(
             name="openclaw",
-            agent_classes=("agents.openclaw:OpenClawChatAgent", "agents.openclaw:OpenClawResponsesAgent"),
+            agent_classes=(
+                "agents.gateways.openclaw:OpenClawChatAgent",
+                "agents.gateways.openclaw:OpenClawResponsesAgent",
+            ),
             health_path="/readyz",  # /health answers while plugins still load; /readyz once it admits work
             summary="OpenClaw gateway: chat completions and /v1/responses; sessions deleted over its RPC",
             session_header="x-openclaw-session-key",
             api_key_env="OPENCLAW_GATEWAY_TOKEN",
             defaults={"model": "openclaw"},
             sessions=session_steps.OPENCLAW,
-            session_client="agents.openclaw:OpenClawSessionClient",  # closes over the RPC
+            session_client="agents.capacity.gateway_clients:OpenClawSessionClient",  # closes over the RPC
             lowercases_keys=True,
         ),
         GatewayPreset(
@@ -121,17 +131,17 @@ PRESETS: dict[str, GatewayPreset] = {
         ),
         GatewayPreset(
             name="langgraph",
-            agent_classes=("agents.langgraph:LangGraphAgent",),
+            agent_classes=("agents.gateways.langgraph:LangGraphAgent",),
             health_path="/ok",
             summary="LangGraph server: threads and runs",
             queue=QueueProbe("/metrics?format=json", "queue.n_pending", "queue.n_running"),
             api_key_env="LANGGRAPH_API_KEY",
             sessions=session_steps.LANGGRAPH,
-            session_client="agents.langgraph:LangGraphSessionClient",  # finds the assistant
+            session_client="agents.capacity.gateway_clients:LangGraphSessionClient",  # finds the assistant
         ),
         GatewayPreset(
             name="a2a",
-            agent_classes=("agents.a2a:A2AAgent",),
+            agent_classes=("agents.gateways.a2a:A2AAgent",),
             health_path="/.well-known/agent-card.json",
             summary="an A2A agent over JSON-RPC (protocol 1.0, falling back to 0.3)",
             api_key_env="A2A_API_KEY",
@@ -139,7 +149,7 @@ PRESETS: dict[str, GatewayPreset] = {
         ),
         GatewayPreset(
             name="hermes-kanban",
-            agent_classes=("agents.hermes_kanban:HermesKanbanAgent",),
+            agent_classes=("agents.gateways.hermes_kanban:HermesKanbanAgent",),
             health_path="/health",
             summary="Hermes Kanban board via the `hermes kanban` CLI; --host is the board-stats sidecar",
             queue=QueueProbe("/stats", "queue_length", "in_progress", age_field="age_s"),
@@ -148,23 +158,24 @@ PRESETS: dict[str, GatewayPreset] = {
         ),
         GatewayPreset(
             name="mcp",
-            agent_classes=("agents.mcp:McpAgent",),
+            agent_classes=("agents.mcp.agent:McpAgent",),
             health_path="",  # MCP defines none: liveness speaks MCP itself (kit/liveness.py)
             summary="an MCP server or gateway, over Streamable HTTP (--mcp-url) or stdio (--mcp-command)",
             sessions=session_steps.MCP,
-            session_client="agents.mcp_sessions:McpSessionClient",  # speaks MCP, not templates
-            stdio_session_client="agents.mcp_sessions:McpStdioSessionClient",  # a server process each
+            session_client="agents.capacity.mcp_sessions:McpSessionClient",  # speaks MCP, not templates
+            # a server process each
+            stdio_session_client="agents.capacity.mcp_sessions:McpStdioSessionClient",
             embedded_simulator=True,
             calls_mcp=True,
             stdio_command="mcp_command",
         ),
         GatewayPreset(
             name="acp",
-            agent_classes=("agents.acp:AcpAgent",),
+            agent_classes=("agents.gateways.acp:AcpAgent",),
             health_path="",
             summary="an ACP agent over stdio: one process per simulated agent (--acp-command)",
             sessions=session_steps.ACP,
-            stdio_session_client="agents.idle_sessions:AcpSessionClient",
+            stdio_session_client="agents.capacity.idle_sessions:AcpSessionClient",
             stdio_agents=True,
             stdio_command="acp_command",
         ),
@@ -204,7 +215,7 @@ def spec_preset(path: str) -> GatewayPreset:
         raise GatewayError(str(exc)) from None
     return GatewayPreset(
         name=f"spec:{path}",
-        agent_classes=("agents.spec:SpecAgent",),
+        agent_classes=("agents.gateways.spec:SpecAgent",),
         health_path="",
         summary=f"REST gateway described by {path} ({spec.name})",
         defaults={"spec_file": str(path)},

@@ -13,16 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agents.calibration import Calibration
-from agents.pacing import Pacing
 from agents.run_link import RunLink
 from agents.settings import DEFAULTS, AgentSettings
 from contract.records import AgentRecord, RequestRecord, TaskRecord
+from scenarios.pacing import Pacing
 
 ATTRIBUTE = "loadkit_context"  # the one attribute the kit sets on a Locust environment
 
 
 class RowSink(Protocol):
-    """Where the run's rows go (agents/recorder.py's Recorder, which registers itself here)."""
+    """Where the run's rows go (capture/recorder.py's Recorder, which registers itself here)."""
 
     def record(self, record: RequestRecord | TaskRecord | AgentRecord) -> None: ...
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.target_origin import HostCredentials
+from agents.wire.target_origin import HostCredentials
 from scenarios.capacity import CapacityParams
 from scenarios.churn import ChurnParams
-from scenarios.session_file import STREAM_RECORDED, RecordedSessions
-from scenarios.workload import WorkloadSettings
+from scenarios.workloads.session_file import STREAM_RECORDED, RecordedSessions
+from scenarios.workloads.settings import WorkloadSettings
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class AgentSettings:
     run_id: str = "no-run-id"
     run_dir: Path = Path(".")
     host_auth: HostCredentials | None = None  # --host's userinfo, sent as Basic auth to that host only
-    request_timeout: float = 120.0  # seconds, connect to last byte (agents/reading.py), streams included
+    request_timeout: float = 120.0  # seconds, connect to last byte (agents/wire/reading.py), streams included
     max_response_bytes: int = 64 * 1024 * 1024  # beyond it a request is a `too_large` row, read no further
     max_sse_line_bytes: int = 1024 * 1024  # one line of an event stream (a data: line), likewise
     api_key_env: str | None = None  # the variable's name; its value is read at connect time only
@@ -35,7 +35,7 @@ class AgentSettings:
     task_timeout: float = 600.0
     cleanup: bool = True
     session_header: str | None = None
-    session_policy: str = "sticky"  # sticky, fresh or a number of turns (agents/session_policy.py)
+    session_policy: str = "sticky"  # sticky, fresh or a number of turns (agents/loop/session_policy.py)
     backpressure_ok: bool = False
     chat_stream: bool = True
     responses_stream: bool = True

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.calibration import Calibration
-from agents.request_body import SharedParts, TextMessage
+from agents.loop.request_body import SharedParts, TextMessage
 from agents.run_context import context_of
 from contract.schema import REQUEST
 from scenarios.ceilings import MAX_CONTEXT_TOKENS
-from scenarios.datasets import text_of
-from scenarios.synthetic_text import CHARS_PER_WORD, TextPool
-from scenarios.traces import TraceEntry
-from scenarios.workload import WorkloadSettings
+from scenarios.workloads.datasets import text_of
+from scenarios.workloads.settings import WorkloadSettings
+from scenarios.workloads.synthetic_text import CHARS_PER_WORD, TextPool
+from scenarios.workloads.traces import TraceEntry
 
 _BLOCK_HASH = 2654435761  # Knuth's multiplicative hash: a hash id's block starts at a fixed place
 _BLOCKS_KEPT = 4096  # a trace's blocks kept cut (a trace may name millions: memory stays bounded)
@@ -64,7 +64,7 @@ class Draw:
 class SharedText:
     """Per load generator and workload: the pool every slice comes from, the shared prefix (and its system
     message, one for every draw), the dataset's or trace's cursor for draws taken in order, and the
-    body parts every agent sends alike, encoded once (agents/request_body.py)."""
+    body parts every agent sends alike, encoded once (agents/loop/request_body.py)."""
 
     pool_: TextPool | None  # made only for sized workloads (a fixed prompt or a dataset needs none)
     prefix: str

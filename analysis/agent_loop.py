@@ -51,7 +51,7 @@ def end_reasons(tasks: pd.DataFrame) -> pd.DataFrame:
 
 
 def bad_tool_calls(tasks: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
-    """Steps whose tool calls an agent could not run (agents/tool_checks.py), per error_kind: the steps,
+    """Steps whose tool calls an agent could not run (agents/loop/tool_checks.py), per error_kind: the steps,
     the tasks they were in, and how many of those tasks ended in error (the rest were replied to)."""
     if REQUEST.error_kind not in steps:
         return pd.DataFrame()

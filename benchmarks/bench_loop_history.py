@@ -3,7 +3,7 @@
 One looping chat agent, a 100,000-token prompt (400 KB), the simulator at 0 ms TTFT answering 7 steps
 with a tool call and the 8th with text: the load generator's own CPU per model call (`time.process_time`
 around it: encoding the body, sending it, reading the stream), by step. With the history encoded as it
-grows (agents/request_body.py) and, for comparison, encoded whole each step (a plain list, as before).
+grows (agents/loop/request_body.py) and, for comparison, encoded whole each step (a plain list, as before).
 Goal: step 8 at <= 1.5x the client CPU of step 1.
 Run: python benchmarks/bench_loop_history.py [--tasks 5] [--prompt-tokens 100000]
 """
@@ -25,13 +25,13 @@ sys.path.insert(0, str(REPO))
 
 from locust.env import Environment  # noqa: E402
 
-from agents import agent_loop  # noqa: E402
-from agents.openai_chat import ChatAgent  # noqa: E402
-from agents.recorder import Recorder  # noqa: E402
+from agents.gateways.openai_chat import ChatAgent  # noqa: E402
+from agents.loop import agent_loop  # noqa: E402
 from agents.run_context import new_context  # noqa: E402
 from agents.settings import AgentSettings  # noqa: E402
+from capture.recorder import Recorder  # noqa: E402
 from lifecycle.target import free_port, start_simulator, stop_target  # noqa: E402
-from scenarios.workload import read_workload  # noqa: E402
+from scenarios.workloads.settings import read_workload  # noqa: E402
 
 STEPS = 8
 LOOP = f"[tools]\ncount = 4\nschema_tokens = 150\nresult = 100\n\n[loop]\nmax_steps = {STEPS + 2}\n"

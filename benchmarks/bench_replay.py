@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import bench_workload  # noqa: E402  (its alternated smoke runs of 100 agents)
 
 from contract.schema import SESSION_FORMAT  # noqa: E402
-from scenarios.session_file import load_sessions  # noqa: E402
+from scenarios.workloads.session_file import load_sessions  # noqa: E402
 
 STEPS = 20
 HISTORY_TOKENS = 20_000

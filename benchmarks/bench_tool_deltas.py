@@ -2,7 +2,7 @@
 
 Captures a real stream from the simulator (4 parallel calls, arguments in 1-character fragments: the
 worst case, one delta per character), then times reading its chunks with the chat agent's plain check
-(content or not) and with agents/tool_deltas.py's reassembly. Goal: <= 0.1 ms per chunk added.
+(content or not) and with agents/loop/tool_deltas.py's reassembly. Goal: <= 0.1 ms per chunk added.
 Run: python benchmarks/bench_tool_deltas.py [--rounds 200]
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.tool_deltas import ToolCallAssembler, chat_token_kind
+from agents.loop.tool_deltas import ToolCallAssembler, chat_token_kind
 from simgateway import launch
 from simgateway.client import stream_lines
 

@@ -24,7 +24,7 @@ import gevent  # noqa: E402
 from locust import constant  # noqa: E402
 from locust.env import Environment  # noqa: E402
 
-from agents.openai_chat import ChatAgent  # noqa: E402
+from agents.gateways.openai_chat import ChatAgent  # noqa: E402
 from simgateway import launch  # noqa: E402
 
 TTFT_MS = 300

@@ -22,7 +22,7 @@ from locust import argument_parser  # noqa: E402
 from locust.env import Environment  # noqa: E402
 from locust.rpc import Message  # noqa: E402
 
-from agents.openai_chat import ChatAgent  # noqa: E402
+from agents.gateways.openai_chat import ChatAgent  # noqa: E402
 from kit import options as kit_options  # noqa: E402
 from kit import worker_spawn  # noqa: E402
 from lifecycle.target import free_port  # noqa: E402

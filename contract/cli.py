@@ -64,7 +64,8 @@ def add(
     """Add an option to a group (or a parser), settable by its LOCUST_* variable and in locust.conf like
     Locust's own. The one record of the option: what else names it reads this action.
     `form_group`: Locust's start form shows it, in that group of FORM_GROUPS (kit/start_form.py).
-    `workload_key`: the workload file's (section, key) it overrides (scenarios/workload.py): section ""
+    `workload_key`: the workload file's (section, key) it overrides (scenarios/workloads/settings.py):
+    section ""
     is the file's top level, key "" the whole section."""
     if form_group is not None and form_group not in FORM_GROUPS:
         raise ValueError(f"{flags[-1]}: form group {form_group!r} is none of {FORM_GROUPS}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 @dataclass
 class UsageFields:
     """A model call's token usage and the gateway's own cost, declared once: a request row's usage
-    columns and agents/usage.py's Usage (what a response reports) are these fields."""
+    columns and agents/wire/usage.py's Usage (what a response reports) are these fields."""
 
     tokens_in: int | None = None
     tokens_cached: int | None = None

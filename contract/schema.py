@@ -185,7 +185,8 @@ TASK = _named(TaskColumns)
 TASK_COLUMNS: tuple[str, ...] = astuple(TASK)
 
 
-# One row per target-memory reading of the capacity and churn profiles (agents/capacity.py), written by
+# One row per target-memory reading of the capacity and churn profiles (agents/capacity/drivers.py), written
+# by
 # the profile itself (not the recorder). Memory is the median of 3 readings taken right after the step.
 @dataclass(frozen=True)
 class CapacityColumns:
@@ -225,7 +226,7 @@ FIRST_TOKEN_TOOL_CALL = "tool_call"
 ERROR_INTERRUPTED = "interrupted"
 # requests.csv error_kind of an answer past --max-response-bytes or --max-sse-line-bytes (read no further)
 ERROR_TOO_LARGE = "too_large"
-# requests.csv operation of each MCP request (agents/mcp.py); every one starts with MCP_PREFIX
+# requests.csv operation of each MCP request (agents/mcp/agent.py); every one starts with MCP_PREFIX
 MCP_PREFIX = "mcp."
 
 
@@ -296,7 +297,7 @@ class TaskStatuses:
 @dataclass(frozen=True)
 class BadToolCalls:
     """requests.csv `error_kind` of an agent-loop step whose tool calls an agent cannot run
-    (agents/tool_checks.py); the first of its calls' problems, in this order."""
+    (agents/loop/tool_checks.py); the first of its calls' problems, in this order."""
 
     tool_call_no_id: str  # a call without an id (its result could not name it)
     tool_call_duplicate_id: str  # an id an earlier call of the task already had
@@ -398,7 +399,7 @@ class SessionAnswerKeys:
 
 SESSION = _named(SessionAnswerKeys)
 
-# The row files the run reads back whole (analysis) and the agents' rows travel in (agents/recorder.py);
+# The row files the run reads back whole (analysis) and the agents' rows travel in (capture/recorder.py);
 # then every CSV a run directory holds: capacity.csv (the capacity and churn drivers write it) and
 # processes.csv (the sampler's) too.
 FILES_COLUMNS: dict[str, tuple[str, ...]] = {

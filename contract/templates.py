@@ -1,7 +1,8 @@
 """Placeholders filled in a template and everything nested in it (the strings inside dicts and lists):
 `{name}` becomes its value, a name with no value stays as it is.
 
-Shared by spec files (agents/spec.py) and the simulator's scripts (simgateway/script.py), each with the
+Shared by spec files (agents/gateways/spec.py) and the simulator's scripts (simgateway/script.py), each with
+the
 pattern of the names it knows. Pure: no I/O, nothing parsed beyond the placeholders.
 """
 

@@ -6,7 +6,7 @@ Everything else (options, profiles, rows, report) is the kit's: this file only a
 
 from locust import constant
 
-from agents.openai_chat import ChatAgent
+from agents.gateways.openai_chat import ChatAgent
 from locustfile import *  # noqa: F403 - the kit's options, its load shape and its event listeners
 
 

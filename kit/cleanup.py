@@ -23,16 +23,16 @@ from locust.env import Environment
 
 from agents import presets
 from agents.base import KitAgent
-from agents.idle_sessions import (
+from agents.capacity.idle_sessions import (
     CONNECTION_FRESH,
     RestSessionClient,
     close_and_record,
     session_http_client,
 )
-from agents.recorder import Recorder
 from agents.run_context import new_context
 from agents.settings import AgentSettings
-from agents.target_origin import split_userinfo
+from agents.wire.target_origin import split_userinfo
+from capture.recorder import Recorder
 from contract import exit_codes, schema
 from contract.cli import positive_duration
 from contract.http_probe import PROBE_MAX_BYTES, probe_get

@@ -25,8 +25,8 @@ from locust.env import Environment
 from locust.html import get_html_report, process_html_filename
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
-from agents.recorder import Recorder
 from agents.run_context import context_of
+from capture.recorder import Recorder
 from contract import exit_codes, schema
 from contract.child_env import kit_module_command, kit_module_env
 from kit.cleanup import confirmed_open, still_open

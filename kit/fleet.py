@@ -18,7 +18,11 @@ import psutil
 from locust.env import Environment
 from locust.runners import STATE_RUNNING, MasterRunner
 
-from agents.pacing import (
+from agents.run_context import context_of
+from scenarios.arrivals import Pacer
+from scenarios.fit import FitPlan
+from scenarios.open_model import pacer_from_doc
+from scenarios.pacing import (
     ArrivalCounts,
     OpenModelPacing,
     Pacing,
@@ -27,10 +31,6 @@ from agents.pacing import (
     Ticket,
     pacing_for,
 )
-from agents.run_context import context_of
-from scenarios.arrivals import Pacer
-from scenarios.fit import FitPlan
-from scenarios.open_model import pacer_from_doc
 from scenarios.profile import Profile
 from scenarios.rounds import RoundsPlan
 from scenarios.sweep import SweepPlan

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from agents.target_origin import HostCredentials, OffTargetError, header_problem, path_on, split_userinfo
+from agents.wire.target_origin import HostCredentials, OffTargetError, header_problem, path_on, split_userinfo
 from contract.errors import InputError
 from contract.http_probe import probe_get
 

@@ -1,5 +1,5 @@
 """Is the target still alive? Its pids (started by the kit or named with --target-pid) and its health
-endpoint, checked about once a second (an MCP server, which has none: MCP itself, agents/mcp_probe.py,
+endpoint, checked about once a second (an MCP server, which has none: MCP itself, agents/mcp/probe.py,
 unless --health-path names one); the side sampler's own death is noted for the record.
 
 Decides only death and describes it: stopping the run is the caller's (kit/runtime.py).
@@ -14,8 +14,8 @@ import httpx
 import psutil
 
 from agents.base import auth_headers, shared_tls_context
-from agents.mcp_probe import McpPing
-from agents.target_origin import with_userinfo
+from agents.mcp.probe import McpPing
+from agents.wire.target_origin import with_userinfo
 from contract import gevent_compat  # noqa: F401 - before any httpx client exists
 from contract.csv_tail import last_sample_row
 from contract.http_probe import probe_get

@@ -13,16 +13,16 @@ import dataclasses
 from locust.env import Environment
 
 from agents import presets
-from agents.pacing import Pacing, pacing_for
-from agents.recorder import Recorder
 from agents.run_context import context_of
 from agents.settings import AgentSettings
+from capture.recorder import Recorder
 from contract import schema
 from contract.schema import USER
 from kit.fleet import Fleet
 from kit.judge import LiveJudge
 from kit.settings import KitSettings
 from scenarios.breakpoint import stop_point
+from scenarios.pacing import Pacing, pacing_for
 from scenarios.profile import params_of
 from scenarios.shape import Tick
 

@@ -1,6 +1,6 @@
 """Before load, for `--gateway mcp`: one MCP session of the kit's own opened on the server (initialize,
 tools/list, and the lists the mix draws from), the tool mix and the arguments checked against what it
-lists, and the start line saying what the run calls and what the safe default left out (agents/mcp_mix.py).
+lists, and the start line saying what the run calls and what the safe default left out (agents/mcp/mix.py).
 A mix the server's lists do not fit is bad input: one line, exit 2, before any load and any run
 directory. A server that does not open the session is said in one line and the run goes on: its agents'
 rows say what fails (and a run with no tools/call answered ends 7, kit/end_checks.py).
@@ -11,13 +11,13 @@ from __future__ import annotations
 import sys
 
 from agents.base import read_bounds
-from agents.mcp_mix import choose, tool_mix
-from agents.mcp_probe import listed, opened, probe_client, probe_session
+from agents.mcp.mix import choose, tool_mix
+from agents.mcp.probe import listed, opened, probe_client, probe_session
 from contract.errors import one_line
 from kit.settings import KitSettings
 from lifecycle.target import Target
 
-MCP_AGENT = "agents.mcp:McpAgent"
+MCP_AGENT = "agents.mcp.agent:McpAgent"
 
 
 def calls_mcp_tools(settings: KitSettings) -> bool:

@@ -8,15 +8,15 @@ workload-file key, which the parser, the web form, the workload reader and docs/
 
 from __future__ import annotations
 
-from agents.mcp_messages import MCP_REVISIONS
-from agents.session_policy import session_policy_arg
+from agents.loop.session_policy import session_policy_arg
+from agents.mcp.messages import MCP_REVISIONS
 from agents.settings import DEFAULTS
 from contract import trend_rule
 from contract.cli import add, positive_duration, positive_float, positive_int, whole
 from contract.schema import MIB
 from kit.webui import WEB_HOST
-from scenarios import workload_options
-from scenarios.session_file import STREAM_ALWAYS, STREAM_RECORDED
+from scenarios.workloads import options as workload_options
+from scenarios.workloads.session_file import STREAM_ALWAYS, STREAM_RECORDED
 
 # Options shown in the web UI form are text defaulting to None: Locust converts a form value to the type
 # of the option's current value, so "" for a float would fail inside Locust; kit/settings.py converts
@@ -435,8 +435,8 @@ def add_arguments(parser) -> None:
 
 
 def add_workload_arguments(parser) -> None:
-    """What agents send (docs/workloads.md): the workload room's options (scenarios/workload_options.py),
-    then the recorded sessions replayed instead (agents/session_replay.py)."""
+    """What agents send (docs/workloads.md): the workload room's options (scenarios/workloads/options.py),
+    then the recorded sessions replayed instead (agents/replay/recorded_agent.py)."""
     workload = workload_options.add_arguments(parser)
     add(
         workload,

@@ -22,10 +22,9 @@ from locust.env import Environment
 from locust.runners import MasterRunner, WorkerRunner
 
 from agents.base import warm_up_http
-from agents.pacing import pacing_for
-from agents.recorder import Recorder
 from agents.run_context import context_of, new_context
 from agents.run_link import RunLink
+from capture.recorder import Recorder
 from contract import exit_codes, schema
 from contract.csv_append import RunFileError
 from contract.errors import DiskError, KitError, one_line
@@ -51,6 +50,7 @@ from kit.startup import (
     warn_before_load,
 )
 from lifecycle.target import Target, stop_target
+from scenarios.pacing import pacing_for
 
 log = logging.getLogger("loadkit")
 

@@ -18,8 +18,8 @@ import gevent
 from gevent.event import Event
 from locust.env import Environment
 
-from agents.recorder import Recorder
 from agents.run_context import RunContext, context_of, new_context
+from capture.recorder import Recorder
 from contract import exit_codes
 from contract.errors import KitError, one_line
 from kit import finish, signals

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from agents import presets
-from agents.capacity import SerialDriver
-from agents.session_policy import renew_every
+from agents.capacity.drivers import SerialDriver
+from agents.loop.session_policy import renew_every
 from agents.settings import DEFAULTS, AgentSettings
-from agents.target_origin import HostCredentials
+from agents.wire.target_origin import HostCredentials
 from analysis.prices import load_prices
 from contract.cli import positive_duration
 from contract.errors import InputError
@@ -29,10 +29,10 @@ from kit import input_checks
 from scenarios import ceilings, registry
 from scenarios.options import ProfileOptions, read_options
 from scenarios.profile import Profile
-from scenarios.session_file import load_sessions, select_sessions
 from scenarios.slo import Slo, check_goodput_thresholds
 from scenarios.thresholds import Threshold
-from scenarios.workload import WorkloadSettings, read_workload
+from scenarios.workloads.session_file import load_sessions, select_sessions
+from scenarios.workloads.settings import WorkloadSettings, read_workload
 
 RUNS_ROOT = Path("runs")
 # Agent options that must be finite and > 0 (the web form bypasses argparse's `type=` checks): times
@@ -129,7 +129,7 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
 
 
 def check_mcp_urls(settings: KitSettings) -> None:
-    """--mcp-url stays on --host's origin (agents/target_origin.py); the agent loop's MCP server may be
+    """--mcp-url stays on --host's origin (agents/wire/target_origin.py); the agent loop's MCP server may be
     on another origin of this machine (an MCP gateway beside the model's)."""
     host = settings.target.host
     input_checks.on_target("--mcp-url", settings.agent.mcp_url, host)

@@ -23,7 +23,7 @@ import psutil
 from locust.env import Environment
 
 from agents import presets as gateways
-from agents.target_origin import with_userinfo
+from agents.wire.target_origin import with_userinfo
 from contract import exit_codes, schema
 from contract.child_env import kit_module_env
 from contract.errors import DiskError, InputError, KitError, one_line

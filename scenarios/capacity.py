@@ -145,4 +145,6 @@ def whole(options: Any, dest: str, default: int) -> int:
 
 def build(params: CapacityParams) -> SerialProfile:
     """The capacity profile from its validated parameters."""
-    return SerialProfile("capacity", params, "agents.capacity:CapacityAgent", params.memory_budget_bytes)
+    return SerialProfile(
+        "capacity", params, "agents.capacity.drivers:CapacityAgent", params.memory_budget_bytes
+    )

@@ -1,6 +1,6 @@
 """Churn profile: sessions opened, prompted once and closed, in cycles, to find memory never returned.
 
-A profile object only (options, validation, one driver user); the driver in agents/capacity.py does
+A profile object only (options, validation, one driver user); the driver in agents/capacity/drivers.py does
 the cycles and reads memory; analysis/capacity.py judges retention.
 """
 
@@ -54,4 +54,4 @@ def read_params(options: Any) -> ChurnParams:
 
 def build(params: ChurnParams, memory_budget_bytes: float) -> SerialProfile:
     """The churn profile; it stops at capacity's --memory-budget too."""
-    return SerialProfile("churn", params, "agents.capacity:ChurnAgent", memory_budget_bytes)
+    return SerialProfile("churn", params, "agents.capacity.drivers:ChurnAgent", memory_budget_bytes)

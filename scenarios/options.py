@@ -86,7 +86,7 @@ class ProfileOptions:
     capacity: CapacityParams = field(default_factory=CapacityParams)
     churn: ChurnParams = field(default_factory=ChurnParams)
     fit: FitLimits = field(default_factory=FitLimits)
-    trace_offsets_s: tuple[float, ...] | None = None  # the workload's trace (scenarios/workload.py)
+    trace_offsets_s: tuple[float, ...] | None = None  # the workload's trace (scenarios/workloads/settings.py)
     trace_speed: float = 1.0
 
 

@@ -20,7 +20,7 @@ import locust.main  # Locust (and gevent's monkey-patching) once, as the `locust
 REPO = Path(__file__).resolve().parent.parent  # run as a script: tests.paths is not importable yet
 sys.path.insert(0, str(REPO))
 # The kit's rooms the locustfile imports; the locustfile itself is loaded by Locust in each child.
-import agents.a2a  # noqa: E402, F401
+import agents.gateways.a2a  # noqa: E402, F401
 import kit.runtime  # noqa: E402, F401
 
 CASE_TIMEOUT_S = 120.0

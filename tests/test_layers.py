@@ -24,6 +24,10 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"kit", "locustfile"}),
 )
 ROOMS = frozenset().union(*LAYERS)
+# agents/ by job, bottom to top: a sub-room imports the ones below it and the room's core (agents/*.py:
+# settings, the run context, the workload's draws, the base agent, the presets' table), never one above.
+AGENT_ROOMS = ("wire", "mcp", "loop", "gateways", "capacity", "replay")
+AGENT_CORE_MAX = 12  # agents/*.py, __init__ included: what every sub-room shares, not a seventh job
 
 
 def layer_of(room: str) -> int:
@@ -107,6 +111,47 @@ def test_no_room_imports_a_layer_above_it(room):
         if (up := upward_imports(room, path.read_text(encoding="utf-8")))
     }
     assert bad == {}
+
+
+def agent_room(path: Path) -> str | None:
+    """The sub-room of agents/ a module is in; None for the room's core (agents/*.py)."""
+    parts = path.relative_to(REPO / "agents").parts
+    return parts[0] if len(parts) > 1 else None
+
+
+def agent_rooms_imported(source: str) -> set[str]:
+    """The sub-rooms of agents/ a module imports (the core's modules are not sub-rooms)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        found.update(n.split(".")[1] for n in names if n.startswith("agents.") and n.count(".") >= 2)
+    return found & set(AGENT_ROOMS)
+
+
+def test_no_agents_sub_room_imports_one_above_it():
+    bad = {}
+    for path in module_files()["agents"]:
+        room = agent_room(path)
+        if room is None:
+            continue
+        above = AGENT_ROOMS[AGENT_ROOMS.index(room) + 1 :]
+        if up := sorted(agent_rooms_imported(path.read_text(encoding="utf-8")) & set(above)):
+            bad[str(path.relative_to(REPO))] = up
+    assert bad == {}
+
+
+def test_every_agents_module_is_in_a_sub_room_but_the_core():
+    core = sorted(p.name for p in (REPO / "agents").glob("*.py"))
+    assert len(core) <= AGENT_CORE_MAX, core
+    rooms = {p.name for p in (REPO / "agents").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert rooms == set(AGENT_ROOMS)
+
+
+def test_the_sub_room_check_sees_an_import_from_above():
+    assert agent_rooms_imported("from agents.capacity.idle_sessions import Opened\n") == {"capacity"}
+    assert agent_rooms_imported("import agents.wire.sse\nfrom agents.base import KitAgent\n") == {"wire"}
 
 
 def test_the_module_graph_has_no_cycle():

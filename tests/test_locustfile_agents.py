@@ -22,8 +22,8 @@ from tests.paths import REPO
 def agent_classes() -> set[str]:
     """The concrete Locust users defined in agents/."""
     found = set()
-    for info in pkgutil.iter_modules(agents.__path__):
-        module = importlib.import_module(f"agents.{info.name}")
+    for info in pkgutil.walk_packages(agents.__path__, "agents."):
+        module = importlib.import_module(info.name)
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if (
                 issubclass(cls, User)

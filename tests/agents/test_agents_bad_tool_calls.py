@@ -1,4 +1,4 @@
-"""Tool calls checked as an agent would (agents/tool_checks.py) against a hostile model: the simulator's
+"""Tool calls checked as an agent would (agents/loop/tool_checks.py) against a hostile model: the simulator's
 `--bad-tool-calls MODE` makes every call malformed one way, which is the truth each step's error_kind is
 read back against. With `[loop] on_bad_tool_call = "fail"` (the default) the step fails and the task ends
 `error`; with "reply" the error goes back to the model as the call's tool result and the task goes on, so
@@ -14,14 +14,14 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from agents.openai_chat import ChatAgent
-from agents.responses import ResponsesAgent
-from agents.tool_checks import check_calls
-from agents.tool_deltas import ToolCall
+from agents.gateways.openai_chat import ChatAgent
+from agents.gateways.responses import ResponsesAgent
+from agents.loop.tool_checks import check_calls
+from agents.loop.tool_deltas import ToolCall
 from contract.exit_codes import REQUEST_ERRORS
 from contract.schema import BAD_TOOL_CALL
-from scenarios.tool_loop import synthetic_schemas
-from scenarios.workload import read_workload
+from scenarios.workloads.settings import read_workload
+from scenarios.workloads.tool_loop import synthetic_schemas
 from simgateway.client import request
 from tests.gateways.harness import agent_user, rows
 from tests.locust_runs import run_locust

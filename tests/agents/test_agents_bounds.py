@@ -17,17 +17,17 @@ import httpx
 import pytest
 from locust.exception import StopUser
 
-from agents.a2a import A2AAgent
-from agents.acp import AcpAgent
 from agents.base import KitAgent
-from agents.hermes_runs import HermesRunsAgent
-from agents.langgraph import LangGraphAgent
-from agents.openai_chat import ChatAgent
-from agents.reading import BoundedBody, ReadBounds, TooLarge
-from agents.responses import ResponsesAgent
-from agents.sessions import SessionAgent
-from agents.spec import SpecAgent
-from agents.task_board import TaskAgent
+from agents.capacity.idle_agents import SessionAgent
+from agents.gateways.a2a import A2AAgent
+from agents.gateways.acp import AcpAgent
+from agents.gateways.hermes_runs import HermesRunsAgent
+from agents.gateways.langgraph import LangGraphAgent
+from agents.gateways.openai_chat import ChatAgent
+from agents.gateways.responses import ResponsesAgent
+from agents.gateways.spec import SpecAgent
+from agents.gateways.task_board import TaskAgent
+from agents.wire.reading import BoundedBody, ReadBounds, TooLarge
 from contract import schema
 from simgateway import launch
 from tests.gateways.harness import agent_user, rows

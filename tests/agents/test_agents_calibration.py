@@ -11,8 +11,8 @@ import pytest
 
 from agents.calibration import Calibration
 from agents.workload import AgentWorkload
-from scenarios.distributions import fixed
-from scenarios.workload import WorkloadSettings
+from scenarios.workloads.distributions import fixed
+from scenarios.workloads.settings import WorkloadSettings
 
 TAG = "[agent 12345-1 run 20261201-235959-abcd]"  # a real tag's length: it tokenises denser than words
 SIZES = (64, 128, 2000)

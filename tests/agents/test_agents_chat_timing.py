@@ -22,7 +22,7 @@ import httpx
 import pytest
 from locust import HttpUser, constant, task
 
-from agents.openai_chat import ChatAgent
+from agents.gateways.openai_chat import ChatAgent
 from tests.gateways.harness import agent_user
 from tests.locust_users import collect
 from tests.machine_noise import NoiseWindow, judge, retake

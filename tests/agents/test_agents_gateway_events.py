@@ -10,10 +10,10 @@ import json
 import httpx
 import pytest
 
-from agents.gateway_events import gateway_tool_runs
-from agents.reading import BoundedBody, ReadBounds
-from agents.responses import read_body, read_stream
-from agents.sse import StreamTiming
+from agents.gateways.gateway_events import gateway_tool_runs
+from agents.gateways.responses import read_body, read_stream
+from agents.wire.reading import BoundedBody, ReadBounds
+from agents.wire.sse import StreamTiming
 from contract.records import RequestRecord
 
 

@@ -12,13 +12,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from agents.agent_loop import LoopRunner
-from agents.live_tools import continues_calls, kept, recorded_delta
-from agents.session_replay import ReplayAgent
-from agents.tool_deltas import ToolCall
+from agents.loop.agent_loop import LoopRunner
+from agents.loop.tool_deltas import ToolCall
+from agents.replay.live_tools import continues_calls, kept, recorded_delta
+from agents.replay.recorded_agent import ReplayAgent
 from contract.records import RequestRecord
-from scenarios.session_file import RecordedSession, RecordedSessions, RecordedStep
-from scenarios.workload import read_workload
+from scenarios.workloads.session_file import RecordedSession, RecordedSessions, RecordedStep
+from scenarios.workloads.settings import read_workload
 from tests.gateways.harness import agent_user, rows
 
 LIVE = "live result"  # what the loop's drawn tools answer here (their text made fixed)

@@ -13,14 +13,14 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from agents.openai_chat import ChatAgent
-from agents.responses import ResponsesAgent
+from agents.gateways.openai_chat import ChatAgent
+from agents.gateways.responses import ResponsesAgent
 from analysis.cost import price_rows, task_costs
 from analysis.load import load_run
 from analysis.prices import load_prices
 from contract.exit_codes import OK, THRESHOLD_FAILED
-from scenarios.tool_loop import synthetic_schemas
-from scenarios.workload import read_workload
+from scenarios.workloads.settings import read_workload
+from scenarios.workloads.tool_loop import synthetic_schemas
 from simgateway.client import request
 from tests.gateways.harness import agent_user, rows
 from tests.locust_runs import run_locust

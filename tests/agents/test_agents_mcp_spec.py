@@ -14,10 +14,10 @@ import time
 import httpx
 import pytest
 
-from agents.mcp_mix import ToolMix, ToolPicker, arguments_for, choose, unsafe_reason
-from agents.mcp_wire import McpHttpSession, McpProtocolError
-from agents.reading import ReadBounds, TooLarge
-from agents.sse import SseCursor, iter_sse
+from agents.mcp.client import McpHttpSession, McpProtocolError
+from agents.mcp.mix import ToolMix, ToolPicker, arguments_for, choose, unsafe_reason
+from agents.wire.reading import ReadBounds, TooLarge
+from agents.wire.sse import SseCursor, iter_sse
 from contract.errors import InputError
 
 BOUNDS = ReadBounds(5.0, 1 << 20, 1 << 16)

@@ -13,10 +13,10 @@ import gevent.queue
 import httpx
 import pytest
 
-from agents.mcp_sse import SseStreamClosed, falls_back
-from agents.mcp_wire import McpHttpSession, McpProtocolError
-from agents.reading import DeadlineExceeded, ReadBounds, TooLarge
-from agents.target_origin import OffTargetError
+from agents.mcp.client import McpHttpSession, McpProtocolError
+from agents.mcp.sse_transport import SseStreamClosed, falls_back
+from agents.wire.reading import DeadlineExceeded, ReadBounds, TooLarge
+from agents.wire.target_origin import OffTargetError
 
 BOUNDS = ReadBounds(2.0, 1 << 20, 1 << 16)
 ENDPOINT = "/messages/?session_id=abc123"

@@ -24,8 +24,8 @@ import pandas as pd
 import psutil
 import pytest
 
-from agents.mcp_stdio import McpStdioSession
-from agents.reading import ReadBounds
+from agents.mcp.stdio import McpStdioSession
+from agents.wire.reading import ReadBounds
 from contract import exit_codes, schema
 from contract.schema import AGENT, AGENT_EVENT, REQUEST, TASK
 from simgateway.client import request

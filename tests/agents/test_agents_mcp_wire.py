@@ -11,11 +11,11 @@ import random
 import httpx
 import pytest
 
-from agents.mcp import fill_answer, mcp_request
-from agents.mcp_mix import ToolMix, ToolPicker, arguments_for, parse_mix
-from agents.mcp_wire import Answer, McpHttpSession, McpProtocolError
-from agents.reading import ReadBounds
-from agents.target_origin import OffTargetError, path_on
+from agents.mcp.agent import fill_answer, mcp_request
+from agents.mcp.client import Answer, McpHttpSession, McpProtocolError
+from agents.mcp.mix import ToolMix, ToolPicker, arguments_for, parse_mix
+from agents.wire.reading import ReadBounds
+from agents.wire.target_origin import OffTargetError, path_on
 from contract.errors import InputError
 from contract.records import RequestRecord
 from contract.schema import ERROR_RPC, ERROR_TOOL

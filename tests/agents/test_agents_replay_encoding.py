@@ -1,5 +1,6 @@
 """A replayed copy's steps cost what the recording appended: the session file holds each resent message
-once (scenarios/session_file.py share_prefix), the copy's tag is made once, and the copy's History encodes
+once (scenarios/workloads/session_file.py share_prefix), the copy's tag is made once, and the copy's History
+encodes
 each message the first time it is sent, read through its own counter; the bytes are those of the whole
 list encoded anew."""
 
@@ -8,11 +9,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agents.request_body import History, dumps, encode_body
-from agents.session_replay import ReplayAgent
+from agents.loop.request_body import History, dumps, encode_body
+from agents.replay.recorded_agent import ReplayAgent
 from contract.records import RequestRecord
 from contract.schema import SESSION_FORMAT
-from scenarios.session_file import load_sessions
+from scenarios.workloads.session_file import load_sessions
 from tests.gateways.harness import agent_user
 
 SYSTEM = {"role": "system", "content": "You are a careful research agent. " * 40}

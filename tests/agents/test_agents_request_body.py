@@ -12,16 +12,16 @@ from httpx._content import encode_json
 from locust.env import Environment
 
 from agents.calibration import Calibration
-from agents.openai_chat import ChatAgent
-from agents.request_body import Encoded, History, TextMessage, dumps, encode_body, message_json
-from agents.responses import ResponsesAgent
+from agents.gateways.openai_chat import ChatAgent
+from agents.gateways.responses import ResponsesAgent
+from agents.loop.request_body import Encoded, History, TextMessage, dumps, encode_body, message_json
+from agents.loop.tool_deltas import ToolCall
 from agents.run_context import new_context
 from agents.settings import AgentSettings
-from agents.tool_deltas import ToolCall
 from agents.workload import AgentWorkload
-from scenarios.distributions import fixed
-from scenarios.synthetic_text import VOCABULARY, TextPool
-from scenarios.workload import WorkloadSettings
+from scenarios.workloads.distributions import fixed
+from scenarios.workloads.settings import WorkloadSettings
+from scenarios.workloads.synthetic_text import VOCABULARY, TextPool
 from tests.agents.test_agents_loop import MODEL, loop_settings
 from tests.gateways.harness import agent_user, rows
 

@@ -3,8 +3,8 @@ content tokens received."""
 
 import itertools
 
-from agents.sse import StreamTiming, iter_sse
-from agents.tool_deltas import ToolCallAssembler, chat_token_kind
+from agents.loop.tool_deltas import ToolCallAssembler, chat_token_kind
+from agents.wire.sse import StreamTiming, iter_sse
 from contract.derived import TPOT_MS, derived_value
 from contract.records import RequestRecord
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from agents.target_origin import HostCredentials, OffTargetError, client_options
+from agents.wire.target_origin import HostCredentials, OffTargetError, client_options
 from contract import exit_codes, schema
 from tests.gateways.harness import rows
 from tests.locust_runs import REPO, locust_command

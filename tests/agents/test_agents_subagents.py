@@ -17,11 +17,11 @@ from types import SimpleNamespace
 import gevent
 import pytest
 
-from agents.openai_chat import ChatAgent
+from agents.gateways.openai_chat import ChatAgent
 from analysis.agent_loop import loop_section
 from analysis.load import load_run
 from analysis.prices import load_prices
-from scenarios.workload import read_workload
+from scenarios.workloads.settings import read_workload
 from simgateway.client import request
 from tests.gateways.harness import agent_user, rows
 

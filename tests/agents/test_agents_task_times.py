@@ -10,7 +10,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agents.task_board import TaskAgent
+from agents.gateways.task_board import TaskAgent
 from analysis.load import load_run
 from analysis.tasks import task_timing_table
 from contract import schema

@@ -9,13 +9,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from agents.task_board import TaskAgent
+from agents.gateways.task_board import TaskAgent
 from analysis.cost import TOKEN_COLUMNS, cost_by_model, price_rows, usage_rows
 from analysis.load import load_run
 from analysis.prices import load_prices
 from contract import schema
-from scenarios.distributions import fixed
-from scenarios.workload import WorkloadSettings
+from scenarios.workloads.distributions import fixed
+from scenarios.workloads.settings import WorkloadSettings
 from tests.gateways.harness import agent_user
 
 pytestmark = pytest.mark.e2e

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from agents.sse import iter_sse
-from agents.tool_deltas import ToolCall, ToolCallAssembler, chat_token_kind
+from agents.loop.tool_deltas import ToolCall, ToolCallAssembler, chat_token_kind
+from agents.wire.sse import iter_sse
 from simgateway import launch
 from simgateway.client import request, stream_lines
 

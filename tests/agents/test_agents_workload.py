@@ -12,12 +12,12 @@ from locust.env import Environment
 
 from agents.base import thinking
 from agents.calibration import Calibration
-from agents.openai_chat import ChatAgent
+from agents.gateways.openai_chat import ChatAgent
 from agents.run_context import new_context
 from agents.settings import AgentSettings
 from agents.workload import AgentWorkload, agent_workload
-from scenarios.distributions import Distribution, fixed
-from scenarios.workload import WorkloadSettings, read_workload
+from scenarios.workloads.distributions import Distribution, fixed
+from scenarios.workloads.settings import WorkloadSettings, read_workload
 
 TAG = "[agent 1-1 run r]"
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from locust.env import Environment
 
-from agents.capacity import CapacityAgent, ChurnAgent
+from agents.capacity.drivers import CapacityAgent, ChurnAgent
 from agents.run_context import new_context
 from agents.settings import AgentSettings
 from analysis import capacity as cap

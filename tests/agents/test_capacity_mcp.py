@@ -8,7 +8,7 @@ import httpx
 import pandas as pd
 import pytest
 
-from agents.capacity import CapacityAgent, ChurnAgent
+from agents.capacity.drivers import CapacityAgent, ChurnAgent
 from analysis import capacity as cap
 from contract import schema
 from kit import cleanup

@@ -16,8 +16,8 @@ import pandas as pd
 import psutil
 import pytest
 
-from agents.mcp_stdio import McpStdioSession
-from agents.reading import ReadBounds
+from agents.mcp.stdio import McpStdioSession
+from agents.wire.reading import ReadBounds
 from analysis import capacity as cap
 from analysis import churn as churn_study
 from contract import exit_codes, schema

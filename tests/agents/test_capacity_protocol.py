@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agents import presets
-from agents.idle_sessions import AcpSessions
-from agents.spec import SpecError, load_spec, parse_spec
+from agents.capacity.idle_sessions import AcpSessions
+from agents.gateways.spec import SpecError, load_spec, parse_spec
 from sampler.procfs import ProcStatReader
 from tests.locust_runs import REPO
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from agents import presets
-from agents.idle_sessions import AcpSessions
+from agents.capacity.idle_sessions import AcpSessions
 from contract import exit_codes, schema
 from tests.locust_runs import run_locust
 

@@ -20,8 +20,8 @@ import pytest
 from locust import constant
 from locust.env import Environment
 
-from agents.capacity import CapacityAgent
-from agents.openai_chat import ChatAgent
+from agents.capacity.drivers import CapacityAgent
+from agents.gateways.openai_chat import ChatAgent
 from agents.run_context import new_context
 from agents.settings import AgentSettings
 from analysis.capacity import capacity_section

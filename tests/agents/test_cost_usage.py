@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.usage import Usage, parse_stream_usage, parse_usage, sum_usage
+from agents.wire.usage import Usage, parse_stream_usage, parse_usage, sum_usage
 from contract.schema import REQUEST_COLUMNS
 
 

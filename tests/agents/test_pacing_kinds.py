@@ -4,8 +4,8 @@ clock and its boundaries at the end."""
 
 from __future__ import annotations
 
-from agents.pacing import ArrivalCounts, Pacing, pacing_for
 from scenarios.arrivals import Pacer
+from scenarios.pacing import ArrivalCounts, Pacing, pacing_for
 from scenarios.rounds import RoundsParams, RoundsPlan
 from scenarios.sweep import SweepParams, SweepPlan
 

@@ -12,7 +12,7 @@ import pytest
 
 import locustfile
 from agents.base import KitAgent
-from agents.capacity import SerialDriver
+from agents.capacity.drivers import SerialDriver
 from contract import schema
 from kit import startup_signals
 from tests.locust_runs import run_locust
@@ -31,7 +31,9 @@ def agent_classes() -> list[type[KitAgent]]:
 @pytest.mark.parametrize("cls", agent_classes(), ids=lambda c: c.__name__)
 def test_every_agent_task_is_paced(cls):
     if issubclass(cls, SerialDriver):
-        pytest.skip("capacity/churn drivers run alone, as fast as the target allows (agents/capacity.py)")
+        pytest.skip(
+            "capacity/churn drivers run alone, as fast as the target allows (agents/capacity/drivers.py)"
+        )
     assert cls.tasks and all(getattr(t, "paced", False) for t in cls.tasks), cls.__name__
 
 

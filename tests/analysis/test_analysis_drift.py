@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from agents.session_policy import renew_every, session_key
+from agents.loop.session_policy import renew_every, session_key
 from analysis.drift import drift_section, session_calls, slope_per_turn, tokens_by_turn
 from analysis.model import RunData
 

@@ -13,7 +13,7 @@ from contract.schema import CAPACITY_COLUMNS, GIB, MIB
 
 
 def synthetic_run(base=30.0, first=100.0, per=4.0, budget=GIB, cap_n=None, fail_at=None, noise=0.0, seed=0):
-    """Rows as agents/capacity.py writes them, from a linear memory model with optional noise."""
+    """Rows as agents/capacity/drivers.py writes them, from a linear memory model with optional noise."""
     rng = np.random.default_rng(seed)
     rows = [
         dict(ts=0.0, n=0, closed=0, event="baseline", rss_bytes=base * MIB, budget_bytes=budget, metric="rss")

@@ -13,7 +13,7 @@ import pytest
 from capture.litellm_import import read_logs
 from contract.exit_codes import BAD_INPUT, OK
 from kit.capture import main
-from scenarios.session_file import load_sessions
+from scenarios.workloads.session_file import load_sessions
 
 SECRET = "sk-litellm-secret-0123456789"
 T0 = 1_764_633_600.0

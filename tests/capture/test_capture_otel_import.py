@@ -17,7 +17,7 @@ from analysis.sessions import sessions_section
 from capture.otel_import import read_export
 from contract.exit_codes import BAD_INPUT, OK
 from kit.capture import main
-from scenarios.session_file import load_sessions
+from scenarios.workloads.session_file import load_sessions
 from tests.capture.otel_spans import SECRET, Step, call, export, reply, text
 from tests.capture.test_capture_replay import replay, smoke
 from tests.paths import REPO

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from contract.schema import SESSION_FORMAT as FORMAT
-from scenarios.session_file import load_sessions
+from scenarios.workloads.session_file import load_sessions
 from simgateway import launch
 from simgateway.client import request
 from tests.capture.openai_agent import API_KEY

@@ -20,9 +20,9 @@ import pytest
 from locust.env import Environment
 
 from agents.presets import preset
-from agents.recorder import Recorder
 from agents.run_context import new_context
 from agents.settings import AgentSettings
+from capture.recorder import Recorder
 from lifecycle.target import Target, TargetError, free_port, stop_target, wait_healthy
 
 RUN_ID = "gwtest-run"

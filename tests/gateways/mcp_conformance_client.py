@@ -1,7 +1,7 @@
 """The kit's MCP client as the client the MCP conformance suite drives (`@modelcontextprotocol/conformance
 client --command "python -m tests.gateways.mcp_conformance_client"`): the suite starts a scenario's
 server and runs this with its URL as the last argument. It does what an MCP agent of the kit does, with
-the kit's own classes (agents/mcp_wire.py, agents/mcp_mix.py): initialize, notifications/initialized,
+the kit's own classes (agents/mcp/client.py, agents/mcp/mix.py): initialize, notifications/initialized,
 tools/list, each listed tool called once with arguments made from its schema, then the session closed.
 Exits 1 when a step fails (the line says which). Not a test module.
 """
@@ -17,9 +17,9 @@ from urllib.parse import urlsplit  # noqa: E402
 
 import httpx  # noqa: E402
 
-from agents.mcp_mix import ToolMix, arguments_for, choose  # noqa: E402
-from agents.mcp_wire import McpHttpSession  # noqa: E402
-from agents.reading import ReadBounds  # noqa: E402
+from agents.mcp.client import McpHttpSession  # noqa: E402
+from agents.mcp.mix import ToolMix, arguments_for, choose  # noqa: E402
+from agents.wire.reading import ReadBounds  # noqa: E402
 
 BOUNDS = ReadBounds(20.0, 16 * 1024 * 1024, 1024 * 1024)
 

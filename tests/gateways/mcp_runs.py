@@ -141,7 +141,7 @@ def smoke_through(gateway: McpGateway, sim_url: str, run_dir: Path) -> Sessions:
     count of the run's sessions is returned (the test's truth: AGENTS while it went on, none after)."""
     before = sim_tool_calls(sim_url)
     run_id = f"mcp-gw-{secrets.token_hex(4)}"
-    client = f"loadkit-{run_id}"  # every session's client name (agents/mcp.py)
+    client = f"loadkit-{run_id}"  # every session's client name (agents/mcp/agent.py)
     profile = ["--load-profile", "smoke", "--peak-users", str(AGENTS), "--duration", "8s"]
     args = mcp_args(gateway, *profile, "--mcp-tool-mix", MIX, "--run-id", run_id)
     code, peak, stderr = run_polling(run_dir, args, lambda: gateway.sessions(client))

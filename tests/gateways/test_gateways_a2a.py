@@ -18,7 +18,7 @@ pytest.importorskip(
     "a2a.server.routes", reason="a2a-sdk[http-server] not installed (requirements-gateways.txt)"
 )
 
-from agents.a2a import A2AAgent
+from agents.gateways.a2a import A2AAgent
 from contract import schema
 from tests.gateways.harness import agent_user, free_port, installed, rows, running_server
 from tests.paths import TEST_GATEWAYS

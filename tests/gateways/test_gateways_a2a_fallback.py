@@ -18,7 +18,7 @@ pytest.importorskip(
     "a2a.server.routes", reason="a2a-sdk[http-server] not installed (requirements-gateways.txt)"
 )
 
-from agents.a2a import NEGOTIATE, A2AAgent
+from agents.gateways.a2a import NEGOTIATE, A2AAgent
 from contract import schema
 from contract.exit_codes import OK
 from tests.gateways.harness import agent_user, free_port, rows, running_server

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from agents.a2a import apply_task as fold
-from agents.a2a import card_interface, rpc_code, stream_item, task_of
+from agents.gateways.a2a import apply_task as fold
+from agents.gateways.a2a import card_interface, rpc_code, stream_item, task_of
 from contract.records import TaskRecord
 
 

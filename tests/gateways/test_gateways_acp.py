@@ -17,7 +17,7 @@ from contextlib import ExitStack
 import psutil
 import pytest
 
-from agents.acp import AcpAgent
+from agents.gateways.acp import AcpAgent
 from contract import schema
 from sampler.selection import PatternSelector
 from tests.gateways.harness import agent_user, rows

@@ -12,8 +12,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agents.hermes_runs import HermesRunsAgent
-from agents.openai_chat import ChatAgent
+from agents.gateways.hermes_runs import HermesRunsAgent
+from agents.gateways.openai_chat import ChatAgent
 from analysis.drift import drift_section
 from analysis.load import load_run
 from contract import schema

@@ -17,9 +17,9 @@ import httpx
 import pandas as pd
 import pytest
 
-from agents.hermes_kanban import HermesKanbanAgent
-from agents.kanban_cli import KanbanCli, cleanup, run_tag
-from agents.kanban_stats import board_stats
+from agents.gateways.hermes_kanban import HermesKanbanAgent
+from agents.gateways.kanban_cli import KanbanCli, cleanup, run_tag
+from agents.gateways.kanban_stats import board_stats
 from agents.presets import preset
 from analysis.queue import stale_limit_s, stale_readings
 from contract import schema
@@ -111,7 +111,7 @@ def test_cli_failure_is_a_one_line_row_and_no_task(board, tmp_path):
 def test_stats_sidecar_serves_the_preset_queue_fields(board):
     board.json("create", "queued", "--tenant", TAG)
     port = free_port()
-    command = [sys.executable, "-m", "agents.hermes_kanban", "--serve-stats", str(port)]
+    command = [sys.executable, "-m", "agents.gateways.hermes_kanban", "--serve-stats", str(port)]
     command += ["--hermes-command", HERMES, "--run-id", RUN_ID, "--refresh", "0.5"]
     probe = preset("hermes-kanban").queue
     with running_server(command, preset("hermes-kanban").health_path, port) as url:
@@ -122,7 +122,15 @@ def test_stats_sidecar_serves_the_preset_queue_fields(board):
 
 def test_standalone_cleanup_command_refuses_an_empty_run_id(board):
     task_id = board.json("create", "keep me")["id"]
-    command = [sys.executable, "-m", "agents.hermes_kanban", "--cleanup", "", "--hermes-command", HERMES]
+    command = [
+        sys.executable,
+        "-m",
+        "agents.gateways.hermes_kanban",
+        "--cleanup",
+        "",
+        "--hermes-command",
+        HERMES,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "empty run id" in done.stderr
     assert by_id(board)[task_id]["status"] == "ready"
@@ -135,7 +143,7 @@ def sampled_queue(tmp_path, hermes_command: str) -> tuple[list[dict], dict]:
     """The sidecar on the board (refresh 0.5 s) read for 6 s by the side sampler as the kit starts it
     (the preset's fields, 0.5 s interval); its rows and the run.json the report would read."""
     port = free_port()
-    command = [sys.executable, "-m", "agents.hermes_kanban", "--serve-stats", str(port)]
+    command = [sys.executable, "-m", "agents.gateways.hermes_kanban", "--serve-stats", str(port)]
     command += ["--hermes-command", hermes_command, "--refresh", "0.5"]
     probe = preset("hermes-kanban").queue
     out = tmp_path / "samples.csv"

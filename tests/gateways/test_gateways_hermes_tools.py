@@ -13,17 +13,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from agents.hermes_kanban import HermesKanbanAgent
-from agents.hermes_runs import HermesRunsAgent
-from agents.kanban_cli import KanbanCli
-from agents.openai_chat import ChatAgent
-from agents.responses import ResponsesAgent
+from agents.gateways.hermes_kanban import HermesKanbanAgent
+from agents.gateways.hermes_runs import HermesRunsAgent
+from agents.gateways.kanban_cli import KanbanCli
+from agents.gateways.openai_chat import ChatAgent
+from agents.gateways.responses import ResponsesAgent
 from analysis.load import load_run
 from analysis.model_calls import INSIDE, NONE, model_calls_section, model_side
 from contract import schema
 from contract.derived import TPOT_MS, derived_value
 from kit.model_calls import ModelCalls
-from scenarios.workload import read_workload
+from scenarios.workloads.settings import read_workload
 from simgateway.client import request
 from tests.gateways.harness import HERMES, NEEDS_HERMES, RUN_ID, agent_user, hermes_gateway, rows
 from tests.locust_runs import run_locust, wait_for

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agents.langgraph import LangGraphAgent
+from agents.gateways.langgraph import LangGraphAgent
 from agents.presets import preset
 from contract import schema
 from sampler.queue_probe import QueueProbe

@@ -16,15 +16,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from agents.openai_chat import ChatAgent
+from agents.gateways.openai_chat import ChatAgent
 from agents.presets import preset
 from analysis.cost import gateway_comparison, price_rows
 from analysis.load import load_run
 from analysis.prices import load_prices, parse_prices
 from analysis.summary import console_summary
 from contract import schema
-from scenarios.distributions import Distribution, fixed
-from scenarios.workload import WorkloadSettings
+from scenarios.workloads.distributions import Distribution, fixed
+from scenarios.workloads.settings import WorkloadSettings
 from tests.gateways.harness import LITELLM_TESTS, agent_user, free_port, rows, running_server
 from tests.paths import TEST_GATEWAYS
 

@@ -24,7 +24,7 @@ from openai import OpenAI
 from agents.presets import preset
 from contract.exit_codes import OK
 from kit.capture import main
-from scenarios.session_file import load_sessions
+from scenarios.workloads.session_file import load_sessions
 from simgateway import launch
 from simgateway.client import request
 from tests.capture.test_capture_replay import replay, smoke

@@ -17,14 +17,14 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
-from agents.openai_chat import ChatAgent
+from agents.gateways.openai_chat import ChatAgent
+from agents.loop.tool_deltas import ToolCall, ToolCallAssembler, chat_token_kind
 from agents.presets import preset
-from agents.sse import iter_sse
-from agents.tool_deltas import ToolCall, ToolCallAssembler, chat_token_kind
+from agents.wire.sse import iter_sse
 from analysis.headline import headline
 from analysis.load import load_run
 from analysis.summary import console_summary
-from scenarios.workload import read_workload
+from scenarios.workloads.settings import read_workload
 from simgateway import launch
 from simgateway.client import request
 from tests.gateways.harness import LITELLM_TESTS, agent_user, free_port, rows, running_server

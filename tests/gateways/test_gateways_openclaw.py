@@ -21,15 +21,15 @@ import pandas as pd
 import psutil
 import pytest
 
-from agents.openclaw import OpenClawChatAgent, OpenClawResponsesAgent, delete_sessions
-from agents.openclaw_rpc import OpenClawRpc
+from agents.gateways.openclaw import OpenClawChatAgent, OpenClawResponsesAgent, delete_sessions
+from agents.gateways.openclaw_rpc import OpenClawRpc
 from analysis import capacity as cap
 from analysis import churn as churn_study
 from analysis.load import load_run
 from analysis.model_calls import INSIDE, model_calls_section, model_side
 from contract import exit_codes, schema
 from sampler.targets import ProcessTreeTarget
-from scenarios.workload import read_workload
+from scenarios.workloads.settings import read_workload
 from simgateway import launch
 from tests.gateways.harness import agent_user, rows
 from tests.gateways.openclaw_gateway import NEEDS_OPENCLAW, TOKEN, TOKEN_ENV, running_openclaw

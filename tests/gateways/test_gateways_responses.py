@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.model_call import session_headers
+from agents.gateways.model_call import session_headers
+from agents.gateways.responses import ResponsesAgent
 from agents.presets import preset
-from agents.responses import ResponsesAgent
 from contract import schema
 from tests.gateways.harness import agent_user, rows
 

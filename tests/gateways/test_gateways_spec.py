@@ -9,8 +9,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agents.spec import SpecAgent
-from agents.task_board import TaskAgent
+from agents.gateways.spec import SpecAgent
+from agents.gateways.task_board import TaskAgent
 from contract import schema
 from tests.gateways.harness import agent_user, rows
 

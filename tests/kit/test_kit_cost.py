@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from locust import constant
 
-from agents.openai_chat import ChatAgent
+from agents.gateways.openai_chat import ChatAgent
 from analysis.cost import cost_by_model, price_rows, usage_rows
 from analysis.load import load_run
 from analysis.model import RunData

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from locust.argument_parser import get_empty_argument_parser, setup_parser_arguments
 
-from agents.kanban_cli import KanbanCli, run_tag
+from agents.gateways.kanban_cli import KanbanCli, run_tag
 from kit import options as kit_options
 from kit.judge import refuse_short_trends
 from kit.settings import read_settings

@@ -13,9 +13,9 @@ from contract.cli import add, form_groups
 from kit import start_form
 from kit.help import kit_parser
 from kit.options_doc import render
-from scenarios import workload_options
 from scenarios.errors import WorkloadError
-from scenarios.workload import read_workload
+from scenarios.workloads import options as workload_options
+from scenarios.workloads.settings import read_workload
 
 DECLARED, RENAMED = "--input-tokens", "--prompt-tokens"
 

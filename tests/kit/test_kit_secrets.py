@@ -18,7 +18,7 @@ import threading
 import psutil
 import pytest
 
-from agents.target_origin import HostCredentials, split_userinfo, with_userinfo
+from agents.wire.target_origin import HostCredentials, split_userinfo, with_userinfo
 from contract import redact, schema
 from contract.csv_append import CsvAppender
 from lifecycle.target import free_port

@@ -13,7 +13,6 @@ from locust.env import Environment
 
 from agents import presets
 from agents.base import KitAgent
-from agents.pacing import OpenModelPacing, Pacing, RoundsPacing, pacing_for
 from agents.run_context import context_of, new_context
 from agents.settings import DEFAULTS, AgentSettings
 from analysis.prices import PriceTableError
@@ -26,6 +25,7 @@ from lifecycle.target import TargetError
 from sampler.options import UsageError
 from scenarios import registry
 from scenarios.errors import ProfileConfigError, ThresholdConfigError
+from scenarios.pacing import OpenModelPacing, Pacing, RoundsPacing, pacing_for
 from tests.paths import REPO
 
 GIB = 1024**3

@@ -14,7 +14,7 @@ from locust import argument_parser
 from locust.env import Environment
 from locust.rpc import Message
 
-from agents.openai_chat import ChatAgent
+from agents.gateways.openai_chat import ChatAgent
 from kit import options as kit_options
 from kit import worker_spawn
 from lifecycle.target import free_port

@@ -13,7 +13,7 @@ from agents.calibration import Calibration
 from agents.workload import AgentWorkload
 from scenarios import ceilings
 from scenarios.errors import WorkloadError
-from scenarios.workload import read_workload
+from scenarios.workloads.settings import read_workload
 
 CEILING = f"{ceilings.MAX_CONTEXT_TOKENS:,}"
 

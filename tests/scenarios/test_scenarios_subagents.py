@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from scenarios.errors import WorkloadError
-from scenarios.workload import read_workload
+from scenarios.workloads.settings import read_workload
 
 TOOLS = "[tools]\ncount = 2\n\n[loop]\nmax_steps = 6\n\n"
 

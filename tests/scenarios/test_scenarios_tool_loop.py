@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from scenarios.errors import WorkloadError
-from scenarios.tool_loop import synthetic_schemas
-from scenarios.workload import read_workload
+from scenarios.workloads.settings import read_workload
+from scenarios.workloads.tool_loop import synthetic_schemas
 
 
 def loop_of(tmp_path, text: str, schemas: object = None):

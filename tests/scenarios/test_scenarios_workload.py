@@ -8,16 +8,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from scenarios.datasets import load_dataset
-from scenarios.distributions import Distribution, between
 from scenarios.errors import ProfileConfigError, WorkloadError
 from scenarios.open_model import pacer_from_doc
 from scenarios.options import ProfileOptions
 from scenarios.registry import build_profile
-from scenarios.synthetic_text import CHARS_PER_WORD, VOCABULARY, TextPool
-from scenarios.traces import load_trace
-from scenarios.workload import read_workload
-from scenarios.workload_file import EXTENSIONS
+from scenarios.workloads.datasets import load_dataset
+from scenarios.workloads.distributions import Distribution, between
+from scenarios.workloads.settings import read_workload
+from scenarios.workloads.synthetic_text import CHARS_PER_WORD, VOCABULARY, TextPool
+from scenarios.workloads.traces import load_trace
+from scenarios.workloads.workload_file import EXTENSIONS
 from tests.paths import REPO
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from contract.schema import SESSION_FORMAT as FORMAT
-from scenarios import session_file
 from scenarios.errors import WorkloadError
-from scenarios.session_file import load_sessions, select_sessions
+from scenarios.workloads import session_file
+from scenarios.workloads.session_file import load_sessions, select_sessions
 
 HEADER = {"format": FORMAT, "upstream": "http://127.0.0.1:8000"}
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
