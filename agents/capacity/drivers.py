@@ -276,10 +276,21 @@ class SerialDriver(KitAgent):
         )
         self.log.flush()
 
-    def started(self) -> None:
-        """The first step of a task: a user whose on_start refused (no capacity.csv) stops quietly."""
+    @task
+    def drive(self) -> None:
+        """The whole protocol, once (the profile stops the run when it ends). A user whose on_start
+        refused (no capacity.csv) stops quietly; a Ctrl-C inside the protocol closes ours first."""
         if self.log is None:
             raise StopUser()
+        try:
+            self.protocol()
+        except KeyboardInterrupt:
+            self.interrupted()
+            raise
+
+    def protocol(self) -> None:
+        """The study's steps: capacity's ramp, churn's cycles."""
+        raise NotImplementedError
 
     def session_client(self) -> RestSessionClient | LaunchingClient:
         assert self.sessions is not None  # made at on_start, or the user stopped there
@@ -387,16 +398,8 @@ class CapacityAgent(SerialDriver):
     """The capacity study's protocol: agents started one at a time, idle, never closed until the end,
     memory read after each is ready; any stop closes them all."""
 
-    @task
-    def serial_capacity(self) -> None:
-        self.started()
-        try:
-            self.ramp()
-        except KeyboardInterrupt:
-            self.interrupted()
-            raise
-
-    def ramp(self) -> None:
+    def protocol(self) -> None:
+        """The ramp: one more idle session at a time until the budget, the cap, a failure or a stop."""
         self.write(CAPACITY_EVENT.baseline, self.read_memory(), n=0)
         n, seen = 0, set()
         while True:
@@ -454,16 +457,8 @@ class ChurnAgent(SerialDriver):
     def memory_metric(self) -> str:
         return self.settings.churn.capacity_metric
 
-    @task
-    def churn_cycles(self) -> None:
-        self.started()
-        try:
-            self.cycles()
-        except KeyboardInterrupt:
-            self.interrupted()
-            raise
-
-    def cycles(self) -> None:
+    def protocol(self) -> None:
+        """The cycles: a batch opened, prompted once, closed, memory read after each half."""
         cycles, batch = self.settings.churn.churn_cycles, self.settings.churn.churn_batch
         self.write(CAPACITY_EVENT.baseline, self.read_memory(), n=0)
         closed = 0
