@@ -21,9 +21,9 @@ from gevent import GreenletExit
 from locust import User
 from locust.exception import StopUser
 
-from agents.loop.request_body import encode_body
 from agents.run_context import context_of
 from agents.wire.reading import BoundedBody, DeadlineExceeded, ReadBounds, TooLarge, deadline, error_preview
+from agents.wire.request_body import encode_body
 from agents.wire.target_origin import client_options
 from agents.workload import AgentWorkload, Draw, agent_workload
 from capture import recorder
@@ -107,7 +107,7 @@ class KitAgent(User):
     ) -> Iterator[httpx.Response]:
         """One HTTP request under the whole-request deadline (--request-timeout, connect to last byte):
         the caller reads the body inside, through `self.body(response)` (bounded) or `http_record`. A
-        `json=` body is encoded here, a loop's history from its parts (agents/loop/request_body.py)."""
+        `json=` body is encoded here, a loop's history from its parts (agents/wire/request_body.py)."""
         if "json" in kwargs:
             kwargs["content"] = encode_body(kwargs.pop("json"))
             kwargs["headers"] = {"Content-Type": "application/json", **(kwargs.get("headers") or {})}

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.calibration import Calibration
-from agents.loop.request_body import SharedParts, TextMessage
 from agents.run_context import context_of
+from agents.wire.request_body import SharedParts, TextMessage
 from contract.schema import REQUEST
 from scenarios.ceilings import MAX_CONTEXT_TOKENS
 from scenarios.workloads.datasets import text_of
@@ -64,7 +64,7 @@ class Draw:
 class SharedText:
     """Per load generator and workload: the pool every slice comes from, the shared prefix (and its system
     message, one for every draw), the dataset's or trace's cursor for draws taken in order, and the
-    body parts every agent sends alike, encoded once (agents/loop/request_body.py)."""
+    body parts every agent sends alike, encoded once (agents/wire/request_body.py)."""
 
     pool_: TextPool | None  # made only for sized workloads (a fixed prompt or a dataset needs none)
     prefix: str

@@ -3,7 +3,7 @@
 One looping chat agent, a 100,000-token prompt (400 KB), the simulator at 0 ms TTFT answering 7 steps
 with a tool call and the 8th with text: the load generator's own CPU per model call (`time.process_time`
 around it: encoding the body, sending it, reading the stream), by step. With the history encoded as it
-grows (agents/loop/request_body.py) and, for comparison, encoded whole each step (a plain list, as before).
+grows (agents/wire/request_body.py) and, for comparison, encoded whole each step (a plain list, as before).
 Goal: step 8 at <= 1.5x the client CPU of step 1.
 Run: python benchmarks/bench_loop_history.py [--tasks 5] [--prompt-tokens 100000]
 """

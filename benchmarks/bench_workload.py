@@ -4,7 +4,7 @@
    cut to the calibrated size, its numbered tag joined on), and the same with its JSON body encoded.
    Goal: <= 0.2 ms per request.
    Body encoding: an 8K-token chat body with a 6K-token shared prefix (one call; a loop's first
-   step offering 4 tool schemas of 150 tokens) encoded as the agent does (agents/loop/request_body.py: the
+   step offering 4 tool schemas of 150 tokens) encoded as the agent does (agents/wire/request_body.py: the
    prefix and the schemas encoded once per process) against the same body encoded whole, as before.
 2. Request rate: the chat agent with a synthetic workload against the fixed-prompt chat agent, the
    simulator at 0 ms TTFT, 100 users, no think time, `locust -f locustfile.py --headless` as a user
@@ -40,9 +40,9 @@ from locust.env import Environment  # noqa: E402
 from agents.calibration import Calibration  # noqa: E402
 from agents.gateways.openai_chat import ChatAgent  # noqa: E402
 from agents.loop.agent_loop import CHAT, LoopStep, opening, shared_offer  # noqa: E402
-from agents.loop.request_body import Encoded, as_history, dumps, encode_body  # noqa: E402
 from agents.run_context import new_context  # noqa: E402
 from agents.settings import AgentSettings  # noqa: E402
+from agents.wire.request_body import Encoded, as_history, dumps, encode_body  # noqa: E402
 from agents.workload import AgentWorkload  # noqa: E402
 from contract.exit_codes import INVALID_RUN, OK  # noqa: E402
 from scenarios.workloads.distributions import Distribution, fixed  # noqa: E402

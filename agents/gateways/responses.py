@@ -96,7 +96,7 @@ def answered(call_id: str, ran: list[str]) -> bool:
 
 def as_items(history: list[dict]) -> list[dict]:
     """A loop's history, typed at its start (`RESPONSES.first_items`), goes as it is: its encoded parts
-    are reused (agents/loop/request_body.py); any other list is typed here."""
+    are reused (agents/wire/request_body.py); any other list is typed here."""
     return history if all("type" in m for m in history) else input_items(history)
 
 

@@ -1,2 +1,2 @@
-"""The agent loop of the chat-shaped agents: request bodies, streamed tool calls, their checks, the session
-policy."""
+"""The agent loop of the chat-shaped agents: streamed tool calls, their checks, the loop's MCP tools, the
+session policy."""

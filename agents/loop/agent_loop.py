@@ -25,9 +25,9 @@ from gevent import GreenletExit
 from gevent.pool import Group
 
 from agents.loop.mcp_tools import McpTools, mcp_tools_of
-from agents.loop.request_body import History, SharedParts, as_history
 from agents.loop.tool_checks import BadCall, check_calls
 from agents.loop.tool_deltas import ToolCall
+from agents.wire.request_body import History, SharedParts, as_history
 from agents.workload import AgentWorkload, Draw
 from contract.records import RequestRecord, TaskRecord
 from contract.schema import BAD_TOOL_CALL, BAD_TOOL_CALL_KINDS, REQUEST, TASK_STATUS

@@ -16,7 +16,6 @@ from typing import Any
 
 import gevent
 
-from agents.loop.request_body import SharedParts
 from agents.loop.tool_deltas import ToolCall
 from agents.mcp.agent import (
     close_session,
@@ -28,6 +27,7 @@ from agents.mcp.agent import (
     tools_call,
 )
 from agents.mcp.client import McpSession
+from agents.wire.request_body import SharedParts
 from scenarios.workloads.tool_loop import ToolsSection
 
 

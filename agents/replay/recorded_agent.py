@@ -38,11 +38,11 @@ from locust.user.task import LOCUST_STATE_RUNNING, LOCUST_STATE_STOPPING, LOCUST
 from agents.base import paced
 from agents.gateways.openai_chat import ChatAgent
 from agents.loop.agent_loop import CHAT, END_ANSWER, END_ERROR, END_MAX_STEPS, LoopStep, Tally, loop_runner_of
-from agents.loop.request_body import History
 from agents.loop.tool_deltas import ToolCall
 from agents.replay.live_tools import continues_calls, kept, recorded_delta
 from agents.replay.tools import CopyTools
 from agents.run_context import context_of
+from agents.wire.request_body import History
 from agents.workload import Draw
 from contract.records import RequestRecord, TaskRecord
 from contract.schema import TASK_STATUS
@@ -64,7 +64,7 @@ OFFER_KEYS = (
 def copy_tagged(messages: list[dict], tag_text: str, made: dict[int, dict] | None = None) -> list[dict]:
     """The messages with `tag_text` leading the first user message (text or text parts). `made` holds the
     copy's tagged messages by their recorded one's identity: a step that resends that message sends the
-    same tagged object, so the copy's History (agents/loop/request_body.py) encodes it once."""
+    same tagged object, so the copy's History (agents/wire/request_body.py) encodes it once."""
     out = list(messages)
     for i, message in enumerate(out):
         if message.get("role") != "user":

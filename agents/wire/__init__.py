@@ -1,2 +1,2 @@
-"""How every protocol's answers are read: within the run's bounds, SSE and its timing, usage, stdio JSON-RPC
-children, the target's origin."""
+"""What every protocol sends and reads: request bodies encoded once, answers read within the run's bounds,
+SSE and its timing, usage, stdio JSON-RPC children, the target's origin."""

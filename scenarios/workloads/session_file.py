@@ -186,7 +186,7 @@ class _Reading:
 def share_prefix(before: list[dict], messages: list[dict]) -> None:
     """Each message of `messages` equal to the one at its place in the session's previous call becomes
     that same object: an agent loop resends its history every step, so a session is held once, not once
-    a step, and a replay's History (agents/loop/request_body.py) encodes only what each step appended."""
+    a step, and a replay's History (agents/wire/request_body.py) encodes only what each step appended."""
     for i, (old, new) in enumerate(zip(before, messages, strict=False)):
         if old is not new and old != new:
             return

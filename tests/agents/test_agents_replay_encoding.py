@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agents.loop.request_body import History, dumps, encode_body
 from agents.replay.recorded_agent import ReplayAgent
+from agents.wire.request_body import History, dumps, encode_body
 from contract.records import RequestRecord
 from contract.schema import SESSION_FORMAT
 from scenarios.workloads.session_file import load_sessions

@@ -14,10 +14,10 @@ from locust.env import Environment
 from agents.calibration import Calibration
 from agents.gateways.openai_chat import ChatAgent
 from agents.gateways.responses import ResponsesAgent
-from agents.loop.request_body import Encoded, History, TextMessage, dumps, encode_body, message_json
 from agents.loop.tool_deltas import ToolCall
 from agents.run_context import new_context
 from agents.settings import AgentSettings
+from agents.wire.request_body import Encoded, History, TextMessage, dumps, encode_body, message_json
 from agents.workload import AgentWorkload
 from scenarios.workloads.distributions import fixed
 from scenarios.workloads.settings import WorkloadSettings
