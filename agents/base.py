@@ -26,7 +26,6 @@ from agents.wire.reading import BoundedBody, DeadlineExceeded, ReadBounds, TooLa
 from agents.wire.request_body import encode_body
 from agents.wire.target_origin import client_options
 from agents.workload import AgentWorkload, Draw, agent_workload
-from capture import recorder
 from contract import (
     gevent_compat,  # noqa: F401 - before any httpx client exists
     schema,
@@ -176,7 +175,7 @@ class KitAgent(User):
 
     def record(self, record: RequestRecord | TaskRecord | AgentRecord) -> None:
         """A row straight to the run directory, past Locust's stats (report() goes through them)."""
-        recorder.record(self.environment, record)
+        context_of(self.environment).record(record)
 
     def record_closed(self, session_id: str | None, error: str | None = None, failed: bool = False) -> None:
         """agents.csv's row for one session's end: `closed` (with why, when the server ended it), or

@@ -22,7 +22,7 @@ ATTRIBUTE = "loadkit_context"  # the one attribute the kit sets on a Locust envi
 
 
 class RowSink(Protocol):
-    """Where the run's rows go (capture/recorder.py's Recorder, which registers itself here)."""
+    """Where the run's rows go (kit/rows.py's RowRecorder, which registers itself here)."""
 
     def record(self, record: RequestRecord | TaskRecord | AgentRecord) -> None: ...
 
@@ -33,9 +33,14 @@ class RunContext:
     calibration: Calibration = field(default_factory=Calibration)
     pacing: Pacing | None = None  # set when the load starts (kit/load.py; a worker: from its master)
     link: RunLink | None = None  # set by the run (kit/runs.py); None for agents used on their own
-    recorder: RowSink | None = None  # set by the Recorder made for the run; None: rows go nowhere
+    recorder: RowSink | None = None  # set by the RowRecorder made for the run; None: rows go nowhere
     spec_matched: bool | None = None  # a spec's [create] id path: unknown until a first reply says
     run: Any = None  # the run that owns this context (kit/runtime.py's KitRun), opaque to agents
+
+    def record(self, row: RequestRecord | TaskRecord | AgentRecord) -> None:
+        """A row to the run directory; nowhere when the kit is not wired (agents used on their own)."""
+        if self.recorder is not None:
+            self.recorder.record(row)
 
     def spaces_work(self) -> bool:
         """Whether agents' work is spaced by a pacing, not by their own wait time."""

@@ -29,7 +29,7 @@ from agents.gateways.openai_chat import ChatAgent  # noqa: E402
 from agents.loop import agent_loop  # noqa: E402
 from agents.run_context import new_context  # noqa: E402
 from agents.settings import AgentSettings  # noqa: E402
-from capture.recorder import Recorder  # noqa: E402
+from kit.rows import RowRecorder  # noqa: E402
 from lifecycle.target import free_port, start_simulator, stop_target  # noqa: E402
 from scenarios.workloads.settings import read_workload  # noqa: E402
 
@@ -56,7 +56,7 @@ def cpu_by_step(url: str, tmp: Path, prompt: str, tasks: int) -> dict[int, float
     run_dir = Path(tempfile.mkdtemp(dir=tmp))
     environment = Environment(user_classes=[TimedChat], host=url)
     new_context(environment, AgentSettings(run_id="bench", run_dir=run_dir, workload=workload, prompt=prompt))
-    recorder = Recorder(environment, run_dir)
+    recorder = RowRecorder(environment, run_dir)
     user = TimedChat(environment)
     user.cpu_ms = {}
     user.on_start()

@@ -399,7 +399,7 @@ class SessionAnswerKeys:
 
 SESSION = _named(SessionAnswerKeys)
 
-# The row files the run reads back whole (analysis) and the agents' rows travel in (capture/recorder.py);
+# The row files the run reads back whole (analysis) and the agents' rows travel in (kit/rows.py);
 # then every CSV a run directory holds: capacity.csv (the capacity and churn drivers write it) and
 # processes.csv (the sampler's) too.
 FILES_COLUMNS: dict[str, tuple[str, ...]] = {

@@ -32,12 +32,12 @@ from agents.capacity.idle_sessions import (
 from agents.run_context import new_context
 from agents.settings import AgentSettings
 from agents.wire.target_origin import split_userinfo
-from capture.recorder import Recorder
 from contract import exit_codes, schema
 from contract.cli import positive_duration
 from contract.http_probe import PROBE_MAX_BYTES, probe_get
 from contract.schema import AGENT_EVENT
 from kit.record import MCP_PROBE_SESSION
+from kit.rows import RowRecorder
 
 OPEN_EVENTS = (
     AGENT_EVENT.created,
@@ -87,7 +87,7 @@ def read_meta(run_dir: Path) -> dict:
         raise CleanupError(f"{run_dir}: no readable {schema.RUN_JSON} ({exc})") from None
 
 
-def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, RestSessionClient, Recorder]:
+def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, RestSessionClient, RowRecorder]:
     target = meta.get("target") or {}
     gateway, url = args.gateway or target.get("gateway") or "simulator", args.host or target.get("url")
     try:
@@ -109,7 +109,7 @@ def closer_for(run_dir: Path, meta: dict, args: Namespace) -> tuple[Closer, Rest
         mcp_url=args.mcp_url or target.get("mcp_url") or AgentSettings.mcp_url,
     )
     new_context(environment, settings)
-    recorder = Recorder(environment, run_dir)
+    recorder = RowRecorder(environment, run_dir)
     closer = Closer(environment)
     return closer, presets.session_client(chosen)(closer, protocol), recorder
 

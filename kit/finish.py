@@ -26,7 +26,6 @@ from locust.html import get_html_report, process_html_filename
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
 from agents.run_context import context_of
-from capture.recorder import Recorder
 from contract import exit_codes, schema
 from contract.child_env import kit_module_command, kit_module_env
 from kit.cleanup import confirmed_open, still_open
@@ -35,6 +34,7 @@ from kit.end_checks import end_checks
 from kit.live import WRITING_REPORT, LiveRun
 from kit.load import Load
 from kit.record import RunRecord
+from kit.rows import RowRecorder
 from kit.rundir import write_whole
 from kit.settings import options_of
 from kit.stopping import Stopping
@@ -48,7 +48,7 @@ class EndingRun(Protocol):
 
     environment: Environment
     record: RunRecord
-    recorder: Recorder
+    recorder: RowRecorder
     watchers: Watchers
     load: Load | None
     stopping: Stopping

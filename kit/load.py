@@ -15,11 +15,11 @@ from locust.env import Environment
 from agents import presets
 from agents.run_context import context_of
 from agents.settings import AgentSettings
-from capture.recorder import Recorder
 from contract import schema
 from contract.schema import USER
 from kit.fleet import Fleet
 from kit.judge import LiveJudge
+from kit.rows import RowRecorder
 from kit.settings import KitSettings
 from scenarios.breakpoint import stop_point
 from scenarios.pacing import Pacing, pacing_for
@@ -54,7 +54,7 @@ class Load:
             self.pacing = pacing_for(schedule)
             context_of(environment).pacing = self.pacing
 
-    def listen(self, recorder: Recorder) -> None:
+    def listen(self, recorder: RowRecorder) -> None:
         """Rows feed the judge (and a sweep's closed passes, which measure its rates; a fit's steps, which
         hear the sampler's rows too)."""
         recorder.listeners.extend(self.pacing.row_listeners())

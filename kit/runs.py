@@ -24,7 +24,6 @@ from locust.runners import MasterRunner, WorkerRunner
 from agents.base import warm_up_http
 from agents.run_context import context_of, new_context
 from agents.run_link import RunLink
-from capture.recorder import Recorder
 from contract import exit_codes, schema
 from contract.csv_append import RunFileError
 from contract.errors import DiskError, KitError, one_line
@@ -33,6 +32,7 @@ from kit.disk import DiskGuard
 from kit.judge import refuse_short_trends
 from kit.mcp_start import check_mcp_mix
 from kit.remote_sampler import start_remote_samplers
+from kit.rows import RowRecorder
 from kit.runtime import KitRun, run_of
 from kit.session import Session
 from kit.settings import RUNS_ROOT, KitSettings, options_of, read_settings, refresh
@@ -77,7 +77,7 @@ def setup(environment: Environment) -> KitRun | None:
     if isinstance(runner, WorkerRunner):
         worker_spawn.install()  # before the first spawn message: it would cost a parser build per option
         new_context(environment, settings.agent)  # a worker's one context: its runs come from the master
-        Recorder(environment, None)
+        RowRecorder(environment, None)
         fleet.follow_master(environment)
         settle_heap()
         return None

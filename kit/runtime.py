@@ -19,7 +19,6 @@ from gevent.event import Event
 from locust.env import Environment
 
 from agents.run_context import RunContext, context_of, new_context
-from capture.recorder import Recorder
 from contract import exit_codes
 from contract.errors import KitError, one_line
 from kit import finish, signals
@@ -33,6 +32,7 @@ from kit.mcp_start import calls_mcp_tools
 from kit.model_calls import model_calls_for
 from kit.record import RunRecord
 from kit.remote_sampler import RemoteSamplers
+from kit.rows import RowRecorder
 from kit.session import Session
 from kit.settings import KitSettings, options_of, refresh
 from kit.stopping import PROFILE_COMPLETE, Stopping
@@ -66,7 +66,7 @@ class KitRun:
         self.context.run = self
         self.stopping = Stopping(environment)
         self.record = RunRecord(settings.run_dir, meta, disk, self.on_disk_error)
-        self.recorder = Recorder(environment, settings.run_dir, on_write_error=self.record.failed)
+        self.recorder = RowRecorder(environment, settings.run_dir, on_write_error=self.record.failed)
         liveness = liveness_of(settings, session.target, self.record.note_mcp_probe)
         self.watchers = Watchers(environment, self.stopping, self.record, session.target, liveness, *samplers)
         self.watchers.model_calls = model_calls_for(settings, session.target.url, meta)

@@ -22,7 +22,7 @@ from locust.env import Environment
 from agents.presets import preset
 from agents.run_context import new_context
 from agents.settings import AgentSettings
-from capture.recorder import Recorder
+from kit.rows import RowRecorder
 from lifecycle.target import Target, TargetError, free_port, stop_target, wait_healthy
 
 RUN_ID = "gwtest-run"
@@ -61,7 +61,7 @@ def agent_user(user_class, host: str, run_dir: Path, **options) -> Iterator:
     run_dir.mkdir(parents=True, exist_ok=True)
     environment = Environment(user_classes=[user_class], host=host)
     new_context(environment, AgentSettings(run_id=RUN_ID, run_dir=run_dir, **options))
-    recorder = Recorder(environment, run_dir)
+    recorder = RowRecorder(environment, run_dir)
     user = user_class(environment)
     user.on_start()
     try:

@@ -1,9 +1,10 @@
 """Routes agents' raw records into the run directory, locally or from Locust workers to the master.
 
-Agents fire Locust's own `request` event with the raw record in `context["kit_record"]`, and call
-`record_task` / `record_agent` for lifecycle rows. On a local or master runner rows go straight to the
-CSV files; on a worker they are buffered and shipped in `report_to_master`, and the master's
-`worker_report` handler writes them (the one documented route for distributed runs). It never computes.
+Agents fire Locust's own `request` event with the raw record in `context["kit_record"]`, and hand
+lifecycle rows to their run context (agents/run_context.py `record`), where this recorder registers.
+On a local or master runner rows go straight to the CSV files; on a worker they are buffered and
+shipped in `report_to_master`, and the master's `worker_report` handler writes them (the one
+documented route for distributed runs). It never computes.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ _ROW_FILES = {
 }
 
 
-class Recorder:
+class RowRecorder:
     """Holds the run directory's row files for one Locust environment."""
 
     def __init__(
@@ -118,8 +119,8 @@ class Recorder:
         return self._files[file_name]
 
     def _on_request(self, context=None, **_kwargs) -> None:
-        record = (context or {}).get("kit_record")
-        if isinstance(record, RequestRecord):
+        record = (context or {}).get("kit_record")  # set by the kit's agents only: a RequestRecord
+        if record is not None:
             self.record(record)
 
     def _on_report_to_master(self, client_id, data) -> None:
@@ -135,10 +136,3 @@ class Recorder:
         while True:
             gevent.sleep(FLUSH_EVERY_S)
             self.flush()
-
-
-def record(environment: Environment, record: RequestRecord | TaskRecord | AgentRecord) -> None:
-    """Lifecycle rows from agents; a no-op when the kit is not wired (agents used on their own)."""
-    recorder = context_of(environment).recorder
-    if recorder is not None:
-        recorder.record(record)
