@@ -18,6 +18,7 @@ helper process as a worker and the gateway's own growth as the workers': its `wo
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,6 +51,7 @@ ESTIMATE_RULE = (
     "worker's children, helper processes and the gateway's own growth are all divided in"
 )
 TRANSIENT_LISTED = 5  # transient processes named in the note; the rest counted
+COMMAND_CHARS = 60  # of each one's command line: enough to tell a CLI call from a worker
 
 
 @per_run
@@ -80,12 +82,18 @@ def worker_notes(run: RunData) -> list[str]:
 
 
 def _describe(tree: WorkerTree, run: RunData) -> str:
+    command = _command(run, tree.pid)
+    shown = f" {command[:COMMAND_CHARS]!r}" if command else ""
+    return f"pid {tree.pid}{shown} ({tree.readings} reading(s), {tree.peak_rss_bytes / MIB:,.1f} MiB)"
+
+
+def _command(run: RunData, pid: int) -> str:
+    """The process's command line from processes.csv, its program by name (not its directory)."""
     listed = run.processes
-    command = ""
-    if listed is not None and not listed.empty:
-        rows = listed[listed[PROCESS.pid] == tree.pid]
-        command = f" {str(rows[PROCESS.command].iloc[0])[:60]!r}" if len(rows) else ""
-    return f"pid {tree.pid}{command} ({tree.readings} reading(s), {tree.peak_rss_bytes / MIB:,.1f} MiB)"
+    if listed is None or listed.empty or not (rows := listed[listed[PROCESS.pid] == pid]).size:
+        return ""
+    program, _, args = str(rows[PROCESS.command].iloc[0]).partition(" ")
+    return f"{os.path.basename(program)} {args}".strip()
 
 
 def phase_windows(meta: dict) -> list[dict]:
