@@ -168,9 +168,12 @@ def _tree_workers(trees: list[WorkerTree], rnd: dict) -> dict:
     """The round's workers (those first read in it): each one's peak tree RSS, counted over the floor."""
     mine = [t for t in trees if rnd["start_ts"] <= t.first_ts < rnd["end_ts"]]
     peaks = pd.Series([t.peak_rss_bytes / MIB for t in mine if t.counted], dtype=float)
-    basis = (
-        f"{len(peaks)} worker trees, each its peak" if len(peaks) else f"no worker read {MIN_READINGS} times"
-    )
+    if len(peaks):
+        basis = f"{len(peaks)} worker trees, each its peak"
+    elif mine:
+        basis = f"no worker read {MIN_READINGS} times ({len(mine)} transient)"
+    else:
+        basis = "no worker process started in this round"
     return _worker_figures(peaks, basis) | {
         "workers_counted": len(peaks),
         "workers_transient": len(mine) - len(peaks),

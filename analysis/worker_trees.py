@@ -12,6 +12,9 @@ The floor: a worker counts when the sampler read its tree at least MIN_READINGS 
 over at least two sampler intervals. One read once or twice is a helper the gateway ran for a moment (a
 CLI call) or a worker caught before it allocated (an agent imports its libraries for seconds); either
 would pull the figure down, so they are listed apart as transient, never averaged in.
+
+A pid the kernel hands out again within one run is taken for the same process (its first parent holds):
+two workers one after the other on one pid read as one, the larger peak of the two.
 """
 
 from __future__ import annotations

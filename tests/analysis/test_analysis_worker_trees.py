@@ -52,12 +52,12 @@ def round_rows(round_no: int, workers: int, start: float) -> list[pd.DataFrame]:
     return rows
 
 
-def synthetic_run(tmp_path):
+def synthetic_run(tmp_path, rounds_read: int = 3):
     """The rounds study's synthetic run (rounds of 6, 8, 10 tasks from T0 + 30, 120 s each) with the
-    process readings of the trees above."""
+    process readings of the trees above (of the first `rounds_read` rounds: the others ran no process)."""
     run = rounds_run(tmp_path)
     frames = gateway_rows(T0 + 30 + 3 * 120)
-    for round_no, workers in enumerate((6, 8, 10), start=1):
+    for round_no, workers in enumerate((6, 8, 10)[:rounds_read], start=1):
         frames += round_rows(round_no, workers, T0 + 30 + 120 * (round_no - 1))
     readings = pd.concat(frames).sort_values("ts", kind="stable")
     readings[list(schema.PROCESS_READING_COLUMNS)].to_csv(run / schema.PROCESS_READINGS_CSV, index=False)
@@ -100,6 +100,12 @@ def test_rounds_table_reads_the_tree_figure_with_its_n_and_lists_the_transient_a
     assert f"at least {MIN_READINGS} times" in rule
     assert transient.startswith(f"transient, not counted: 3 process tree(s) read fewer than {MIN_READINGS}")
     assert "pid 1999 'git status --short' (2 reading(s), 12.0 MiB)" in transient
+
+
+def test_a_round_whose_tasks_ran_no_process_says_so_and_shows_no_figure(tmp_path):
+    table = rounds_table(load_run(synthetic_run(tmp_path, rounds_read=2)))
+    assert table.loc[3, "worker_mib_from"] == "no worker process started in this round"
+    assert pd.isna(table.loc[3, "worker_mib_mean"]) and table.loc[3, "workers_counted"] == 0
 
 
 def test_a_run_without_process_readings_says_its_figure_is_the_estimate(tmp_path):
