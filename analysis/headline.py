@@ -221,6 +221,9 @@ def _round_load(row: pd.Series) -> str:
 
 def _round_text(row: pd.Series) -> str:
     worker = "—" if pd.isna(row["worker_mib_mean"]) else f"{row['worker_mib_mean']:,.0f} MiB per worker"
+    if not pd.isna(row["worker_mib_mean"]):
+        counted = row["workers_counted"]
+        worker += " (estimate)" if pd.isna(counted) else f" (n={counted:g})"
     return (
         f"{_round_load(row)}, peak {row['peak_target_rss_mib']:,.0f} MiB, min available "
         f"{row['min_available_mib']:,.0f} MiB, swap {row['peak_swap_mib']:,.0f} MiB, {worker}, "

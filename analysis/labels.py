@@ -69,6 +69,8 @@ LABELS: dict[str, str] = {
     "worker_mib_min": "per worker, min (MiB)",
     "worker_mib_max": "per worker, max (MiB)",
     "worker_mib_from": "per worker, from",
+    "workers_counted": "workers counted",
+    "workers_transient": "transient (not counted)",
     SAMPLE.queue_age_s: "queue reading age (s)",
     "age_p50_s": "reading age p50 (s)",
     "age_max_s": "reading age max (s)",

@@ -37,6 +37,9 @@ TEXT_COLUMNS = frozenset(
         "status",
         "phase",
         "host",
+        "role",
+        "command",
+        "why",
         TASK.times_from,
         REQUEST.first_token_kind,
         TASK.end_reason,
@@ -89,6 +92,7 @@ def load_run(path: str | Path, only: Mapping[str, tuple[str, ...]] | None = None
             run_dir / schema.LOOP_LAG_CSV, schema.LOOP_LAG_COLUMNS, missing, required=False
         )
     )
+    processes, process_readings = (None, None) if only else _process_files(run_dir, missing)
     meta = sanitize(meta, _last_ts([*frames.values(), capacity]), missing)
     samples = frames.get(schema.SAMPLES_CSV)
     if samples is not None:  # a remote sampler's rows arrive later than the local one's: one time order
@@ -104,8 +108,23 @@ def load_run(path: str | Path, only: Mapping[str, tuple[str, ...]] | None = None
         users=frames.get(schema.USERS_CSV),
         model_calls=model_calls,
         loop_lag=loop_lag,
+        processes=processes,
+        process_readings=process_readings,
         missing=missing,
     )
+
+
+def _process_files(run_dir: Path, missing: list[str]) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """processes.csv and process_readings.csv, where the sampler read the target's processes one by one
+    (a run before process_readings.csv, or with no target, has neither to offer: per-worker memory is
+    then estimated from the totals, and says so)."""
+    if not (run_dir / schema.PROCESS_READINGS_CSV).exists():
+        return None, None
+    readings = _read_contract_csv(
+        run_dir / schema.PROCESS_READINGS_CSV, schema.PROCESS_READING_COLUMNS, missing, required=False
+    )
+    processes = _read_contract_csv(run_dir / schema.PROCESSES_CSV, schema.PROCESS_COLUMNS, missing, False)
+    return processes, readings
 
 
 def _last_ts(frames: list[pd.DataFrame | None]) -> float | None:

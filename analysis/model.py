@@ -33,6 +33,8 @@ class RunData:
     users: pd.DataFrame | None = None  # users.csv: running agents and profile phase, once a tick
     model_calls: pd.DataFrame | None = None  # model_calls.csv: the calls the model answered, read at it
     loop_lag: pd.DataFrame | None = None  # loop_lag.csv: the load generator's event-loop lag probe
+    processes: pd.DataFrame | None = None  # processes.csv: what the sampler counted (read with the next)
+    process_readings: pd.DataFrame | None = None  # process_readings.csv: each target process per reading
     missing: list[str] = field(default_factory=list)  # one human sentence per missing/damaged file
     derived: dict = field(default_factory=dict, repr=False, compare=False)  # per_run's answers
 

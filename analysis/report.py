@@ -32,7 +32,7 @@ from analysis.model_calls import model_calls_section
 from analysis.queue import queue_notes, queue_table
 from analysis.remote_samplers import remote_samplers_section
 from analysis.resources import DEFAULT_WARNING_BYTES, resource_table, target_unread_line, unmeasured_series
-from analysis.rounds import WORKER_RULE, rounds_table
+from analysis.rounds import rounds_table, worker_notes
 from analysis.rss_by_n import rss_by_agent_count
 from analysis.sessions import sessions_section
 from analysis.soak import data_rule, soak_table, soak_trends
@@ -147,7 +147,7 @@ def build_sections(
             ],
         ),
         headline_mod.ROUNDS: _section(
-            headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))], [WORKER_RULE]
+            headline_mod.ROUNDS, [("rounds", rounds_table(run, warning_bytes))], worker_notes(run)
         ),
         headline_mod.SOAK: soak_section(run),
         headline_mod.SWEEP: sweep_section(run),

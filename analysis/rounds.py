@@ -1,16 +1,24 @@
 """The rounds table of the rounds study: per round of stepped concurrency, peak memory, headroom against the
 warning line, swap, per-worker memory and success rate, with a pass/fail and its reason. Pure math.
 
-Per-worker memory is estimated per reading as (target RSS - baseline RSS) / (processes - baseline
-processes); the baseline is the median over the "baseline" phase, else the first reading of the run. Only
-settled readings count: the process count unchanged since the previous reading and for SETTLE_S, the
-target's RSS within STEADY of the previous reading. A reading just after a worker started sees a process
-that has not allocated yet (a real agent imports its libraries for seconds) and would pull the figure
-down. A round with no settled reading shows its peak instead, and says so.
+Per-worker memory is per worker tree (analysis/worker_trees.py) where the sampler read the target's
+processes one by one (process_readings.csv): each worker's peak, over the workers that started in the
+round and were read at least MIN_READINGS times; the others are counted apart as transient.
+
+A run without that file (before it existed, or sampled by a sampler service) gets the estimate it had:
+per reading (target RSS - baseline RSS) / (processes - baseline processes); the baseline is the median
+over the "baseline" phase, else the first reading of the run. Only settled readings count: the process
+count unchanged since the previous reading and for SETTLE_S, the target's RSS within STEADY of the
+previous reading. A reading just after a worker started sees a process that has not allocated yet (a
+real agent imports its libraries for seconds) and would pull the figure down. A round with no settled
+reading shows its peak instead, and says so. The estimate mixes a worker with its children, counts a
+helper process as a worker and the gateway's own growth as the workers': its `worker_mib_from` says
+"estimate".
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +27,8 @@ import pandas as pd
 from analysis.hosts import judged_samples
 from analysis.model import RunData, per_run
 from analysis.resources import DEFAULT_WARNING_BYTES
-from contract.schema import MIB, SAMPLE, TASK, TASK_STATUS
+from analysis.worker_trees import MIN_READINGS, WorkerTree, floor_rule, worker_trees
+from contract.schema import MIB, PROCESS, SAMPLE, TASK, TASK_STATUS
 
 SETTLE_S = 2.0  # seconds since the process count last rose
 STEADY = 0.02  # largest change of the target's RSS since the previous reading, as a fraction of it
@@ -34,12 +43,57 @@ class Baseline:
     source: str
 
 
-WORKER_RULE = (
-    "per worker = (target RSS - baseline RSS) / (processes - baseline processes), over settled readings "
-    f"only (no new process for {SETTLE_S:g} s nor since the previous reading, RSS within {100 * STEADY:g} % "
-    "of the previous reading: a worker just started may not have allocated yet); a round with none shows "
-    "its peak"
+ESTIMATE_RULE = (
+    "per worker (estimate: this run has no process_readings.csv) = (target RSS - baseline RSS) / "
+    "(processes - baseline processes), over settled readings only (no new process for "
+    f"{SETTLE_S:g} s nor since the previous reading, RSS within {100 * STEADY:g} % of the previous "
+    "reading: a worker just started may not have allocated yet); a round with none shows its peak; a "
+    "worker's children, helper processes and the gateway's own growth are all divided in"
 )
+TRANSIENT_LISTED = 5  # transient processes named in the note; the rest counted
+COMMAND_CHARS = 60  # of each one's command line: enough to tell a CLI call from a worker
+
+
+@per_run
+def round_workers(run: RunData) -> list[WorkerTree] | None:
+    """The run's worker trees (the load began at the first round); None without process readings."""
+    readings = run.process_readings
+    rounds = (run.meta.get("profile") or {}).get("rounds") or []
+    if readings is None or readings.empty or not rounds:
+        return None
+    return worker_trees(readings, min(r["start_ts"] for r in rounds))
+
+
+def worker_notes(run: RunData) -> list[str]:
+    """The rule per-worker memory followed, and the transient processes it left out."""
+    trees = round_workers(run)
+    if trees is None:
+        return [ESTIMATE_RULE]
+    transient = [t for t in trees if not t.counted]
+    if not transient:
+        return [floor_rule(), f"transient: none (every worker was read at least {MIN_READINGS} times)"]
+    named = "; ".join(_describe(t, run) for t in transient[:TRANSIENT_LISTED])
+    more = f"; and {len(transient) - TRANSIENT_LISTED} more" if len(transient) > TRANSIENT_LISTED else ""
+    return [
+        floor_rule(),
+        f"transient, not counted: {len(transient)} process tree(s) read fewer than {MIN_READINGS} times: "
+        f"{named}{more}",
+    ]
+
+
+def _describe(tree: WorkerTree, run: RunData) -> str:
+    command = _command(run, tree.pid)
+    shown = f" {command[:COMMAND_CHARS]!r}" if command else ""
+    return f"pid {tree.pid}{shown} ({tree.readings} reading(s), {tree.peak_rss_bytes / MIB:,.1f} MiB)"
+
+
+def _command(run: RunData, pid: int) -> str:
+    """The process's command line from processes.csv, its program by name (not its directory)."""
+    listed = run.processes
+    if listed is None or listed.empty or not (rows := listed[listed[PROCESS.pid] == pid]).size:
+        return ""
+    program, _, args = str(rows[PROCESS.command].iloc[0]).partition(" ")
+    return f"{os.path.basename(program)} {args}".strip()
 
 
 def phase_windows(meta: dict) -> list[dict]:
@@ -77,7 +131,8 @@ def rounds_table(run: RunData, warning_bytes: float = DEFAULT_WARNING_BYTES) -> 
         return None
     base = baseline(samples, run.meta)
     samples = samples.assign(settled=settled_readings(samples))
-    rows = [_round_row(r, samples, run, base, warning_bytes) for r in rounds]
+    trees = round_workers(run)
+    rows = [_round_row(r, samples, run, base, trees, warning_bytes) for r in rounds]
     return pd.DataFrame(rows).set_index("round")
 
 
@@ -86,12 +141,14 @@ def _window(frame: pd.DataFrame, start: float, end: float, col: str = "ts") -> p
 
 
 def _round_row(
-    rnd: dict, samples: pd.DataFrame, run: RunData, base: Baseline | None, warning_bytes: float
+    rnd: dict,
+    samples: pd.DataFrame,
+    run: RunData,
+    base: Baseline | None,
+    trees: list[WorkerTree] | None,
+    warning_bytes: float,
 ) -> dict:
     inside = _window(samples, rnd["start_ts"], rnd["end_ts"])
-    settled = _per_worker_mib(inside[inside["settled"]], base)
-    per_worker = settled if len(settled) else _per_worker_mib(inside, base).nlargest(1)
-    basis = f"{len(settled)} settled readings" if len(settled) else "peak: no settled reading"
     row = {
         "round": rnd.get("round"),
         "concurrency": rnd.get("concurrency"),
@@ -99,15 +156,46 @@ def _round_row(
         "peak_target_rss_mib": inside[SAMPLE.target_rss_bytes].max() / MIB,
         "min_available_mib": inside[SAMPLE.host_available_bytes].min() / MIB,
         "peak_swap_mib": inside[SAMPLE.host_swap_used_bytes].max() / MIB,
-        "worker_mib_mean": per_worker.mean(),
-        "worker_mib_min": per_worker.min(),
-        "worker_mib_max": per_worker.max(),
-        "worker_mib_from": basis if len(per_worker) else "no worker counted",
     }
+    row.update(_estimated_workers(inside, base) if trees is None else _tree_workers(trees, rnd))
     row.update(_ran_at_once(inside, run, rnd))
     row.update(_success(run, rnd))
     row.update(_verdict(row, warning_bytes))
     return row
+
+
+def _tree_workers(trees: list[WorkerTree], rnd: dict) -> dict:
+    """The round's workers (those first read in it): each one's peak tree RSS, counted over the floor."""
+    mine = [t for t in trees if rnd["start_ts"] <= t.first_ts < rnd["end_ts"]]
+    peaks = pd.Series([t.peak_rss_bytes / MIB for t in mine if t.counted], dtype=float)
+    if len(peaks):
+        basis = f"{len(peaks)} worker trees, each its peak"
+    elif mine:
+        basis = f"no worker read {MIN_READINGS} times ({len(mine)} transient)"
+    else:
+        basis = "no worker process started in this round"
+    return _worker_figures(peaks, basis) | {
+        "workers_counted": len(peaks),
+        "workers_transient": len(mine) - len(peaks),
+    }
+
+
+def _estimated_workers(inside: pd.DataFrame, base: Baseline | None) -> dict:
+    """The estimate from the totals, for a run without process readings (ESTIMATE_RULE)."""
+    settled = _per_worker_mib(inside[inside["settled"]], base)
+    per_worker = settled if len(settled) else _per_worker_mib(inside, base).nlargest(1)
+    basis = f"estimate: {len(settled)} settled readings" if len(settled) else "estimate: peak, none settled"
+    figures = _worker_figures(per_worker, basis if len(per_worker) else "no worker counted")
+    return figures | {"workers_counted": np.nan, "workers_transient": np.nan}
+
+
+def _worker_figures(per_worker: pd.Series, basis: str) -> dict:
+    return {
+        "worker_mib_mean": per_worker.mean(),
+        "worker_mib_min": per_worker.min(),
+        "worker_mib_max": per_worker.max(),
+        "worker_mib_from": basis,
+    }
 
 
 def settled_readings(samples: pd.DataFrame) -> pd.Series:

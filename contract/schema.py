@@ -28,6 +28,7 @@ TASKS_CSV = "tasks.csv"
 AGENTS_CSV = "agents.csv"
 CAPACITY_CSV = "capacity.csv"
 PROCESSES_CSV = "processes.csv"
+PROCESS_READINGS_CSV = "process_readings.csv"  # each target process's RSS at each reading (per-worker memory)
 USERS_CSV = "users.csv"
 MODEL_CALLS_CSV = "model_calls.csv"  # every call the model answered, read at the model (kit/model_calls.py)
 LOCUST_CSV_PREFIX = "locust"  # locust_stats.csv, locust_failures.csv, locust_exceptions.csv
@@ -359,6 +360,20 @@ PROCESS = _named(ProcessColumns)
 PROCESS_COLUMNS: tuple[str, ...] = astuple(PROCESS)
 
 
+# One row per target process per sampler reading (sampler/process_log.py): what per-worker memory is made
+# of. A worker's tree is its process and the processes under it (ppid), summed at each reading.
+@dataclass(frozen=True)
+class ProcessReadingColumns:
+    ts: str  # the reading's ts (samples.csv's row of the same reading)
+    pid: str
+    ppid: str  # its parent at this reading (a detached worker's is 1, or a subreaper's)
+    rss_bytes: str
+
+
+PROCESS_READING = _named(ProcessReadingColumns)
+PROCESS_READING_COLUMNS: tuple[str, ...] = astuple(PROCESS_READING)
+
+
 # One row per model call the model itself answered, read from the kit's simulator while it serves the run
 # (the embedded one, or one a gateway uses as its model: --model-calls-url). The model's side of the truth:
 # calls a gateway's own loop makes, retries and background work that no request of the kit made.
@@ -412,6 +427,7 @@ FILES_COLUMNS: dict[str, tuple[str, ...]] = {
 RUN_CSVS: dict[str, tuple[str, ...]] = FILES_COLUMNS | {
     CAPACITY_CSV: CAPACITY_COLUMNS,
     PROCESSES_CSV: PROCESS_COLUMNS,
+    PROCESS_READINGS_CSV: PROCESS_READING_COLUMNS,
     MODEL_CALLS_CSV: MODEL_CALL_COLUMNS,
     LOOP_LAG_CSV: LOOP_LAG_COLUMNS,
 }

@@ -149,6 +149,7 @@ class Sampler:
         self.writer.write(to_row(tick))
         if self.processes and self.target:
             self.processes.note("target", self.target.reasons())
+            self.processes.reading(ts, self.target.last_read)
         if self.processes and self.sidecars:
             self.processes.note("sidecar", self.sidecars.reasons())
         self.rows += 1

@@ -52,6 +52,7 @@ class Target:
         self._psutil: dict[int, psutil.Process] = {}
         self._pids: set[int] = set()
         self._why: dict[int, str] = {}
+        self.last_read: list[ProcStat] = []  # the live processes of the latest reading (process_readings.csv)
         self._refreshed_at = self._prev_refresh = clock()
         self.refresh()
         if not self._pids and not allow_empty:
@@ -93,6 +94,7 @@ class Target:
         cpu = self._ledger.update(stats, new_after=self._prev_refresh - TICK_S)
         pss, uss = self._pss_uss(live) if with_pss else (None, None)
         rss = sum(s.rss_bytes for s in stats)
+        self.last_read = [s for s in stats if not s.zombie]
         return TargetReading(rss_bytes=rss, pss_bytes=pss, uss_bytes=uss, procs=len(live), cpu_seconds=cpu)
 
     def median_rss(self, n: int = 3) -> int:

@@ -14,6 +14,7 @@ import json
 import mmap
 import os
 import random
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -25,6 +26,8 @@ from simgateway.knobs import Knobs
 from simgateway.lifeline import kill_and_reap
 from simgateway.llm import DEFAULT_MODEL, read_json
 from simgateway.usage import TaskUsage
+
+HELPER_CODE = "import sys, time; time.sleep(float(sys.argv[1]))"
 
 
 @dataclass
@@ -70,6 +73,7 @@ class Board:
         self.queue: collections.deque[str] = collections.deque()
         self.running: dict[str, asyncio.Task] = {}
         self.procs: dict[str, asyncio.subprocess.Process] = {}
+        self.helpers: dict[asyncio.Task, asyncio.subprocess.Process | None] = {}
         self.leaked: list[mmap.mmap | None] = []
         self._ids = itertools.count(1)
         self._dispatcher: asyncio.Task | None = None
@@ -92,7 +96,26 @@ class Board:
             task = self.tasks[self.queue.popleft()]
             task.status, task.started_at = "running", time.time()
             self.running[task.id] = asyncio.get_running_loop().create_task(self._run(task))
+            if self.knobs.task_helper_s > 0:
+                helper = asyncio.get_running_loop().create_task(self._run_helper())
+                self.helpers[helper] = None
             free -= 1
+
+    async def _run_helper(self) -> None:
+        """A short-lived child of the gateway beside the task's worker, as a real gateway runs a CLI call
+        (git, a shell) per task: what per-worker memory must list apart, not count as a worker."""
+        me = asyncio.current_task()
+        assert me is not None  # run as a task by dispatch_once
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", HELPER_CODE, repr(self.knobs.task_helper_s)
+            )
+            self.helpers[me] = proc
+            await proc.wait()
+        except OSError:
+            pass  # a helper that cannot start is no task's failure
+        finally:
+            self.helpers.pop(me, None)
 
     async def _run(self, task: Task) -> None:
         fail = self.knobs.task_fail_rate > 0 and self.rng.random() < self.knobs.task_fail_rate
@@ -168,7 +191,8 @@ class Board:
         self.leaked.append(memory.allocate_touched(self.knobs.leak_mib_per_task))
 
     def stop(self) -> None:
-        """Stop dispatching and kill every worker (reported pid first: detached ones are not our children)."""
+        """Stop dispatching and kill every worker (reported pid first: detached ones are not our children)
+        and helper."""
         if self._dispatcher is not None:
             self._dispatcher.cancel()
         for task_id, proc in list(self.procs.items()):
@@ -178,6 +202,10 @@ class Board:
             kill_and_reap(proc.pid, reap=False)
         for runner in self.running.values():
             runner.cancel()
+        for helper, started in list(self.helpers.items()):
+            if started is not None:
+                kill_and_reap(started.pid, reap=False)
+            helper.cancel()
 
     # -- HTTP ---------------------------------------------------------------------------------------------
     async def submit(self, request: web.Request) -> web.Response:

@@ -51,6 +51,7 @@ HELP: dict[str, str] = {  # by option, as typed
     "--task-fail-rate": "probability a task ends failed",
     "--leak-mib-per-task": "MiB kept in the gateway per finished task (a soak leak)",
     "--detach-workers": "task workers fork away from the gateway (new session, parent init)",
+    "--task-helper-s": "each task also runs a helper process of the gateway for this long (s; 0: none)",
     "--mcp-tools": "MCP tools served, NAME[:MS[:BYTES[:KIND]]],... each with its own latency, result size "
     "and annotations (KIND: read, destructive, open or none)",
     "--mcp-tool-ms": "a tool's latency (ms) unless --mcp-tools gives its own",

@@ -96,6 +96,7 @@ class Knobs:
     task_fail_rate: float = 0.0
     leak_mib_per_task: float = 0.0
     detach_workers: bool = False
+    task_helper_s: float = 0.0  # a helper process per task lives this long (0: none), as a gateway's CLI call
     # MCP endpoint (simgateway/mcp_server.py)
     mcp_tool_ms: float = 0.0
     mcp_result_bytes: int = 256
@@ -215,6 +216,7 @@ def build_parser(prog: str = "python -m simgateway", listens: bool = True) -> ar
     board.add_argument("--task-fail-rate", type=_RATE, default=0.0)
     board.add_argument("--leak-mib-per-task", type=_NONNEG, default=0.0)
     board.add_argument("--detach-workers", action="store_true")
+    board.add_argument("--task-helper-s", type=_NONNEG, default=0.0)
     mcp = p.add_argument_group("MCP endpoint (/mcp)")
     mcp.add_argument(
         "--mcp-tools",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import psutil
 import pytest
 
@@ -128,3 +130,25 @@ def test_detached_workers_leave_the_tree_keep_the_pattern_and_stop_with_the_gate
         assert pid not in tree
         assert "simgateway.task_worker" in " ".join(psutil.Process(pid).cmdline())
     launch.wait_for(lambda: not psutil.pid_exists(pid), 5, "detached worker to stop with the gateway")
+
+
+def test_task_helper_s_runs_a_short_child_of_the_gateway_beside_each_worker():
+    """--task-helper-s 1: one helper per task, a child of the gateway that is not the task's worker,
+    gone (reaped, no zombie) about a second later while the worker runs on."""
+    args = [*QUICK_LLM, "--dispatch-interval", "0.1", "--task-seconds", "20", "--task-llm-calls", "0",
+            "--worker-mib", "0", "--task-helper-s", "1"]  # fmt: skip
+    with launch.running(args) as gw:
+        [tid] = submit(gw.url, 1)
+        worker = launch.wait_for(
+            lambda: request(gw.url, "GET", f"/v1/tasks/{tid}").json()["worker_pid"], 5, "pid"
+        )
+
+        def helper() -> psutil.Process | None:
+            others = [p for p in psutil.Process(gw.pid).children() if p.pid != worker]
+            return others[0] if others else None
+
+        found = launch.wait_for(helper, 5, "the task's helper")
+        assert "time.sleep" in " ".join(found.cmdline())
+        launch.wait_for(lambda: helper() is None, 5, "the helper to end and be reaped")
+        lived = time.time() - found.create_time()
+        assert psutil.pid_exists(worker) and 0.9 <= lived <= 5, lived
