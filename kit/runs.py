@@ -14,7 +14,6 @@ import gc
 import logging
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import NoReturn
 
@@ -50,7 +49,6 @@ from kit.startup import (
     warn_before_load,
 )
 from lifecycle.target import Target, stop_target
-from scenarios.pacing import pacing_for
 
 log = logging.getLogger("loadkit")
 
@@ -255,6 +253,5 @@ def on_worker_test_start(environment: Environment) -> None:
         except KitError as exc:
             fail(exc)
         context_of(environment).settings = settings.agent
-        profile = settings.built_profile
-        if pacing_for(profile.paced_by(time.time())).rounds_plan() is not None:
+        if settings.built_profile.runs_in_rounds:
             fleet.expect_round_grants(environment)

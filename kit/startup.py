@@ -140,7 +140,7 @@ def resolve_target(settings: KitSettings, cancelled: Callable[[], bool] = lambda
     target, preset = settings.target, settings.preset
     stdio = gateways.stdio_command(preset, settings.agent)
     if preset.stdio_agents and not stdio:
-        flag = "--" + preset.stdio_command.replace("_", "-")
+        flag = preset.stdio_flag
         raise InputError(f'--gateway {preset.name} needs {flag} "COMMAND" (the process each agent runs)')
     if stdio:
         return Target(url="")
