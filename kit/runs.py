@@ -83,7 +83,7 @@ def setup(environment: Environment) -> KitRun | None:
         refuse_ignored_options(settings)
         refuse_short_trends(settings)
         check_sampler_options(settings)
-        input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
+        input_checks.run_dir(settings.run_dir, settings.named.reuse_run_dir)
         if settings.named.run_dir is None:
             input_checks.under_root(settings.run_dir, RUNS_ROOT)
         master = fleet.Fleet(environment, runner) if isinstance(runner, MasterRunner) else None

@@ -66,6 +66,7 @@ class RunNames:
     run_id: str | None
     run_dir: Path | None
     html_file: str | None
+    reuse_run_dir: bool = False  # --reuse-run-dir: write into a non-empty --run-dir
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,10 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
     run_id = input_checks.run_id_on(input_checks.run_id(run_id), preset.lowercases_keys, preset.name)
     given_dir = _given(options, "run_dir")
     named = RunNames(
-        _given(options, "run_id"), Path(given_dir) if given_dir else None, _given(options, "html_file")
+        _given(options, "run_id"),
+        Path(given_dir) if given_dir else None,
+        _given(options, "html_file"),
+        bool(_given(options, "reuse_run_dir")),
     )
     run_dir = named.run_dir or RUNS_ROOT / run_id
     prices = _given(options, "prices")
@@ -228,11 +232,16 @@ def agent_options(actions: Iterable[argparse.Action]) -> dict[str, argparse.Acti
     one line naming a field no option fills, or an agents' option (agents/options.py) no field takes."""
     fields = {spec.name for spec in dataclasses.fields(AgentSettings)} - SET_BY_RUN
     found = {action.dest: action for action in actions if action.dest in fields and action.option_strings}
-    if unfilled := sorted(fields - found.keys()):
-        raise RuntimeError(f"AgentSettings field(s) no option fills nor the run sets: {', '.join(unfilled)}")
-    strays = [flag_of(a) for a in declared_agent_options() if a.dest not in fields | SET_BY_RUN]
-    if strays:
-        raise RuntimeError(f"agent option(s) with no AgentSettings field of their dest: {', '.join(strays)}")
+    problems = [
+        f"AgentSettings.{name}: no option fills it, nor the run" for name in sorted(fields - found.keys())
+    ]
+    problems += [
+        f"{flag_of(action)}: an agent option whose dest {action.dest!r} is no AgentSettings field"
+        for action in declared_agent_options()
+        if action.dest not in fields | SET_BY_RUN
+    ]
+    if problems:
+        raise RuntimeError("; ".join(problems))
     return found
 
 
