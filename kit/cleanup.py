@@ -189,7 +189,8 @@ def parse_args(argv: list[str] | None) -> Namespace:
     parser.add_argument(
         "--api-key-env", help="environment variable holding the API key (default: the preset's)"
     )
-    mcp_options.add_url(parser).default = None  # None: the run's own, from run.json
+    url = mcp_options.add_url(parser)  # the kit's one declaration; unset here: the run's own
+    url.default, url.help = None, f"{url.help} (default: the one in run.json)"
     parser.add_argument(
         "--request-timeout", type=positive_duration, default=30.0, help="time per close (default 30s)"
     )

@@ -105,8 +105,6 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
     prices = _given(options, "prices")
     if prices:
         load_prices(prices)  # a bad table fails now, not at the report
-    key_env = _given(options, "api_key_env") or preset.api_key_env
-    input_checks.headers(key_env, _given(options, "session_header") or preset.session_header)
     target = _target(options, preset)
     settings = KitSettings(
         preset=preset,
@@ -118,6 +116,7 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
         host_price=_given(options, "host_price"),
         **_form_part(options, preset, run_id, run_dir, target.host_auth),
     )
+    input_checks.headers(settings.agent.api_key_env, settings.agent.session_header)
     refuse_unfit_driver(settings)
     check_mcp_urls(settings)
     return settings
