@@ -23,6 +23,7 @@ from locust.exception import StopUser
 
 from agents.loop.request_body import encode_body
 from agents.run_context import context_of
+from agents.settings import AgentSettings
 from agents.wire.reading import BoundedBody, DeadlineExceeded, ReadBounds, TooLarge, deadline, error_preview
 from agents.wire.target_origin import client_options
 from agents.workload import AgentWorkload, Draw, agent_workload
@@ -53,6 +54,12 @@ class KitAgent(User):
     """Abstract base: subclasses implement tasks with `self.http` and report with `report()`."""
 
     abstract = True
+
+    @classmethod
+    def program_run(cls, settings: AgentSettings) -> tuple[str, str] | None:
+        """The program each agent of this class runs, as (the option giving it, its command line), found
+        before any load (kit/startup.py); None: it runs none."""
+        return None
 
     def __init__(self, environment):
         super().__init__(environment)
