@@ -22,6 +22,7 @@ from locust import User
 from locust.exception import StopUser
 
 from agents.run_context import context_of
+from agents.settings import AgentSettings
 from agents.wire.reading import BoundedBody, DeadlineExceeded, ReadBounds, TooLarge, deadline, error_preview
 from agents.wire.request_body import encode_body
 from agents.wire.target_origin import client_options
@@ -52,6 +53,12 @@ class KitAgent(User):
     """Abstract base: subclasses implement tasks with `self.http` and report with `report()`."""
 
     abstract = True
+
+    @classmethod
+    def program_run(cls, settings: AgentSettings) -> tuple[str, str] | None:
+        """The program each agent of this class runs, as (the option giving it, its command line), found
+        before any load (kit/startup.py); None: it runs none."""
+        return None
 
     def __init__(self, environment):
         super().__init__(environment)

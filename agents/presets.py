@@ -43,9 +43,10 @@ class GatewayPreset:
     health_path: str
     summary: str
     queue: QueueProbe | None = None
-    session_header: str | None = None  # header name, or "user" (the body field)
-    api_key_env: str | None = None  # environment variable holding the bearer key
-    defaults: dict[str, object] = field(default_factory=dict)  # kit option name -> value
+    # An unset option's value for this gateway, keyed by the option's dest (an AgentSettings field):
+    # session_header (a header name, or "user": the body field), api_key_env (the variable holding the
+    # bearer key), model...
+    defaults: dict[str, object] = field(default_factory=dict)
     sessions: SessionSteps | AcpSessions | None = None  # capacity/churn: open, ready, prompt, close
     no_sessions: str = ""  # why capacity/churn cannot run against it (when `sessions` is None)
     session_client: str = (
@@ -57,9 +58,11 @@ class GatewayPreset:
     # Behaviour flags, read by the run instead of the preset's name:
     embedded_simulator: bool = False  # with neither --host nor --target-cmd, start the kit's simulator
     stdio_agents: bool = False  # agents launch their own process (`stdio_command` must be given)
-    # The agent setting holding the command each agent launches and speaks to over its stdio; when it
-    # is given, there is no URL to load (ACP always; MCP with --mcp-command).
-    stdio_command: str = ""
+    # The command each agent launches and speaks to over its stdio, read off the settings (None: not
+    # given), and the option giving it; when given, there is no URL to load (ACP always; MCP with
+    # --mcp-command).
+    stdio_command: Callable[[AgentSettings], str | None] | None = None
+    stdio_flag: str = ""
     lowercases_keys: bool = False  # the gateway lower-cases session keys (which carry the run id)
     # Its session header makes the gateway answer from the history it stored, not the body's: a replay
     # (--sessions), whose bodies carry the recorded history, sends none unless --session-header is given
@@ -71,6 +74,20 @@ class GatewayPreset:
     # A path listing a run's sessions as JSON `data[]` of `id` and `status` ({run_id} filled in): the
     # sessions a run's rows show open are checked against it ("closed", or absent: not open)
     session_listing: str = ""
+
+    @property
+    def session_header(self) -> str | None:
+        """Its session-stickiness convention: a header name, or "user" (the body field)."""
+        return _text(self.defaults.get("session_header"))
+
+    @property
+    def api_key_env(self) -> str | None:
+        """The environment variable holding its bearer key."""
+        return _text(self.defaults.get("api_key_env"))
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 CHAT = "agents.gateways.openai_chat:ChatAgent"
@@ -89,7 +106,7 @@ PRESETS: dict[str, GatewayPreset] = {
             health_path="/health",
             summary="the kit's simulated gateway (chat, task board, idle sessions)",
             queue=QueueProbe("/v1/board/inspect", "queue_length", "in_progress"),
-            session_header="user",
+            defaults={"session_header": "user"},
             sessions=session_steps.SIMULATOR,
             embedded_simulator=True,
             session_listing="/v1/agents?run_id={run_id}",
@@ -99,9 +116,11 @@ PRESETS: dict[str, GatewayPreset] = {
             agent_classes=(CHAT, "agents.gateways.hermes_runs:HermesRunsAgent"),
             health_path="/health",
             summary="Hermes Agent API server: chat completions and /v1/runs",
-            session_header="X-Hermes-Session-Id",
-            api_key_env="API_SERVER_KEY",
-            defaults={"model": "hermes-agent"},
+            defaults={
+                "session_header": "X-Hermes-Session-Id",
+                "api_key_env": "API_SERVER_KEY",
+                "model": "hermes-agent",
+            },
             sessions=session_steps.HERMES,
             stored_history=True,  # X-Hermes-Session-Id: the history from its state.db
         ),
@@ -113,9 +132,11 @@ PRESETS: dict[str, GatewayPreset] = {
             ),
             health_path="/readyz",  # /health answers while plugins still load; /readyz once it admits work
             summary="OpenClaw gateway: chat completions and /v1/responses; sessions deleted over its RPC",
-            session_header="x-openclaw-session-key",
-            api_key_env="OPENCLAW_GATEWAY_TOKEN",
-            defaults={"model": "openclaw"},
+            defaults={
+                "session_header": "x-openclaw-session-key",
+                "api_key_env": "OPENCLAW_GATEWAY_TOKEN",
+                "model": "openclaw",
+            },
             sessions=session_steps.OPENCLAW,
             session_client="agents.capacity.gateway_clients:OpenClawSessionClient",  # closes over the RPC
             lowercases_keys=True,
@@ -125,8 +146,7 @@ PRESETS: dict[str, GatewayPreset] = {
             agent_classes=(CHAT,),
             health_path="/health/liveliness",
             summary="LiteLLM proxy (cost per request in x-litellm-response-cost)",
-            session_header="user",
-            api_key_env="LITELLM_MASTER_KEY",
+            defaults={"session_header": "user", "api_key_env": "LITELLM_MASTER_KEY"},
             no_sessions="LiteLLM proxy is a stateless proxy: no agent session to open and hold idle",
         ),
         GatewayPreset(
@@ -135,7 +155,7 @@ PRESETS: dict[str, GatewayPreset] = {
             health_path="/ok",
             summary="LangGraph server: threads and runs",
             queue=QueueProbe("/metrics?format=json", "queue.n_pending", "queue.n_running"),
-            api_key_env="LANGGRAPH_API_KEY",
+            defaults={"api_key_env": "LANGGRAPH_API_KEY"},
             sessions=session_steps.LANGGRAPH,
             session_client="agents.capacity.gateway_clients:LangGraphSessionClient",  # finds the assistant
         ),
@@ -144,7 +164,7 @@ PRESETS: dict[str, GatewayPreset] = {
             agent_classes=("agents.gateways.a2a:A2AAgent",),
             health_path="/.well-known/agent-card.json",
             summary="an A2A agent over JSON-RPC (protocol 1.0, falling back to 0.3)",
-            api_key_env="A2A_API_KEY",
+            defaults={"api_key_env": "A2A_API_KEY"},
             sessions=session_steps.A2A,
         ),
         GatewayPreset(
@@ -167,7 +187,8 @@ PRESETS: dict[str, GatewayPreset] = {
             stdio_session_client="agents.capacity.mcp_sessions:McpStdioSessionClient",
             embedded_simulator=True,
             calls_mcp=True,
-            stdio_command="mcp_command",
+            stdio_command=lambda settings: settings.mcp_command,
+            stdio_flag="--mcp-command",
         ),
         GatewayPreset(
             name="acp",
@@ -177,7 +198,8 @@ PRESETS: dict[str, GatewayPreset] = {
             sessions=session_steps.ACP,
             stdio_session_client="agents.capacity.idle_sessions:AcpSessionClient",
             stdio_agents=True,
-            stdio_command="acp_command",
+            stdio_command=lambda settings: settings.acp_command,
+            stdio_flag="--acp-command",
         ),
     )
 }
@@ -248,7 +270,7 @@ def closable_sessions(chosen: GatewayPreset) -> SessionSteps:
 def stdio_command(chosen: GatewayPreset, settings: AgentSettings) -> str | None:
     """The command each simulated agent launches and speaks to over its stdio, when it does (then there
     is no URL to load); None otherwise."""
-    return getattr(settings, chosen.stdio_command) if chosen.stdio_command else None
+    return chosen.stdio_command(settings) if chosen.stdio_command else None
 
 
 def stdio_session_client(

@@ -19,7 +19,8 @@ from scenarios.workloads.settings import WorkloadSettings
 
 @dataclass(frozen=True)
 class AgentSettings:
-    """Field names are the options' dests (kit/options.py takes its defaults from here)."""
+    """Each field is an option's dest (declared in agents/options.py and its sub-rooms', or the run's
+    target and sampler options, kit/options.py; they take their defaults from here), or one of SET_BY_RUN."""
 
     run_id: str = "no-run-id"
     run_dir: Path = Path(".")
@@ -85,3 +86,7 @@ class AgentSettings:
 
 
 DEFAULTS = AgentSettings()
+# The fields no option sets as it is given: the run's names, --host's credentials, the profile's capacity
+# and churn parameters, the workload as read. kit/settings.py fills every other field from the option of
+# its name, and refuses a field that is neither (or an agent option with no field) with one line.
+SET_BY_RUN = frozenset({"run_id", "run_dir", "host_auth", "capacity", "churn", "workload"})

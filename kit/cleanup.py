@@ -10,7 +10,6 @@ exit code 2.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import sys
@@ -18,6 +17,7 @@ from argparse import Namespace
 from pathlib import Path
 from urllib.parse import quote
 
+import configargparse
 import httpx
 from locust.env import Environment
 
@@ -29,6 +29,7 @@ from agents.capacity.idle_sessions import (
     close_and_record,
     session_http_client,
 )
+from agents.mcp import options as mcp_options
 from agents.run_context import new_context
 from agents.settings import AgentSettings
 from agents.wire.target_origin import split_userinfo
@@ -181,14 +182,15 @@ def clean(run_dir: Path, args: Namespace) -> tuple[int, int]:
 
 
 def parse_args(argv: list[str] | None) -> Namespace:
-    parser = argparse.ArgumentParser(prog="python -m kit.cleanup", description=__doc__.split("\n\n")[0])
+    parser = configargparse.ArgumentParser(prog="python -m kit.cleanup", description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", type=Path, help="a run directory (runs/<run-id>)")
     parser.add_argument("--host", help="the gateway's URL (default: the one in run.json)")
     parser.add_argument("--gateway", help="preset or spec:FILE (default: the one in run.json)")
     parser.add_argument(
         "--api-key-env", help="environment variable holding the API key (default: the preset's)"
     )
-    parser.add_argument("--mcp-url", help="the MCP endpoint, for an MCP run (default: the one in run.json)")
+    url = mcp_options.add_url(parser)  # the kit's one declaration; unset here: the run's own
+    url.default, url.help = None, f"{url.help} (default: the one in run.json)"
     parser.add_argument(
         "--request-timeout", type=positive_duration, default=30.0, help="time per close (default 30s)"
     )

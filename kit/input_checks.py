@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from agents.wire.target_origin import HostCredentials, OffTargetError, header_problem, path_on, split_userinfo
+from contract.cli import command_line
 from contract.errors import InputError
 from contract.http_probe import probe_get
 
@@ -137,13 +138,8 @@ def http_url(flag: str, url: str) -> str:
 
 
 def command(flag: str, text: str | None) -> str | None:
-    """A command line given as one string: its quoting must close (shlex splits it later)."""
-    if text is not None:
-        try:
-            shlex.split(text)
-        except ValueError as exc:
-            raise InputError(f"{flag} {text!r}: {exc}") from None
-    return text
+    """A command line given as one string, or none: its quoting must close (shlex splits it later)."""
+    return None if text is None else command_line(text, flag)
 
 
 def program(user: str, flag: str, text: str) -> str:

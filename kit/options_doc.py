@@ -1,6 +1,7 @@
 """`python -m kit.options_doc`: docs/options.md, every option of the kit rendered from the option registry
-(kit/options.py and the profiles' scenarios/registry.py), grouped as the parser groups them, with each
-option's start-form group and workload-file key as its one declaration (contract/cli.py `add`) says.
+(kit/options.py with each room's declarations, and the profiles' scenarios/registry.py), grouped as
+the parser groups them, with each option's start-form group and workload-file key as its one
+declaration (contract/cli.py `add`) says.
 
 Renders and writes that one file; a test fails when the committed file differs from what this renders.
 """

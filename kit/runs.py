@@ -14,7 +14,6 @@ import gc
 import logging
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import NoReturn
 
@@ -50,7 +49,6 @@ from kit.startup import (
     warn_before_load,
 )
 from lifecycle.target import Target, stop_target
-from scenarios.pacing import pacing_for
 
 log = logging.getLogger("loadkit")
 
@@ -85,7 +83,7 @@ def setup(environment: Environment) -> KitRun | None:
         refuse_ignored_options(settings)
         refuse_short_trends(settings)
         check_sampler_options(settings)
-        input_checks.run_dir(settings.run_dir, options.reuse_run_dir)
+        input_checks.run_dir(settings.run_dir, settings.named.reuse_run_dir)
         if settings.named.run_dir is None:
             input_checks.under_root(settings.run_dir, RUNS_ROOT)
         master = fleet.Fleet(environment, runner) if isinstance(runner, MasterRunner) else None
@@ -255,6 +253,5 @@ def on_worker_test_start(environment: Environment) -> None:
         except KitError as exc:
             fail(exc)
         context_of(environment).settings = settings.agent
-        profile = settings.built_profile
-        if pacing_for(profile.paced_by(time.time())).rounds_plan() is not None:
+        if settings.built_profile.runs_in_rounds:
             fleet.expect_round_grants(environment)

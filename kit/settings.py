@@ -10,40 +10,31 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from agents import presets
 from agents.capacity.drivers import SerialDriver
-from agents.loop.session_policy import renew_every
-from agents.settings import DEFAULTS, AgentSettings
+from agents.options import declared as declared_agent_options
+from agents.settings import SET_BY_RUN, AgentSettings
 from agents.wire.target_origin import HostCredentials
 from analysis.prices import load_prices
-from contract.cli import positive_duration
+from contract.cli import flag_of
 from contract.errors import InputError
-from contract.units import parse_size, positive_number, whole_number
 from kit import input_checks
+from kit.help import kit_parser
 from scenarios import ceilings, registry
 from scenarios.options import ProfileOptions, read_options
 from scenarios.profile import Profile
 from scenarios.slo import Slo, check_goodput_thresholds
 from scenarios.thresholds import Threshold
-from scenarios.workloads.session_file import load_sessions, select_sessions
+from scenarios.workloads.session_file import select_sessions
 from scenarios.workloads.settings import WorkloadSettings, read_workload
 
 RUNS_ROOT = Path("runs")
-# Agent options that must be finite and > 0 (the web form bypasses argparse's `type=` checks): times
-# take what every duration option takes ("30s", "15m", or plain seconds), counts a whole number.
-_DURATIONS = ("request_timeout", "poll_interval", "task_timeout", "mcp_close_timeout")
-_POSITIVE = ("max_tokens", "sessions_speed")
-# Agent options a preset may default: its attribute (or its `defaults` entry) fills an unset option.
-_PRESET_ATTRIBUTES = ("session_header", "api_key_env")
-_SIZES = ("max_response_bytes", "max_sse_line_bytes")  # sizes as users type them: 64MiB, 1MiB, bytes
-_COMMANDS = ("acp_command", "hermes_command", "mcp_command")  # command lines given as one string
-_SEQUENCES = ("target_pid", "target_match", "target_cgroup", "sidecar_pid", "sidecar_match", "sampler_url")
 
 
 @dataclass(frozen=True)
@@ -75,6 +66,7 @@ class RunNames:
     run_id: str | None
     run_dir: Path | None
     html_file: str | None
+    reuse_run_dir: bool = False  # --reuse-run-dir: write into a non-empty --run-dir
 
 
 @dataclass(frozen=True)
@@ -104,14 +96,15 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
     run_id = input_checks.run_id_on(input_checks.run_id(run_id), preset.lowercases_keys, preset.name)
     given_dir = _given(options, "run_dir")
     named = RunNames(
-        _given(options, "run_id"), Path(given_dir) if given_dir else None, _given(options, "html_file")
+        _given(options, "run_id"),
+        Path(given_dir) if given_dir else None,
+        _given(options, "html_file"),
+        bool(_given(options, "reuse_run_dir")),
     )
     run_dir = named.run_dir or RUNS_ROOT / run_id
     prices = _given(options, "prices")
     if prices:
         load_prices(prices)  # a bad table fails now, not at the report
-    key_env = _given(options, "api_key_env") or preset.api_key_env
-    input_checks.headers(key_env, _given(options, "session_header") or preset.session_header)
     target = _target(options, preset)
     settings = KitSettings(
         preset=preset,
@@ -123,6 +116,7 @@ def read_settings(options: Any, run_id: str) -> KitSettings:
         host_price=_given(options, "host_price"),
         **_form_part(options, preset, run_id, run_dir, target.host_auth),
     )
+    input_checks.headers(settings.agent.api_key_env, settings.agent.session_header)
     refuse_unfit_driver(settings)
     check_mcp_urls(settings)
     return settings
@@ -211,43 +205,43 @@ def profile_name(options: Any, traced: bool = False) -> str:
 def agent_settings(
     options: Any, preset: presets.GatewayPreset, profile: ProfileOptions, **fixed: Any
 ) -> AgentSettings:
-    """The agents' settings: the option when given, else the preset's default, else AgentSettings'."""
+    """The agents' settings, field by field from the option of its dest (agent_options): the option when
+    given, else the preset's default, else AgentSettings'; a given value through its declared conversion."""
     values: dict[str, Any] = {}
-    for spec in dataclasses.fields(AgentSettings):
-        value = _given(options, spec.name)
-        if value is None and spec.name in _PRESET_ATTRIBUTES:
-            value = getattr(preset, spec.name)
+    for dest, action in agent_options(kit_parser()._actions).items():
+        value = _given(options, dest)
         if value is None:
-            value = preset.defaults.get(spec.name)
+            value = preset.defaults.get(dest)
+        convert = getattr(action, "convert", None)
         if value is not None:
-            values[spec.name] = value
-    for name in _SEQUENCES:
-        values[name] = tuple(values.get(name) or ())
-    for name in _DURATIONS:
-        values[name] = _duration(name, values.get(name, getattr(DEFAULTS, name)))
-    for name in _POSITIVE:
-        values[name] = _positive(name, values.get(name, getattr(DEFAULTS, name)))
-    for name in _SIZES:
-        values[name] = _size(name, values.get(name, getattr(DEFAULTS, name)))
-    values["langgraph_input"] = _json_object("langgraph_input", values.get("langgraph_input"))
-    values["sessions_select"], values["sessions_skip"] = _names(values, "sessions_select", "sessions_skip")
-    if values.get("sessions") is not None:
-        chosen = (values["sessions_select"], values["sessions_skip"])
-        values["sessions"] = select_sessions(load_sessions(str(values["sessions"])), *chosen)
-        if preset.stored_history and _given(options, "session_header") is None:
-            values["session_header"] = "user"  # the body's `user` only: the recording's history is replayed
-    _check_session_policy(values.get("session_policy", DEFAULTS.session_policy))
-    for name in _COMMANDS:
-        input_checks.command("--" + name.replace("_", "-"), values.get(name))
-    values.update(capacity=profile.capacity, churn=profile.churn, **fixed)
-    _check_max_tokens(options, values.get("workload"))
-    _check_live_tools(values)
-    return AgentSettings(**values)
+            values[dest] = convert(value, flag_of(action)) if convert else value
+    agent = AgentSettings(**values, capacity=profile.capacity, churn=profile.churn, **fixed)
+    if agent.sessions is not None:
+        chosen = select_sessions(agent.sessions, agent.sessions_select, agent.sessions_skip)
+        header = "user" if preset.stored_history and _given(options, "session_header") is None else None
+        # a stored-history gateway's header replays its stored history: the body's `user` only
+        agent = dataclasses.replace(agent, sessions=chosen, session_header=header or agent.session_header)
+    _check_max_tokens(options, agent.workload)
+    _check_live_tools(agent)
+    return agent
 
 
-def _names(values: dict[str, Any], *names: str) -> list[tuple[str, ...]]:
-    """Comma-separated options (ID[,ID]) as tuples of their non-empty items."""
-    return [tuple(i.strip() for i in str(values.get(n) or "").split(",") if i.strip()) for n in names]
+def agent_options(actions: Iterable[argparse.Action]) -> dict[str, argparse.Action]:
+    """AgentSettings field -> the option of its dest, for every field the run does not set (SET_BY_RUN);
+    one line naming a field no option fills, or an agents' option (agents/options.py) no field takes."""
+    fields = {spec.name for spec in dataclasses.fields(AgentSettings)} - SET_BY_RUN
+    found = {action.dest: action for action in actions if action.dest in fields and action.option_strings}
+    problems = [
+        f"AgentSettings.{name}: no option fills it, nor the run" for name in sorted(fields - found.keys())
+    ]
+    problems += [
+        f"{flag_of(action)}: an agent option whose dest {action.dest!r} is no AgentSettings field"
+        for action in declared_agent_options()
+        if action.dest not in fields | SET_BY_RUN
+    ]
+    if problems:
+        raise RuntimeError("; ".join(problems))
+    return found
 
 
 def _check_max_tokens(options: Any, workload: WorkloadSettings | None) -> None:
@@ -260,20 +254,18 @@ def _check_max_tokens(options: Any, workload: WorkloadSettings | None) -> None:
         ceilings.check_tokens(int(given), "--max-tokens", "an output", ceilings.MAX_OUTPUT_TOKENS)
 
 
-def _check_live_tools(values: dict[str, Any]) -> None:
+def _check_live_tools(agent: AgentSettings) -> None:
     """--live-tools answers a replay's tool calls with the workload's tools: it needs both; the session
     choices need a session file."""
-    chose = values.get("sessions_select") or values.get("sessions_skip")
-    if chose and values.get("sessions") is None:
+    if (agent.sessions_select or agent.sessions_skip) and agent.sessions is None:
         raise InputError(
             "--sessions-select/--sessions-skip choose among a file's sessions: add --sessions FILE"
         )
-    if not values.get("live_tools"):
+    if not agent.live_tools:
         return
-    if values.get("sessions") is None:
+    if agent.sessions is None:
         raise InputError("--live-tools answers a replay's tool calls: add --sessions FILE")
-    workload = values.get("workload")
-    if workload is None or workload.tool_loop is None:
+    if agent.workload.tool_loop is None:
         raise InputError(
             "--live-tools answers the gateway's tool calls with the workload's tools: add --workload FILE "
             "with a [tools] section (drawn tools, or mcp = URL; examples/workloads/agent-loop.toml)"
@@ -291,14 +283,6 @@ def _check_text_memory(workload: WorkloadSettings, agents: int) -> None:
 def _machine_bytes() -> int:
     """This machine's physical memory."""
     return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-
-
-def _check_session_policy(policy: str) -> None:
-    """The web form bypasses argparse's type check: the same rule here."""
-    try:
-        renew_every(str(policy))
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
 
 
 def _target(options: Any, preset: presets.GatewayPreset) -> TargetSettings:
@@ -327,46 +311,3 @@ def _given(options: Any, name: str) -> Any:
     """An option's value, or None when absent or empty (the web UI form sends "" for a cleared field)."""
     value = getattr(options, name, None)
     return None if value == "" else value
-
-
-def _positive(name: str, value: Any) -> int | float:
-    """A number option that must be finite and > 0, keeping its type (int stays int)."""
-    whole = isinstance(getattr(DEFAULTS, name), int)
-    try:
-        return whole_number(value, least=1) if whole else positive_number(value)
-    except ValueError as exc:
-        raise InputError(f"--{name.replace('_', '-')} {value!r}: {exc}") from None
-
-
-def _duration(name: str, value: Any) -> float:
-    """A time option in seconds: "30s", "2m", "1h30m", "250ms" or a plain number of seconds, > 0."""
-    try:
-        return positive_duration(str(value))
-    except argparse.ArgumentTypeError as exc:
-        raise InputError(f"--{name.replace('_', '-')} {value!r}: {exc}") from None
-
-
-def _size(name: str, value: Any) -> int:
-    """A size option (64MiB, 1.5GB, bytes) as whole bytes >= 1."""
-    flag = "--" + name.replace("_", "-")
-    try:
-        size = int(parse_size(str(value)))
-    except ValueError as exc:
-        raise InputError(f"{flag}: {exc}") from None
-    if size < 1:
-        raise InputError(f"{flag} {value!r}: expected a size of at least 1 byte")
-    return size
-
-
-def _json_object(name: str, text: str | None) -> dict[str, Any] | None:
-    """An option holding a JSON object, parsed once; one line when it is not one."""
-    if text is None:
-        return None
-    flag = "--" + name.replace("_", "-")
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise InputError(f"{flag}: not valid JSON ({exc})") from None
-    if not isinstance(value, dict):
-        raise InputError(f"{flag}: expected a JSON object, got {type(value).__name__}")
-    return value

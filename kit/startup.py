@@ -84,7 +84,7 @@ def register_secrets(settings: KitSettings) -> None:
 def choose_agents(environment: Environment, settings: KitSettings) -> None:
     """Run the preset's agent classes (ReplayAgent with --sessions), unless the command line named classes
     itself (Locust's positional user classes win), minus those --tags/--exclude-tags leave without a task;
-    the program an agent class runs (its `runs_command` option, e.g. --hermes-command) must be found."""
+    the program an agent class runs (its `program_run`, e.g. --hermes-command's) must be found."""
     replaying = settings.agent.sessions is not None
     classes = (
         [gateways.resolve_class(gateways.REPLAY)] if replaying else gateways.agent_classes(settings.preset)
@@ -97,10 +97,8 @@ def choose_agents(environment: Environment, settings: KitSettings) -> None:
     tags, exclude = getattr(options, "tags", None), getattr(options, "exclude_tags", None)
     environment.user_classes[:] = keep_tagged_classes(environment.user_classes, tags, exclude)
     for user in environment.user_classes:
-        if option := getattr(user, "runs_command", None):
-            input_checks.program(
-                user.__name__, "--" + option.replace("_", "-"), getattr(settings.agent, option)
-            )
+        if runs := getattr(user, "program_run", lambda _settings: None)(settings.agent):
+            input_checks.program(user.__name__, *runs)
 
 
 def refuse_ignored_options(settings: KitSettings) -> None:
@@ -140,7 +138,7 @@ def resolve_target(settings: KitSettings, cancelled: Callable[[], bool] = lambda
     target, preset = settings.target, settings.preset
     stdio = gateways.stdio_command(preset, settings.agent)
     if preset.stdio_agents and not stdio:
-        flag = "--" + preset.stdio_command.replace("_", "-")
+        flag = preset.stdio_flag
         raise InputError(f'--gateway {preset.name} needs {flag} "COMMAND" (the process each agent runs)')
     if stdio:
         return Target(url="")

@@ -34,7 +34,6 @@ from scenarios.options import ProfileOptions, check_users
 from scenarios.profile import params_of
 
 TAB_KEY = "loadkit-resources"
-WEB_HOST = "127.0.0.1"  # the kit's default for Locust's --web-host (Locust's own: all interfaces)
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 log = logging.getLogger("loadkit")
 ROOT = "/loadkit"

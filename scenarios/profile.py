@@ -54,6 +54,7 @@ class Profile(Protocol):
     # What the run asks beyond the shape (defaults and meanings: scenarios/traits.py ProfileTraits).
     one_process: bool
     errors_are_its_measure: bool
+    runs_in_rounds: bool
     spawns_pool_first: bool
     judges_trends: bool
     records_stop_point: bool

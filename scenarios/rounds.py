@@ -126,6 +126,7 @@ class RoundsProfile(ProfileTraits):
     """LoadTestShape adapter: 0 users in the baseline, one user per task of the current round."""
 
     name = "rounds"
+    runs_in_rounds = True
 
     def __init__(self, params: RoundsParams, clock: Callable[[], float] = time.time) -> None:
         self.params = params

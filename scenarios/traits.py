@@ -21,6 +21,7 @@ class ProfileTraits:
     judges_trends = False  # its verdict is the soak trends: a run too short for their data is refused
     records_stop_point = False  # where an aborting threshold stopped it goes to run.json "breakpoint"
     errors_are_its_measure = False  # failed requests are what its verdict judges, not a failed run
+    runs_in_rounds = False  # its agents take tasks the master grants round by round (workers wait for them)
     memory_budget_bytes: float | None = None  # the budget it stops at (the cockpit draws it)
     end_s = math.inf  # elapsed seconds it ends at when nothing stops it first (inf: open-ended)
 

@@ -24,6 +24,7 @@ from agents.gateways.kanban_cli import (
     run_title,
 )
 from agents.gateways.kanban_stats import serve_stats
+from agents.settings import AgentSettings
 from contract.cli import positive_duration
 from contract.records import RequestRecord, TaskRecord
 
@@ -40,7 +41,10 @@ class HermesKanbanAgent(KitAgent):
     weight = 1
     wait_time = thinking(constant(0.5))
     task_agent = True  # rounds run only agents that work tasks
-    runs_command = "hermes_command"  # kit.startup: the program it runs is found before any load
+
+    @classmethod
+    def program_run(cls, settings: AgentSettings) -> tuple[str, str]:
+        return "--hermes-command", settings.hermes_command
 
     def on_start(self) -> None:
         # No HTTP client: the transport is the CLI (--host names the stats sidecar, for the sampler).

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from contract.errors import InputError
+
 STICKY = "sticky"  # one session per agent for the whole run (the default)
 FRESH = "fresh"  # a new session for every task/turn
 
@@ -31,6 +33,15 @@ def session_policy_arg(text: str) -> str:
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
+
+
+def session_policy(value: object, flag: str) -> str:
+    """The setting's conversion (contract/cli.py): the web form's text bypasses argparse's type check."""
+    try:
+        renew_every(str(value))
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    return str(value)
 
 
 def session_key(run_id: str, agent_id: str, turn: int, policy: str) -> str:

@@ -20,7 +20,7 @@ from contract import exit_codes
 from contract.errors import InputError, KitError, TargetDiedError
 from kit import input_checks
 from kit.settings import read_settings, refresh
-from kit.startup import resolve_target, sampler_options
+from kit.startup import choose_agents, resolve_target, sampler_options
 from lifecycle.target import TargetError
 from sampler.options import UsageError
 from scenarios import registry
@@ -338,3 +338,13 @@ def test_the_masters_port_for_its_workers_binds_loopback_unless_the_user_names_a
     conf = tmp_path / "locust.conf"
     conf.write_text("master-bind-host = 10.0.0.5\n")
     assert parse(config=str(conf)).master_bind_host == "10.0.0.5"
+
+
+def test_the_program_an_agent_runs_is_looked_for_by_its_own_option_before_any_load(parse):
+    """Hermes Kanban runs `hermes kanban ...` per task: a missing program is one line naming its option."""
+    settings = read_settings(
+        parse("--gateway", "hermes-kanban", "--hermes-command", "no-such-hermes"), "run-1"
+    )
+    environment = Environment(parsed_options=parse())
+    with pytest.raises(InputError, match="'no-such-hermes', not found on PATH: .* with --hermes-command$"):
+        choose_agents(environment, settings)

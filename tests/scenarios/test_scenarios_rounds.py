@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from scenarios.errors import ProfileConfigError
 from scenarios.options import ProfileOptions
-from scenarios.registry import build_profile
+from scenarios.pacing import pacing_for
+from scenarios.registry import PROFILE_NAMES, build_profile
 from scenarios.rounds import RoundsParams, RoundsPlan
 
 
@@ -89,3 +91,17 @@ def test_rounds_profile_ticks_zero_users_in_baseline_then_one_user_per_task():
 def test_rounds_default_to_seed_004_levels_and_a_ten_second_baseline():
     params = build_profile("rounds", ProfileOptions()).params
     assert (params.levels, params.baseline_s, params.round_hold_s) == ((6, 8, 10), 10.0, None)
+
+
+def test_only_the_rounds_profile_says_it_runs_in_rounds_and_it_is_the_one_its_pacing_grants():
+    """A worker asks the profile's trait (kit/runs.py) whether to wait for the master's round grants: the
+    trait and the pacing its plan makes agree for every profile an empty form builds."""
+    in_rounds = []
+    for name in PROFILE_NAMES:
+        try:
+            profile = build_profile(name, ProfileOptions(profile=name))
+        except ProfileConfigError:  # a profile that needs its input (the trace replay: a trace)
+            continue
+        assert profile.runs_in_rounds == (pacing_for(profile.paced_by(0.0)).rounds_plan() is not None), name
+        in_rounds += [name] if profile.runs_in_rounds else []
+    assert in_rounds == ["rounds"]
