@@ -47,6 +47,7 @@ def run_measured(argv: list[str]) -> tuple[int, str, float, float]:
     return proc.returncode, err, took, usage.ru_maxrss / 1024
 
 
+@pytest.mark.timing  # "within 2 s" is the wall time of a whole Python start: judged alone, on a quiet host
 @pytest.mark.parametrize("command", ["import-otel", "import-litellm"])
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory", "deep", "over-ceiling"])
 def test_a_bad_input_is_one_line_exit_2_within_2_s_bounded_and_leaves_nothing(tmp_path, command, kind):
