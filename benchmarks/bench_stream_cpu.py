@@ -1,0 +1,212 @@
+"""Benchmark, run by hand: the load generator's CPU per streamed request, where it goes, and how its TTFT
+error grows with the streams one process carries.
+
+The kit's closed-loop chat agent (examples/closed_loop.py, one Locust process) against the simulator (TTFT
+200 ms, a token every 20 ms, 16 tokens: bench_side_by_side.py's mock), --seconds a run, figures from its
+steady middle (5 s in from each end). CPU per request is what holds on a shared machine: the Locust
+process's user + system CPU (psutil, read every half second) between two readings, divided by the requests
+that completed between them. TTFT error against the knob is reported too, but it is wall-clock and moves
+with whatever else runs, so the load average (before and after the run) stands beside it.
+
+--profile records the steady middle with py-spy (`pip install py-spy`, see requirements-dev.txt): native
+frames (so the garbage collector and C code show), idle samples left out (a gevent process idles in its
+hub's epoll_wait; those samples are no CPU), and sorts each sample by the innermost frame of a known part:
+the HTTP client, SSE reading, Locust's stats and events, the kit's rows, the agent's own code, gevent's hub,
+other threads, GC. --kit-root runs the kit of another source tree (a before/after from `git archive`).
+Run from the repo's root:
+    python benchmarks/bench_stream_cpu.py [--streams 100] [--runs 2] [--seconds 30] [--profile]
+    python benchmarks/bench_stream_cpu.py --streams 10,50,100,200      (error vs streams in one process)
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench_side_by_side import EDGE_S, ITL_MS, TOKENS, TTFT_MS, watch  # noqa: E402 - this script's own folder
+
+from simgateway import launch  # noqa: E402
+
+PROFILE_HZ = 200
+AGENT = "ClosedLoopChatAgent"
+GC_FRAMES = ("gc_collect", "collect_with_callback")  # CPython's collector, wherever it was triggered
+PARTS = (  # (part, path fragments of its frames); a sample goes to the innermost frame that matches one
+    ("HTTP client (httpx, httpcore, h11)", ("httpx/", "httpcore/", "h11/")),
+    (
+        "SSE reading and chunk parsing",
+        ("agents/wire/sse.py", "agents/wire/reading.py", "read_stream (", "tool_deltas"),
+    ),
+    ("the kit's rows and row listeners", ("capture/recorder.py", "contract/", "kit/")),
+    ("Locust stats and events", ("locust/stats.py", "locust/event.py")),
+    ("the agent's request (body, record, deadline)", ("agents/", "scenarios/")),
+    ("Locust runner and user loop", ("locust/",)),
+)
+HUB = "gevent's hub, sockets and switches with no known caller"  # gevent's frames are not a part's own
+
+
+@dataclass
+class Measurement:
+    streams: int
+    n: int
+    rps: float
+    cpu_ms: float  # the Locust process's CPU per completed request
+    busy: float  # its CPU share of one core over the window
+    ttft_p50: float
+    ttft_p95: float
+    ttft_p99: float
+    load: str  # 1-minute load average before and after the run
+
+    def row(self) -> str:
+        cpu = f"{self.cpu_ms:.2f} | {self.busy:.0%} | {self.rps:.0f}"
+        ttft = f"{self.ttft_p50:+.1f} | {self.ttft_p95:+.1f} | {self.ttft_p99:+.1f}"
+        return f"| {self.streams} | {cpu} | {ttft} | {self.n} | {self.load} |"
+
+
+HEADER = (
+    "| streams | CPU ms / request | CPU of a core | req/s | TTFT error p50 (ms) | p95 | p99 | n | load avg |"
+)
+
+
+def run_kit(root: Path, url: str, streams: int, seconds: float, work: Path, profile: Path | None):
+    """One closed-loop run of the kit in `root`; its rows, the CPU readings of its process, and (with
+    `profile`) py-spy's record of the steady middle."""
+    users = str(streams)
+    args = ["--host", url, "--load-profile", "manual", "-u", users, "-r", users, "-t", f"{seconds:g}s"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "locust",
+        "-f",
+        "examples/closed_loop.py",
+        "--headless",
+        "ClosedLoopChatAgent",
+    ]
+    popen = subprocess.Popen([*cmd, *args, "--run-dir", str(work / "kit")], cwd=root,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    timer = None
+    if profile is not None:
+        spy = ["py-spy", "record", "--pid", str(popen.pid), "--duration", f"{seconds - 2 * EDGE_S - 2:g}"]
+        spy += ["--rate", str(PROFILE_HZ), "--native", "--threads", "--format", "raw", "-o", str(profile)]
+        timer = threading.Timer(EDGE_S + 2, subprocess.run, [spy], {"capture_output": True})
+        timer.start()
+    readings = watch(popen)
+    if timer is not None:
+        timer.join()
+    rows = pd.read_csv(work / "kit" / "requests.csv")
+    return rows[rows["ok"] == 1], readings
+
+
+def measure(
+    root: Path, url: str, streams: int, seconds: float, work: Path, profile: Path | None
+) -> Measurement:
+    load_before = os.getloadavg()[0]
+    rows, readings = run_kit(root, url, streams, seconds, work, profile)
+    start = float(rows["ts"].min())
+    inside = [r for r in readings if start + EDGE_S <= r[0] <= start + seconds - EDGE_S]
+    (t0, cpu0), (t1, cpu1) = inside[0], inside[-1]
+    ended = rows["ts"] + rows["latency_ms"] / 1000.0
+    done = rows[(ended > t0) & (ended <= t1)]
+    errors = done["ttft_ms"] - TTFT_MS
+    return Measurement(
+        streams,
+        len(done),
+        len(done) / (t1 - t0),
+        (cpu1 - cpu0) * 1000.0 / max(len(done), 1),
+        (cpu1 - cpu0) / (t1 - t0),
+        float(errors.median()),
+        float(errors.quantile(0.95)),
+        float(errors.quantile(0.99)),
+        f"{load_before:.1f}–{os.getloadavg()[0]:.1f}",
+    )
+
+
+def part_of(stack: str) -> str:
+    """The part a py-spy sample's stack (frames root first, `;`-separated) belongs to."""
+    if any(name in stack for name in GC_FRAMES):
+        return "GC (the collector)"
+    if "Thread._bootstrap" in stack:  # a thread of its own (gevent's thread pool, a clock), not the loop's
+        return "other threads"
+    for frame in reversed(stack.split(";")):
+        for part, fragments in PARTS:
+            if any(fragment in frame for fragment in fragments):
+                return part
+    return HUB
+
+
+def breakdown(profile: Path) -> collections.Counter[str]:
+    """Samples per part, from py-spy's raw output (one `stack count` line per distinct stack)."""
+    counts: collections.Counter[str] = collections.Counter()
+    for line in profile.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        counts[part_of(stack)] += int(n)
+    return counts
+
+
+def print_breakdown(counts: collections.Counter[str], cpu_ms: float) -> None:
+    total = sum(counts.values())
+    print(f"\nprofile: {total} samples at {PROFILE_HZ} Hz; each part's share of the CPU per request\n")
+    print("| part | samples | share | CPU ms / request |")
+    print("|---|---|---|---|")
+    for part, n in counts.most_common():
+        print(f"| {part} | {n} | {n / total:.1%} | {cpu_ms * n / total:.2f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--streams", default="100", help="comma-separated stream counts, one run each")
+    parser.add_argument("--runs", type=int, default=1, help="runs per stream count")
+    parser.add_argument("--seconds", type=float, default=30.0, help=f"per run, more than {2 * EDGE_S + 4:g}")
+    parser.add_argument(
+        "--profile",
+        type=lambda p: Path(p).resolve(),
+        help="record each run's steady middle with py-spy, into DIR",
+    )
+    parser.add_argument("--kit-root", type=lambda p: Path(p).resolve(), default=REPO, help="the kit to run")
+    args = parser.parse_args()
+    if args.seconds <= 2 * EDGE_S + 4:
+        parser.error(f"--seconds must exceed {2 * EDGE_S + 4:g}")
+    streams = [int(s) for s in args.streams.split(",")]
+    when = time.strftime("%Y-%m-%d %H:%M")
+    print(f"{platform.node()}, {os.cpu_count()} cores, {when}, the kit in {args.kit_root}")
+    print(
+        f"closed loop, mock TTFT {TTFT_MS} ms, {TOKENS} tokens {ITL_MS} ms apart, {args.seconds:g} s a run\n"
+    )
+    print(HEADER)
+    print("|---|---|---|---|---|---|---|---|---|")
+    knobs = ["--ttft-ms", str(TTFT_MS), "--itl-ms", str(ITL_MS), "--output-tokens", str(TOKENS)]
+    profiles: list[tuple[Path, float]] = []
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="bench-stream-cpu-") as tmp:
+        for i, (count, _) in enumerate((c, r) for c in streams for r in range(args.runs)):
+            work = Path(tmp) / str(i)
+            work.mkdir()
+            profile = args.profile / f"profile-{count}-{i}.txt" if args.profile else None
+            gateway = launch.start(knobs)
+            try:
+                reading = measure(args.kit_root, gateway.url, count, args.seconds, work, profile)
+            finally:
+                gateway.stop()
+            print(reading.row(), flush=True)
+            if profile is not None and profile.exists():
+                profiles.append((profile, reading.cpu_ms))
+        for profile, cpu_ms in profiles:
+            print_breakdown(breakdown(profile), cpu_ms)
+
+
+if __name__ == "__main__":
+    main()
