@@ -23,7 +23,15 @@ from locust.exception import StopUser
 
 from agents.loop.request_body import encode_body
 from agents.run_context import context_of
-from agents.wire.reading import BoundedBody, DeadlineExceeded, ReadBounds, TooLarge, deadline, error_preview
+from agents.wire.reading import (
+    BoundedBody,
+    DeadlineExceeded,
+    ReadBounds,
+    TooLarge,
+    deadline,
+    error_preview,
+    release,
+)
 from agents.wire.target_origin import client_options
 from agents.workload import AgentWorkload, Draw, agent_workload
 from capture import recorder
@@ -111,11 +119,16 @@ class KitAgent(User):
         if "json" in kwargs:
             kwargs["content"] = encode_body(kwargs.pop("json"))
             kwargs["headers"] = {"Content-Type": "application/json", **(kwargs.get("headers") or {})}
-        with (
-            deadline(self.bounds.deadline_s),
-            (client or self.client).stream(method, path, **kwargs) as response,
-        ):
-            yield response
+        response = None
+        try:
+            with (
+                deadline(self.bounds.deadline_s),
+                (client or self.client).stream(method, path, **kwargs) as response,
+            ):
+                yield response
+        finally:
+            if response is not None:
+                release(response)
 
     def body(self, response: httpx.Response) -> BoundedBody:
         """The response's body, read within --max-response-bytes (and --max-sse-line-bytes as lines)."""
