@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import platform
 import subprocess
@@ -29,9 +30,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pandas as pd
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,8 +44,12 @@ from bench_side_by_side import EDGE_S, ITL_MS, TOKENS, TTFT_MS, watch  # noqa: E
 
 from simgateway import launch  # noqa: E402
 
-PROFILE_HZ = 200
+PROFILE_HZ = 50
+PROFILE_MODE = ("--native",)
 AGENT = "ClosedLoopChatAgent"
+PROBE = REPO / "benchmarks" / "gc_probe.py"  # examples/closed_loop.py with its collections timed
+GC_LOG = "gc.jsonl"  # benchmarks/gc_probe.py's record of the kit's collections
+IDLE_FRAMES = ("epoll_wait", "epoll_pwait")  # the event loop waiting for the next socket event
 GC_FRAMES = ("gc_collect", "collect_with_callback")  # CPython's collector, wherever it was triggered
 PARTS = (  # (part, path fragments of its frames); a sample goes to the innermost frame that matches one
     ("HTTP client (httpx, httpcore, h11)", ("httpx/", "httpcore/", "h11/")),
@@ -60,6 +67,7 @@ HUB = "gevent's hub, sockets and switches with no known caller"  # gevent's fram
 
 @dataclass
 class Measurement:
+    gc: str  # the collector inside the window (the kit's runs): passes per generation, ms per request, max
     streams: int
     n: int
     rps: float
@@ -68,22 +76,26 @@ class Measurement:
     ttft_p50: float
     ttft_p95: float
     ttft_p99: float
+    mock_late: str  # the simulator's own lateness at its first token (p50 / p95 ms of its last streams)
     load: str  # 1-minute load average before and after the run
 
     def row(self) -> str:
         cpu = f"{self.cpu_ms:.2f} | {self.busy:.0%} | {self.rps:.0f}"
         ttft = f"{self.ttft_p50:+.1f} | {self.ttft_p95:+.1f} | {self.ttft_p99:+.1f}"
-        return f"| {self.streams} | {cpu} | {ttft} | {self.n} | {self.load} |"
+        return f"| {self.streams} | {cpu} | {ttft} | {self.mock_late} | {self.gc} | {self.n} | {self.load} |"
 
 
 HEADER = (
-    "| streams | CPU ms / request | CPU of a core | req/s | TTFT error p50 (ms) | p95 | p99 | n | load avg |"
+    "| streams | CPU ms / request | of a core | req/s | TTFT error p50 (ms) | p95 | p99 | mock late p50/p95 "
+    "| GC passes gen 0/1/2, ms a request, longest | n | load avg |"
 )
 
 
-def run_kit(root: Path, url: str, streams: int, seconds: float, work: Path, profile: Path | None):
-    """One closed-loop run of the kit in `root`; its rows, the CPU readings of its process, and (with
-    `profile`) py-spy's record of the steady middle."""
+Rows = Callable[[], pd.DataFrame]
+
+
+def kit(root: Path, url: str, streams: int, seconds: float, work: Path) -> tuple[list[str], Rows]:
+    """The kit of `root` (one Locust process): its command and its completed requests."""
     users = str(streams)
     args = ["--host", url, "--load-profile", "manual", "-u", users, "-r", users, "-t", f"{seconds:g}s"]
     cmd = [
@@ -91,30 +103,59 @@ def run_kit(root: Path, url: str, streams: int, seconds: float, work: Path, prof
         "-m",
         "locust",
         "-f",
-        "examples/closed_loop.py",
+        str(REPO / "benchmarks" / "gc_probe.py"),
         "--headless",
-        "ClosedLoopChatAgent",
+        AGENT,
     ]
-    popen = subprocess.Popen([*cmd, *args, "--run-dir", str(work / "kit")], cwd=root,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+
+    def rows() -> pd.DataFrame:
+        found = pd.read_csv(work / "kit" / "requests.csv")
+        return found[found["ok"] == 1]
+
+    return [*cmd, *args, "--run-dir", str(work / "kit")], rows
+
+
+def raw(script: str) -> Callable[[Path, str, int, float, Path], tuple[list[str], Rows]]:
+    """A raw client of benchmarks/ (no Locust, no kit): the floor an HTTP stack sets."""
+
+    def command(root: Path, url: str, streams: int, seconds: float, work: Path) -> tuple[list[str], Rows]:
+        out = work / "raw.jsonl"
+        cmd = [sys.executable, str(REPO / "benchmarks" / script), url, str(streams), f"{seconds:g}", str(out)]
+        return cmd, lambda: pd.read_json(out, lines=True).dropna(subset=["ttft_ms"])
+
+    return command
+
+
+CLIENTS = {
+    "kit": kit,
+    "raw-httpx": raw("raw_httpx_client.py"),
+    "raw-geventhttpclient": raw("raw_geventhttpclient_client.py"),
+}
+
+
+def run(client: str, root: Path, url: str, streams: int, seconds: float, work: Path, profile: Path | None):
+    """One closed-loop run of `client`; its completed requests, the CPU readings of its process, and (with
+    `profile`) py-spy's record of the steady middle."""
+    cmd, rows = CLIENTS[client](root, url, streams, seconds, work)
+    env = {**os.environ, "BENCH_GC_LOG": str(work / GC_LOG)}
+    popen = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     timer = None
     if profile is not None:
         spy = ["py-spy", "record", "--pid", str(popen.pid), "--duration", f"{seconds - 2 * EDGE_S - 2:g}"]
-        spy += ["--rate", str(PROFILE_HZ), "--native", "--threads", "--format", "raw", "-o", str(profile)]
+        spy += ["--rate", str(PROFILE_HZ), *PROFILE_MODE, "--format", "raw", "-o", str(profile)]
         timer = threading.Timer(EDGE_S + 2, subprocess.run, [spy], {"capture_output": True})
         timer.start()
     readings = watch(popen)
     if timer is not None:
         timer.join()
-    rows = pd.read_csv(work / "kit" / "requests.csv")
-    return rows[rows["ok"] == 1], readings
+    return rows(), readings
 
 
 def measure(
-    root: Path, url: str, streams: int, seconds: float, work: Path, profile: Path | None
+    client: str, root: Path, url: str, streams: int, seconds: float, work: Path, profile: Path | None
 ) -> Measurement:
     load_before = os.getloadavg()[0]
-    rows, readings = run_kit(root, url, streams, seconds, work, profile)
+    rows, readings = run(client, root, url, streams, seconds, work, profile)
     start = float(rows["ts"].min())
     inside = [r for r in readings if start + EDGE_S <= r[0] <= start + seconds - EDGE_S]
     (t0, cpu0), (t1, cpu1) = inside[0], inside[-1]
@@ -122,6 +163,7 @@ def measure(
     done = rows[(ended > t0) & (ended <= t1)]
     errors = done["ttft_ms"] - TTFT_MS
     return Measurement(
+        gc_collections(work / GC_LOG, t0, t1, len(done)),
         streams,
         len(done),
         len(done) / (t1 - t0),
@@ -130,8 +172,29 @@ def measure(
         float(errors.median()),
         float(errors.quantile(0.95)),
         float(errors.quantile(0.99)),
+        mock_lateness(url),
         f"{load_before:.1f}–{os.getloadavg()[0]:.1f}",
     )
+
+
+def mock_lateness(url: str) -> str:
+    """When the simulator's first token actually left, against its knob (its log of its last streams): on
+    2 cores it shares them with the load generator, so its own lateness is part of what the client reads."""
+    late = pd.Series(
+        [s["first_token_ms"] - TTFT_MS for s in httpx.get(f"{url}/v1/sim/streams").json()["streams"]]
+    )
+    return f"{late.median():+.1f} / {late.quantile(0.95):+.1f}" if len(late) else "-"
+
+
+def gc_collections(log: Path, t0: float, t1: float, requests: int) -> str:
+    """The collections that ended inside the window: how many of each generation, their ms per request,
+    the longest (a pause of the event loop)."""
+    if not log.exists():
+        return "-"
+    inside = [c for c in map(json.loads, log.read_text().splitlines()) if t0 <= c[0] <= t1]
+    passes = "/".join(str(sum(1 for c in inside if c[1] == gen)) for gen in (0, 1, 2))
+    total, longest = sum(c[2] for c in inside), max((c[2] for c in inside), default=0.0)
+    return f"{passes}, {total / max(requests, 1):.3f}, {longest:.1f} ms"
 
 
 def part_of(stack: str) -> str:
@@ -148,11 +211,13 @@ def part_of(stack: str) -> str:
 
 
 def breakdown(profile: Path) -> collections.Counter[str]:
-    """Samples per part, from py-spy's raw output (one `stack count` line per distinct stack)."""
+    """Samples per part, from py-spy's raw output (one `stack count` line per distinct stack), less those
+    caught waiting in the hub's epoll_wait (py-spy's own idle test lets some through): no CPU."""
     counts: collections.Counter[str] = collections.Counter()
     for line in profile.read_text().splitlines():
         stack, _, n = line.rpartition(" ")
-        counts[part_of(stack)] += int(n)
+        if not stack.rpartition(";")[2].startswith(IDLE_FRAMES):
+            counts[part_of(stack)] += int(n)
     return counts
 
 
@@ -175,18 +240,19 @@ def main() -> None:
         type=lambda p: Path(p).resolve(),
         help="record each run's steady middle with py-spy, into DIR",
     )
+    parser.add_argument("--client", choices=CLIENTS, default="kit", help="the kit, or a raw client beside it")
     parser.add_argument("--kit-root", type=lambda p: Path(p).resolve(), default=REPO, help="the kit to run")
     args = parser.parse_args()
     if args.seconds <= 2 * EDGE_S + 4:
         parser.error(f"--seconds must exceed {2 * EDGE_S + 4:g}")
     streams = [int(s) for s in args.streams.split(",")]
     when = time.strftime("%Y-%m-%d %H:%M")
-    print(f"{platform.node()}, {os.cpu_count()} cores, {when}, the kit in {args.kit_root}")
+    print(f"{platform.node()}, {os.cpu_count()} cores, {when}, {args.client} (the kit in {args.kit_root})")
     print(
         f"closed loop, mock TTFT {TTFT_MS} ms, {TOKENS} tokens {ITL_MS} ms apart, {args.seconds:g} s a run\n"
     )
     print(HEADER)
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     knobs = ["--ttft-ms", str(TTFT_MS), "--itl-ms", str(ITL_MS), "--output-tokens", str(TOKENS)]
     profiles: list[tuple[Path, float]] = []
     if args.profile:
@@ -198,7 +264,7 @@ def main() -> None:
             profile = args.profile / f"profile-{count}-{i}.txt" if args.profile else None
             gateway = launch.start(knobs)
             try:
-                reading = measure(args.kit_root, gateway.url, count, args.seconds, work, profile)
+                reading = measure(args.client, args.kit_root, gateway.url, count, args.seconds, work, profile)
             finally:
                 gateway.stop()
             print(reading.row(), flush=True)
