@@ -92,7 +92,7 @@ def setup(environment: Environment) -> KitRun | None:
     except KitError as exc:
         fail(exc)
     session = Session(start_or_find_target(settings), settings.named, master)
-    warn_before_load(settings)
+    warn_before_load(settings, options.expect_workers if master is not None else 1)
     environment.host = session.target.url
     try:
         check_mcp_mix(settings, session.target)  # before the run directory: a refused mix leaves none
