@@ -69,9 +69,8 @@ class Validity:
 
     def advice(self) -> str | None:
         """What fits the cause: more processes only when the load generator's own saturated or carried more
-        streams than one process times well; a busy
-        host (its CPU or run queue over the rule while the load generator's was not) names the other
-        processes that held the cores; None when neither rule failed."""
+        streams than one process times well; a busy host (its CPU or run queue over the rule while the load
+        generator's was not) names the other processes that held the cores; None when no such rule failed."""
         if self.valid is False or any(c.passed is False for c in self.checks if c.name == STREAMS):
             return ADD_PROCESSES
         if any(c.passed is False for c in self.checks if c.name in HOST_RULES):
@@ -198,8 +197,8 @@ def streams_check(run: RunData) -> Check:
     rows = run.requests
     if rows is None or rows.empty or REQUEST.latency_ms not in rows or REQUEST.agent_id not in rows:
         return Check(STREAMS, None, "streams", STREAMS_PER_PROCESS, 0, STREAMS_RULE)
-    ends = rows["ts"] + rows[REQUEST.latency_ms].fillna(0.0) / 1000.0
-    seconds = float(ends.max() - rows["ts"].min())
+    ends = rows[REQUEST.ts] + rows[REQUEST.latency_ms].fillna(0.0) / 1000.0
+    seconds = float(ends.max() - rows[REQUEST.ts].min())
     streams = per_process(run)["sum"] / 1000.0 / max(seconds, 1.0)
     over = streams[streams > STREAMS_PER_PROCESS].sort_values(ascending=False)
     named = tuple(f"pid {pid} at {s:.1f}" for pid, s in over.items()) if len(streams) > 1 else ()

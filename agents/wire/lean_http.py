@@ -14,6 +14,7 @@ import socket
 
 import httpx
 from gevent import monkey
+from httpcore._backends import sync as httpcore_sync
 
 _PLAIN_POLL = monkey.get_original("select", "poll")  # the system call itself, not gevent's emulation
 
@@ -59,7 +60,5 @@ def socket_readable(sock: socket.socket | None) -> bool:
 
 def use_plain_poll() -> None:
     """Give httpcore's sync backend `socket_readable` (a no-op where that backend has no such check)."""
-    from httpcore._backends import sync
-
-    if hasattr(sync, "is_socket_readable"):
-        sync.is_socket_readable = socket_readable
+    if hasattr(httpcore_sync, "is_socket_readable"):
+        httpcore_sync.is_socket_readable = socket_readable
