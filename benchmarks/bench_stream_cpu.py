@@ -1,21 +1,24 @@
 """Benchmark, run by hand: the load generator's CPU per streamed request, where it goes, and how its TTFT
 error grows with the streams one process carries.
 
-The kit's closed-loop chat agent (examples/closed_loop.py, one Locust process) against the simulator (TTFT
-200 ms, a token every 20 ms, 16 tokens: bench_side_by_side.py's mock), --seconds a run, figures from its
-steady middle (5 s in from each end). CPU per request is what holds on a shared machine: the Locust
-process's user + system CPU (psutil, read every half second) between two readings, divided by the requests
-that completed between them. TTFT error against the knob is reported too, but it is wall-clock and moves
-with whatever else runs, so the load average (before and after the run) stands beside it.
+The kit's closed-loop chat agent (examples/closed_loop.py, one Locust process, run through
+benchmarks/gc_probe.py, which times every garbage collection) against the simulator (TTFT 200 ms, a token
+every 20 ms, 16 tokens: bench_side_by_side.py's mock), --seconds a run, figures from its steady middle (5 s
+in from each end). CPU per request is what holds on a shared machine: the process's user + system CPU
+(psutil, read every half second) between two readings, divided by the requests that completed between
+them. TTFT error against the knob is wall-clock and moves with whatever else runs: the load average (before
+and after the run) and the simulator's own lateness stand beside it. This VM's CPU speed drifts within an
+hour: compare a before and an after run at the same time (two of these started together, --kit-root).
 
---profile records the steady middle with py-spy (`pip install py-spy`, see requirements-dev.txt): native
-frames (so the garbage collector and C code show), idle samples left out (a gevent process idles in its
-hub's epoll_wait; those samples are no CPU), and sorts each sample by the innermost frame of a known part:
-the HTTP client, SSE reading, Locust's stats and events, the kit's rows, the agent's own code, gevent's hub,
-other threads, GC. --kit-root runs the kit of another source tree (a before/after from `git archive`).
+--profile DIR records the steady middle with py-spy (requirements-dev.txt) at 50 samples a second with
+native frames (so the collector and C code show; at 200 a second its pauses halve the request rate), leaves
+out samples caught in the hub's epoll_wait (no CPU), and sorts each sample by the innermost frame of a known
+part: the HTTP client, SSE reading, Locust's stats and events, the kit's rows, the agent's own code,
+gevent's hub, other threads, GC. --kit-root runs the kit of another source tree (`git archive COMMIT | tar
+-x -C DIR`); --client runs a raw client (benchmarks/raw_*_client.py) instead of the kit.
 Run from the repo's root:
-    python benchmarks/bench_stream_cpu.py [--streams 100] [--runs 2] [--seconds 30] [--profile]
-    python benchmarks/bench_stream_cpu.py --streams 10,50,100,200      (error vs streams in one process)
+    python benchmarks/bench_stream_cpu.py [--streams 100] [--runs 2] [--seconds 30] [--profile DIR]
+    python benchmarks/bench_stream_cpu.py --streams 10,50,75,100,200      (error vs streams in one process)
 """
 
 from __future__ import annotations
