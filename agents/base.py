@@ -23,7 +23,16 @@ from locust.exception import StopUser
 
 from agents.run_context import context_of
 from agents.settings import AgentSettings
-from agents.wire.reading import BoundedBody, DeadlineExceeded, ReadBounds, TooLarge, deadline, error_preview
+from agents.wire.lean_http import MergedUrls, cookies_only_when_set, use_plain_poll
+from agents.wire.reading import (
+    BoundedBody,
+    DeadlineExceeded,
+    ReadBounds,
+    TooLarge,
+    deadline,
+    error_preview,
+    release,
+)
 from agents.wire.request_body import encode_body
 from agents.wire.target_origin import client_options
 from agents.workload import AgentWorkload, Draw, agent_workload
@@ -43,6 +52,7 @@ IDLE_POLL_S = 0.2
 CONNECTIONS = 8  # an agent's HTTP client's pool; a step's sub-agents each need one of their own
 DEFAULT_PROMPT = "Summarise the state of the task board in one sentence."
 TERMINAL_STATUSES = frozenset({TASK_STATUS.done, TASK_STATUS.failed, TASK_STATUS.cancelled})
+use_plain_poll()  # once per process, before any request: httpcore's keep-alive check without a watcher
 
 
 class AgentError(Exception):
@@ -65,6 +75,7 @@ class KitAgent(User):
         self.agent_number = next(_AGENT_IDS)  # this load generator's n-th agent: its workload stream
         self.agent_id = f"{os.getpid()}-{self.agent_number}"
         self.http: httpx.Client | None = None
+        self.urls: MergedUrls | None = None  # the client's absolute URL per path, made once
         self.backoff_until = 0.0
         self.round: int | None = None  # the rounds profile's round the current work belongs to
         self.arrival: int | None = None  # the open model's arrival the current work serves (its index)
@@ -90,6 +101,8 @@ class KitAgent(User):
             verify=shared_tls_context(),
             **client_options(base_url, self.settings.host_auth),
         )
+        cookies_only_when_set(self.http)
+        self.urls = MergedUrls(self.http)
 
     def follow_pacing(self) -> None:
         """Paced (the open model, rounds): the schedule spaces the work, not the wait time."""
@@ -117,11 +130,15 @@ class KitAgent(User):
         if "json" in kwargs:
             kwargs["content"] = encode_body(kwargs.pop("json"))
             kwargs["headers"] = {"Content-Type": "application/json", **(kwargs.get("headers") or {})}
-        with (
-            deadline(self.bounds.deadline_s),
-            (client or self.client).stream(method, path, **kwargs) as response,
-        ):
-            yield response
+        client = client or self.client
+        url = self.urls(path) if self.urls is not None and self.urls.client is client else path
+        response = None
+        try:
+            with deadline(self.bounds.deadline_s), client.stream(method, url, **kwargs) as response:
+                yield response
+        finally:
+            if response is not None:
+                release(response)
 
     def body(self, response: httpx.Response) -> BoundedBody:
         """The response's body, read within --max-response-bytes (and --max-sse-line-bytes as lines)."""

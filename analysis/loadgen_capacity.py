@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
-
 from analysis.model import RunData
-from analysis.validity import Validity
+from analysis.validity import Validity, per_process
 from contract.schema import REQUEST
 
 OWN_TIMING = ("load generator CPU p90", "event loop lag p95", "arrival start lateness p95")
@@ -69,7 +67,7 @@ def loadgen_capacity(run: RunData, validity: Validity) -> LoadgenCapacity | None
     seconds = float(end) - float(start)
     if seconds <= 0 or REQUEST.agent_id not in rows or REQUEST.latency_ms not in rows:
         return None
-    per_pid = _per_process(rows)
+    per_pid = per_process(run)
     loads = tuple(
         ProcessLoad(str(pid), int(n), round(n / seconds, 1), round(latency_ms / 1000 / seconds, 1))
         for pid, n, latency_ms in per_pid.itertuples()
@@ -78,14 +76,3 @@ def loadgen_capacity(run: RunData, validity: Validity) -> LoadgenCapacity | None
     timing = tuple(f"{c.name} {c.value:,.1f} {c.unit} vs {c.limit:g}" for c in own)
     rose = any(c.passed is False for c in own)
     return LoadgenCapacity(loads, seconds, validity.processes, timing, rose, validity.advice())
-
-
-def _per_process(rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows and summed latency per process id, the agent id's leading part: split once per distinct agent
-    (a day's soak has a million rows and a few hundred agents), summed by numpy, not a frame per group."""
-    codes, agents = pd.factorize(rows[REQUEST.agent_id], use_na_sentinel=False)
-    pid_of_agent = pd.Index([str(agent).split("-")[0] for agent in agents])
-    frame = pd.DataFrame(
-        {"pid": pid_of_agent[codes], "latency": rows[REQUEST.latency_ms].to_numpy(dtype=float, na_value=0.0)}
-    )
-    return frame.groupby("pid", sort=True)["latency"].agg(["size", "sum"])

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from analysis.model import RunData, per_run
-from contract.schema import LOOP_LAG, LOOP_LAG_INTERVAL_S, REQUEST, SAMPLE
+from contract.schema import LOOP_LAG, LOOP_LAG_INTERVAL_S, REQUEST, SAMPLE, STREAMS_PER_PROCESS
 
 LOADGEN_CPU_PCT = 90.0  # p90 of any load-generator process, % of one core
 HOST_CPU_PCT = 90.0  # p90 of the load generator's host, % of all cores
@@ -26,6 +26,11 @@ LOOP_LAG_MS = 20.0  # p95 of the event loop's wake lateness: TTFTs of a fast gat
 MIN_READINGS = 5  # fewer: the rule is not judged
 MIN_WORKER_READINGS = 3  # a worker reports its CPU every ~3 s
 SATURATION_RULE = f"load generator CPU p90 above {LOADGEN_CPU_PCT:g} % of one core (any of its processes)"
+STREAMS = "streams in flight per process"
+STREAMS_RULE = (
+    f"more than {STREAMS_PER_PROCESS:g} requests in flight at once in one load-generator process, on average "
+    "(its summed latency over its rows' span): past that its own TTFT error's tail grows"
+)
 SECTION = "Load generator"  # the report's section that lists each rule
 WORKERS_CPU = "workers_cpu_p90"  # run.json: each worker's CPU p90 as the kit computed it from its reports
 
@@ -63,10 +68,10 @@ class Validity:
     others: tuple[dict, ...] = ()  # run.json host_others: the busiest other processes over the run
 
     def advice(self) -> str | None:
-        """What fits the cause: more processes only when the load generator's own saturated; a busy
-        host (its CPU or run queue over the rule while the load generator's was not) names the other
-        processes that held the cores; None when neither rule failed."""
-        if self.valid is False:
+        """What fits the cause: more processes only when the load generator's own saturated or carried more
+        streams than one process times well; a busy host (its CPU or run queue over the rule while the load
+        generator's was not) names the other processes that held the cores; None when no such rule failed."""
+        if self.valid is False or any(c.passed is False for c in self.checks if c.name == STREAMS):
             return ADD_PROCESSES
         if any(c.passed is False for c in self.checks if c.name in HOST_RULES):
             busiest = "; ".join(
@@ -182,7 +187,38 @@ def run_validity(run: RunData) -> Validity:
     helpers = _column(samples, SAMPLE.loadgen_children_cpu_pct)
     mean = round(statistics.fmean(helpers), 1) if helpers else None
     others = tuple(o for o in run.meta.get("host_others") or [] if isinstance(o, dict))
-    return Validity((cpu, *(rule.check(run) for rule in RULES)), processes, mean, others)
+    checks = (cpu, *(rule.check(run) for rule in RULES), streams_check(run))
+    return Validity(checks, processes, mean, others)
+
+
+def streams_check(run: RunData) -> Check:
+    """The most requests one load-generator process had in flight on average (Little's law: its summed
+    latency over the span of the run's rows), each process above the limit named."""
+    rows = run.requests
+    if rows is None or rows.empty or REQUEST.latency_ms not in rows or REQUEST.agent_id not in rows:
+        return Check(STREAMS, None, "streams", STREAMS_PER_PROCESS, 0, STREAMS_RULE)
+    ends = rows[REQUEST.ts] + rows[REQUEST.latency_ms].fillna(0.0) / 1000.0
+    seconds = float(ends.max() - rows[REQUEST.ts].min())
+    streams = per_process(run)["sum"] / 1000.0 / max(seconds, 1.0)
+    over = streams[streams > STREAMS_PER_PROCESS].sort_values(ascending=False)
+    named = tuple(f"pid {pid} at {s:.1f}" for pid, s in over.items()) if len(streams) > 1 else ()
+    worst = round(float(streams.max()), 1)
+    return Check(STREAMS, worst, "streams", STREAMS_PER_PROCESS, len(rows), STREAMS_RULE, named)
+
+
+@per_run
+def per_process(run: RunData) -> pd.DataFrame:
+    """Rows (`size`) and summed latency in ms (`sum`) per process id, the agent id's leading part (each
+    agent's id starts with its Locust process's pid, agents/base.py): split once per distinct agent (a day's
+    soak has a million rows and a few hundred agents), summed by numpy, not a frame per group."""
+    rows = run.requests
+    assert rows is not None  # callers check the rows first
+    codes, agents = pd.factorize(rows[REQUEST.agent_id], use_na_sentinel=False)
+    pid_of_agent = pd.Index([str(agent).split("-")[0] for agent in agents])
+    frame = pd.DataFrame(
+        {"pid": pid_of_agent[codes], "latency": rows[REQUEST.latency_ms].to_numpy(dtype=float, na_value=0.0)}
+    )
+    return frame.groupby("pid", sort=True)["latency"].agg(["size", "sum"])
 
 
 def saturated(processes: dict[str, float]) -> tuple[str, ...]:

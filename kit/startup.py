@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import math
 import os
 import re
 import shlex
@@ -28,6 +29,7 @@ from contract import exit_codes, schema
 from contract.child_env import kit_module_env
 from contract.errors import DiskError, InputError, KitError, one_line
 from contract.redact import LOG_FILTER, add_secret, redact, redact_args
+from contract.schema import STREAMS_PER_PROCESS
 from kit import input_checks, rundir
 from kit.settings import KitSettings, options_of
 from kit.tags import keep_tagged_classes
@@ -111,11 +113,28 @@ def refuse_ignored_options(settings: KitSettings) -> None:
         )
 
 
-def warn_before_load(settings: KitSettings) -> None:
+def warn_before_load(settings: KitSettings, processes: int) -> None:
     """What the user should know before load starts, said once every input check has passed (bad input
-    is one line and nothing else): an unset key variable."""
+    is one line and nothing else): an unset key variable; more agents per load-generator process (of
+    `processes`) than one process times well."""
     if warning := gateways.key_warning(settings.agent.api_key_env, os.environ):
         sys.stderr.write(f"loadkit: warning: {warning}\n")
+    if note := streams_note(settings.built_profile.peak_users(), processes):
+        sys.stderr.write(f"loadkit: note: {note}\n")
+
+
+def streams_note(peak_users: int, processes: int) -> str | None:
+    """The line said when the profile's peak puts more agents in one load-generator process than the
+    streams one process times well (analysis/validity.py's rule, measured in docs/benchmarks.md)."""
+    per_process = math.ceil(peak_users / max(processes, 1))
+    if per_process <= STREAMS_PER_PROCESS:
+        return None
+    enough = math.ceil(peak_users / STREAMS_PER_PROCESS)
+    return (
+        f"up to {per_process} agents in one load-generator process; past {STREAMS_PER_PROCESS:g} streams in "
+        f"flight one process's own TTFT error grows (its tail first): --processes {enough} spreads them "
+        "(cores allowing; agents that think between requests stream fewer at once)"
+    )
 
 
 def refuse_distributed(settings: KitSettings) -> None:

@@ -111,6 +111,19 @@ class BoundedBody:
                 pass
 
 
+def release(response: httpx.Response) -> None:
+    """Unbind a closed response from its stream. httpx binds them both ways (the stream holds the response
+    to stamp its `elapsed`), so a response, its request and its stream chain (~20 objects) are a cycle that
+    only the garbage collector frees. A stream lives ~0.5 s, longer than the collector's youngest
+    generation: at 100 streams its middle passes found 1,000-2,500 such objects each (3-19 ms) and its full
+    passes 20,000-25,000 (40-80 ms, the event loop held and every stream's next token late). Unbound,
+    reference counting frees them when the agent lets go of the response."""
+    response.stream = _RELEASED
+
+
+_RELEASED = httpx.ByteStream(b"")  # what a released response's stream is: nothing more to read
+
+
 def error_preview(response: httpx.Response) -> str:
     """The start of an error answer's body, enough for the row's one line; the rest is not read."""
     kept = b""

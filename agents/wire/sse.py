@@ -7,6 +7,7 @@ An empty or role-only chunk is not a token: TTFT is measured to the first chunk 
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -93,16 +94,12 @@ class StreamTiming:
         return (self.token_times[0] - self.sent) * 1000.0
 
     @property
-    def itl_ms(self) -> list[float]:
-        times = self.token_times
-        return [(b - a) * 1000.0 for a, b in zip(times, times[1:], strict=False)]
-
-    @property
     def itl_ms_mean(self) -> float | None:
-        gaps = self.itl_ms
-        return sum(gaps) / len(gaps) if gaps else None
+        """The mean gap between tokens: the gaps sum to the first-to-last span."""
+        times = self.token_times
+        return (times[-1] - times[0]) * 1000.0 / (len(times) - 1) if len(times) > 1 else None
 
     @property
     def itl_ms_max(self) -> float | None:
-        gaps = self.itl_ms
-        return max(gaps) if gaps else None
+        times = self.token_times
+        return max(map(operator.sub, times[1:], times)) * 1000.0 if len(times) > 1 else None

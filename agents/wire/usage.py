@@ -163,7 +163,7 @@ def _nested(usage: Mapping, outer: str, inner: str) -> object:
 
 def _count(value: object) -> int | None:
     """A token count: a non-negative whole number, else missing (a malformed field is not zero)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     if value < 0 or value != int(value):
         return None

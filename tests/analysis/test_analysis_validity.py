@@ -15,6 +15,7 @@ from analysis.sessions import validity_marks
 from analysis.summary import console_summary
 from analysis.summary_json import summary
 from analysis.validity import (
+    ADD_PROCESSES,
     HOST_CPU_PCT,
     LATENESS_MS,
     LOADGEN_CPU_PCT,
@@ -22,19 +23,30 @@ from analysis.validity import (
     RUN_QUEUE_PER_CORE,
     run_validity,
 )
-from contract.schema import LOOP_LAG_COLUMNS
+from contract.schema import LOOP_LAG_COLUMNS, STREAMS_PER_PROCESS
 from tests.synthetic import T0, soak_samples, stream_requests, write_run_dir
 
 QUIET = {"host_cpu_pct": 30.0, "host_run_queue_per_core": 0.5, "loadgen_cpu_pct": 20.0}
 
 
 def a_run(
-    tmp_path, samples: dict | None = None, lag_ms: float = 1.0, lateness_ms: float | None = None
+    tmp_path,
+    samples: dict | None = None,
+    lag_ms: float = 1.0,
+    lateness_ms: float | None = None,
+    streams: tuple[float, int] | None = None,
 ) -> RunData:
     """60 s of quiet samples (overridden by `samples`), loop-lag rows at `lag_ms`; an open model's
-    start lateness when `lateness_ms` is given."""
+    start lateness when `lateness_ms` is given; with `streams` (S, P), P load-generator processes each
+    with S requests in flight on average (one latency for all, from Little's law on the rows' span)."""
     frame = soak_samples(60).assign(**(QUIET | (samples or {})))
-    requests = stream_requests(200, 60)
+    requests = stream_requests(200 if streams is None else int(4 * streams[0] * streams[1]), 60)
+    if streams is not None:
+        in_flight, processes = streams
+        span = float(requests["ts"].max() - requests["ts"].min())
+        seconds = in_flight * processes * span / (len(requests) - in_flight * processes)
+        pids = [f"{4242 + i % processes}-{i}" for i in range(len(requests))]
+        requests = requests.assign(latency_ms=seconds * 1000.0, agent_id=pids)
     meta: dict = {"run_id": "v", "start_ts": T0}
     if lateness_ms is not None:
         requests = requests.assign(start_lateness_ms=lateness_ms)
@@ -79,6 +91,21 @@ def test_the_loop_lag_and_the_start_lateness_rules(tmp_path):
     assert failed(a_run(tmp_path / "lag", lag_ms=LOOP_LAG_MS + 10)) == ["event loop lag p95"]
     late = a_run(tmp_path / "late", lateness_ms=LATENESS_MS + 50)
     assert failed(late) == ["arrival start lateness p95"]
+
+
+def test_more_streams_in_one_process_than_it_times_well_is_suspect_and_more_processes_advised(tmp_path):
+    over = run_validity(a_run(tmp_path / "over", streams=(STREAMS_PER_PROCESS + 10, 1)))
+    check = next(c for c in over.checks if c.name == "streams in flight per process")
+    assert check.passed is False and check.value == pytest.approx(STREAMS_PER_PROCESS + 10, abs=0.5)
+    assert over.valid is True and over.advice() == ADD_PROCESSES, over.line()
+    assert "streams in flight per process" in over.line()
+    held = run_validity(a_run(tmp_path / "under", streams=(STREAMS_PER_PROCESS - 10, 1)))
+    assert not held.suspect, held.line()
+    spread = run_validity(a_run(tmp_path / "two", streams=(STREAMS_PER_PROCESS - 10, 2)))
+    assert not spread.suspect, spread.line()  # the same streams over two processes: each holds
+    both = run_validity(a_run(tmp_path / "both", streams=(STREAMS_PER_PROCESS + 10, 2)))
+    named = next(c for c in both.checks if c.name == "streams in flight per process").over
+    assert {n.split(" at ")[0] for n in named} == {"pid 4242", "pid 4243"}
 
 
 def test_a_worker_that_saturated_its_core_decides(tmp_path):
