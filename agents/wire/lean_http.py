@@ -17,11 +17,13 @@ from gevent import monkey
 from httpcore._backends import sync as httpcore_sync
 
 _PLAIN_POLL = monkey.get_original("select", "poll")  # the system call itself, not gevent's emulation
+MAX_PATHS = 64  # paths kept per client: an agent's few fixed ones; a task's own (/tasks/ID) grow for ever
 
 
 class MergedUrls:
     """A client's absolute URL per request path, merged with its base URL once (httpx merges and
-    re-parses it on every request given a relative path; an absolute URL it takes as it is)."""
+    re-parses it on every request given a relative path; an absolute URL it takes as it is). At most
+    MAX_PATHS are kept: past them the cache starts again, so paths with a task's id never pile up."""
 
     def __init__(self, client: httpx.Client) -> None:
         self.client = client
@@ -30,6 +32,8 @@ class MergedUrls:
     def __call__(self, path: str) -> httpx.URL:
         url = self._urls.get(path)
         if url is None:
+            if len(self._urls) >= MAX_PATHS:
+                self._urls.clear()
             url = self._urls[path] = self.client.build_request("GET", path).url
         return url
 

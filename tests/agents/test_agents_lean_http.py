@@ -9,7 +9,7 @@ import pytest
 from httpcore._backends import sync
 
 import agents.base  # noqa: F401 - installs the plain poll, as every agent's process does
-from agents.wire.lean_http import MergedUrls, cookies_only_when_set, socket_readable
+from agents.wire.lean_http import MAX_PATHS, MergedUrls, cookies_only_when_set, socket_readable
 
 
 def answer(request: httpx.Request) -> httpx.Response:
@@ -28,6 +28,14 @@ def test_a_merged_url_is_the_one_httpx_merges_each_time(client, path):
     urls = MergedUrls(client)
     assert urls(path) == client.build_request("POST", path).url
     assert urls(path) is urls(path)  # made once
+
+
+def test_paths_with_a_tasks_id_never_pile_up(client):
+    """A task board's poll path names its task: a night of tasks keeps at most MAX_PATHS URLs per agent."""
+    urls = MergedUrls(client)
+    for n in range(10 * MAX_PATHS):
+        assert urls(f"/v1/tasks/{n}") == client.build_request("GET", f"/v1/tasks/{n}").url
+    assert 0 < len(urls._urls) <= MAX_PATHS
 
 
 def test_cookies_set_by_an_answer_are_kept_and_sent_and_others_change_nothing(client):
