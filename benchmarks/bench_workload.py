@@ -38,6 +38,7 @@ import fast_server  # noqa: E402 - this script's own folder
 from locust.env import Environment  # noqa: E402
 
 from agents.calibration import Calibration  # noqa: E402
+from agents.gateways.model_call import CallParts  # noqa: E402
 from agents.gateways.openai_chat import ChatAgent  # noqa: E402
 from agents.loop.agent_loop import CHAT, LoopStep, opening, shared_offer  # noqa: E402
 from agents.run_context import new_context  # noqa: E402
@@ -85,7 +86,7 @@ def encoding_us(tmp: Path, tools: bool, draws: int = 5000) -> tuple[float, float
     for _ in range(draws):
         draw = agent.workload.next_request("unused")
         history = as_history(opening(agent.workload, draw, CHAT)) if loop is not None else None
-        body = agent.request_body(True, draw, "bench", history, step)
+        body = agent.request_body(CallParts(True, draw, "bench", history, step))
         plain = {k: v.value if isinstance(v, Encoded) else v for k, v in body.items()}
         plain["messages"] = list(body["messages"])
         t0 = time.perf_counter()

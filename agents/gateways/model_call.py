@@ -28,6 +28,18 @@ from contract.records import RequestRecord
 
 
 @dataclass(frozen=True)
+class CallParts:
+    """What one call's body is made of: streamed or not, the draw, the session it names, and on an agent
+    loop's step its history so far (None: the draw as it is) and the step (the tools it offers)."""
+
+    stream: bool
+    draw: Draw
+    session: str
+    history: list[dict] | None = None
+    step: LoopStep | None = None
+
+
+@dataclass(frozen=True)
 class CallApi:
     """How one API is called: where, under which operation name (`.stream` added when streamed), and how
     its answer is read into the row (a stream's events, or one JSON body), giving the tool calls."""
@@ -59,9 +71,7 @@ class ModelCallAgent(KitAgent):
     def session_key(self) -> str:
         raise NotImplementedError
 
-    def request_body(
-        self, stream: bool, draw: Draw, session: str, history: list[dict] | None, step: LoopStep | None
-    ) -> dict:
+    def request_body(self, call: CallParts) -> dict:
         raise NotImplementedError
 
     def model_call(
@@ -79,7 +89,7 @@ class ModelCallAgent(KitAgent):
         started = time.perf_counter()
         try:
             with self.reported_if_cut(record, started):
-                body = self.request_body(stream, draw, session, history, step)
+                body = self.request_body(CallParts(stream, draw, session, history, step))
                 calls = self.send(record, body, session, StreamTiming(started, []) if stream else None)
         except Exception as exc:  # every failure becomes a row, never a crash
             failed_record(record, exc, started)

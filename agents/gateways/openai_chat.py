@@ -18,13 +18,12 @@ from locust import tag, task
 
 from agents.base import one_line, paced
 from agents.gateways.gateway_events import gateway_tool_runs
-from agents.gateways.model_call import CallApi, ModelCallAgent, fill_usage
-from agents.loop.agent_loop import CHAT, LoopStep, first_token, loop_runner_of, opening
+from agents.gateways.model_call import CallApi, CallParts, ModelCallAgent, fill_usage
+from agents.loop.agent_loop import CHAT, first_token, loop_runner_of, opening
 from agents.loop.session_policy import session_key
 from agents.loop.tool_deltas import ToolCall, ToolCallAssembler, chat_token_kind, message_calls
 from agents.wire.reading import BoundedBody
 from agents.wire.sse import StreamTiming, iter_sse
-from agents.workload import Draw
 from contract.records import RequestRecord
 from contract.schema import FIRST_TOKEN_CONTENT
 
@@ -113,20 +112,14 @@ class ChatAgent(ModelCallAgent):
         """This turn's session (one per agent unless `--session-policy` renews it), carrying the run id."""
         return session_key(self.run_id, self.agent_id, self.turns, self.settings.session_policy)
 
-    def request_body(
-        self,
-        stream: bool,
-        draw: Draw,
-        session: str,
-        history: list[dict] | None = None,
-        step: LoopStep | None = None,
-    ) -> dict:
+    def request_body(self, call: CallParts) -> dict:
+        stream, draw, history, step = call.stream, call.draw, call.history, call.step
         body = {
             "model": self.settings.model,
             "messages": opening(self.workload, draw, CHAT) if history is None else history,
             "stream": stream,
             "max_tokens": draw.max_tokens,
-            "user": session,
+            "user": call.session,
         }
         if stream:
             body["stream_options"] = {"include_usage": True}

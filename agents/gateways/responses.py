@@ -14,12 +14,11 @@ from locust import tag, task
 
 from agents.base import one_line, paced
 from agents.gateways.gateway_events import gateway_tool_runs, response_item_runs
-from agents.gateways.model_call import CallApi, ModelCallAgent, fill_usage
-from agents.loop.agent_loop import RESPONSES, LoopStep, first_token, input_items, loop_runner_of, opening
+from agents.gateways.model_call import CallApi, CallParts, ModelCallAgent, fill_usage
+from agents.loop.agent_loop import RESPONSES, first_token, input_items, loop_runner_of, opening
 from agents.loop.tool_deltas import ToolCall, ToolCallAssembler, output_calls
 from agents.wire.reading import BoundedBody
 from agents.wire.sse import StreamTiming, iter_sse
-from agents.workload import Draw
 from contract.records import RequestRecord
 from contract.schema import FIRST_TOKEN_CONTENT, FIRST_TOKEN_TOOL_CALL
 
@@ -128,24 +127,18 @@ class ResponsesAgent(ModelCallAgent):
     def session_key(self) -> str:
         return f"{self.run_id}-{self.agent_id}"
 
-    def request_body(
-        self,
-        stream: bool,
-        draw: Draw,
-        session: str,
-        history: list[dict] | None = None,
-        step: LoopStep | None = None,
-    ) -> dict:
+    def request_body(self, call: CallParts) -> dict:
         """One user message goes as the `input` text (as it always did); more, or a loop's history, as
         input items (`store: false`: each step sends the whole history, none is kept by the gateway)."""
+        draw, history, step = call.draw, call.history, call.step
         single = history is None and len(draw.messages) == 1 and draw.messages[0].get("role") == "user"
         items = opening(self.workload, draw, RESPONSES) if history is None else as_items(history)
         body = {
             "model": self.settings.model,
             "input": draw.messages[0]["content"] if single else items,
-            "stream": stream,
+            "stream": call.stream,
             "max_output_tokens": draw.max_tokens,
-            "user": session,
+            "user": call.session,
             "store": False,
         }
         if step is not None and step.offer is not None:

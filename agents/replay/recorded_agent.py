@@ -36,6 +36,7 @@ from locust.exception import StopUser
 from locust.user.task import LOCUST_STATE_RUNNING, LOCUST_STATE_STOPPING, LOCUST_STATE_WAITING
 
 from agents.base import paced
+from agents.gateways.model_call import CallParts
 from agents.gateways.openai_chat import ChatAgent
 from agents.loop.agent_loop import CHAT, END_ANSWER, END_ERROR, END_MAX_STEPS, LoopStep, Tally, loop_runner_of
 from agents.loop.tool_deltas import ToolCall
@@ -322,22 +323,15 @@ class ReplayAgent(ChatAgent):
         forced = self.settings.sessions_stream == STREAM_ALWAYS
         return forced or (self.offering is not None and self.offering.body.get("stream") is True)
 
-    def request_body(
-        self,
-        stream: bool,
-        draw: Draw,
-        session: str,
-        history: list[dict] | None = None,
-        step: LoopStep | None = None,
-    ) -> dict[str, Any]:
+    def request_body(self, call: CallParts) -> dict[str, Any]:
         """The chat agent's body (model, stream, max_tokens, session), with the recorded call's own offer
         and, streamed as recorded, its own `stream_options` (none if it had none: no usage is added)."""
-        body = super().request_body(stream, draw, session, history, step)
+        body = super().request_body(call)
         if self.offering is None:
             return body
         recorded = self.offering.body
         body.update({k: recorded[k] for k in OFFER_KEYS if k in recorded})
-        if stream and self.settings.sessions_stream != STREAM_ALWAYS:
+        if call.stream and self.settings.sessions_stream != STREAM_ALWAYS:
             body.pop("stream_options", None)
             body.update(
                 {"stream_options": recorded["stream_options"]} if "stream_options" in recorded else {}

@@ -12,6 +12,7 @@ from httpx._content import encode_json
 from locust.env import Environment
 
 from agents.calibration import Calibration
+from agents.gateways.model_call import CallParts
 from agents.gateways.openai_chat import ChatAgent
 from agents.gateways.responses import ResponsesAgent
 from agents.loop.tool_deltas import ToolCall
@@ -203,7 +204,7 @@ def test_one_call_agents_send_the_shared_prefix_as_encoded_once(tmp_path):
     new_context(environment, AgentSettings(run_id="r1", run_dir=tmp_path, workload=workload))
     for agent in [ChatAgent(environment) for _ in range(AGENTS)]:
         draw = agent.workload.next_request(agent.tagged_prompt())
-        body = agent.request_body(True, draw, agent.session_key)
+        body = agent.request_body(CallParts(True, draw, agent.session_key))
         assert encode_body(body) == httpx_bytes({**body, "messages": list(draw.messages)})
         (prefix,) = agent.workload.shared.parts.kept.values()
         assert body["messages"].parts[0][0] is prefix.json and body["messages"].encoded_bytes == len(

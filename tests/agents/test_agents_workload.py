@@ -12,6 +12,7 @@ from locust.env import Environment
 
 from agents.base import thinking
 from agents.calibration import Calibration
+from agents.gateways.model_call import CallParts
 from agents.gateways.openai_chat import ChatAgent
 from agents.run_context import new_context
 from agents.settings import AgentSettings
@@ -45,7 +46,7 @@ def test_the_default_chat_body_is_what_the_kit_always_sent():
     new_context(environment, AgentSettings(run_id="r1"))
     agent = ChatAgent(environment)
     draw = agent.workload.next_request(agent.tagged_prompt())
-    body = agent.request_body(True, draw, agent.session_key)
+    body = agent.request_body(CallParts(True, draw, agent.session_key))
     prompt = "Summarise the state of the task board in one sentence."
     assert body == {
         "model": "sim-model",
