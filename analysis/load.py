@@ -19,7 +19,7 @@ import pandas as pd
 from analysis.meta import sanitize
 from analysis.model import RunData
 from contract import schema
-from contract.schema import REQUEST, TASK
+from contract.schema import CAPACITY, CAPACITY_COLUMNS, MODEL_CALL, MODEL_CALL_COLUMNS, REQUEST, TASK
 from contract.units import unit_of
 
 # Columns holding text; every other contract column is a float (an empty cell reads as NaN).
@@ -46,6 +46,14 @@ TEXT_COLUMNS = frozenset(
         REQUEST.tool_name,
         TASK.parent_task_id,
         TASK.recorded_session,
+        CAPACITY.metric,
+        CAPACITY.connection,
+        CAPACITY.detail,
+        CAPACITY.startup_clock,
+        MODEL_CALL.response_id,
+        MODEL_CALL.api,
+        MODEL_CALL.conversation,
+        MODEL_CALL.caller,
     }
 )
 LATENESS = (REQUEST.start_lateness_ms, REQUEST.replay_late_ms)  # may be negative: sent early
@@ -83,8 +91,16 @@ def load_run(path: str | Path, only: Mapping[str, tuple[str, ...]] | None = None
         for name, cols in (schema.FILES_COLUMNS if only is None else only).items()
         if name != schema.LOOP_LAG_CSV
     }
-    capacity = None if only else _read_csv(run_dir / schema.CAPACITY_CSV, None, missing, required=False)
-    model_calls = None if only else _read_csv(run_dir / schema.MODEL_CALLS_CSV, None, missing, required=False)
+    # typed like the rest: pandas' inference reads an id such as "0e29821383763f4b" as a number with an
+    # exponent of 29,821,383,763 and crashes (a segmentation fault in its C parser, pandas 2.3)
+    capacity = (
+        None if only else _read_contract_csv(run_dir / schema.CAPACITY_CSV, CAPACITY_COLUMNS, missing, False)
+    )
+    model_calls = (
+        None
+        if only
+        else _read_contract_csv(run_dir / schema.MODEL_CALLS_CSV, MODEL_CALL_COLUMNS, missing, False)
+    )
     loop_lag = (
         None
         if only is not None and schema.LOOP_LAG_CSV not in only

@@ -164,3 +164,22 @@ def test_a_relative_run_dir_is_found_from_where_jupyter_started_then_the_noteboo
     assert resolve_run_dir("runs/b", started, notebooks, root) == started / "runs" / "b"
     assert resolve_run_dir(str(root / "runs" / "a"), started) == root / "runs" / "a"
     assert resolve_run_dir("runs/none", started, notebooks, root) == started / "runs" / "none"
+
+
+def test_ids_that_read_like_huge_exponents_load_as_text(tmp_path):
+    """A hex id such as 0e29821383763f4b (the simulator's conversation hash; a gateway's session id) is
+    text: left to pandas' inference it parses as a number with an exponent of 29,821,383,763 and crashes
+    its C parser (a segmentation fault, found in a real run's model_calls.csv)."""
+    write_run_dir(tmp_path, META, samples=soak_samples(60))
+    model_calls = {c: [1] for c in schema.MODEL_CALL_COLUMNS} | {
+        schema.MODEL_CALL.conversation: ["0e29821383763f4b"],
+        schema.MODEL_CALL.response_id: ["9e99999999999999"],
+    }
+    pd.DataFrame(model_calls).to_csv(tmp_path / schema.MODEL_CALLS_CSV, index=False)
+    capacity = {c: [1] for c in schema.CAPACITY_COLUMNS} | {schema.CAPACITY.session_id: ["1e4000000000abc"]}
+    pd.DataFrame(capacity).to_csv(tmp_path / schema.CAPACITY_CSV, index=False)
+    run = load_run(tmp_path)
+    assert run.model_calls is not None and run.capacity is not None
+    assert run.model_calls[schema.MODEL_CALL.conversation].tolist() == ["0e29821383763f4b"]
+    assert run.capacity[schema.CAPACITY.session_id].tolist() == ["1e4000000000abc"]
+    assert run.model_calls[schema.MODEL_CALL.tokens_in].tolist() == [1.0]
