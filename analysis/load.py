@@ -10,6 +10,8 @@ import csv
 import io
 import json
 import math
+import mmap
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -58,6 +60,10 @@ TEXT_COLUMNS = frozenset(
 )
 LATENESS = (REQUEST.start_lateness_ms, REQUEST.replay_late_ms)  # may be negative: sent early
 NAN_TEXTS = frozenset({"nan", "+nan", "-nan"})  # what float() reads as not-a-number
+# A number with an exponent of 4 digits or more (no double has one): pandas' default float parser
+# crashes on it (a segmentation fault, pandas 2.3: "1e29821383763", or an id like "0e29821383763f4b")
+LONG_EXPONENT_TEXT = r"\d[eE][+-]?\d{4}"
+LONG_EXPONENT = re.compile(LONG_EXPONENT_TEXT.encode())
 
 
 def is_run_dir(path: Path) -> bool:
@@ -251,10 +257,27 @@ def _parse(source: Path | io.BytesIO, dtypes: dict | None, subset: bool) -> pd.D
     which on a day's million rows takes ~100 MB less at the peak and parses faster."""
     parsing = {c: "category" if kind is object else kind for c, kind in dtypes.items()} if dtypes else None
     wanted = (lambda c: c in parsing) if subset and parsing else None
-    frame = pd.read_csv(source, dtype=parsing, usecols=wanted, keep_default_na=False, na_values=[""])
+    precision = "round_trip" if _long_exponent(source) else None  # Python's own parser: a bad cell raises
+    frame = pd.read_csv(
+        source,
+        dtype=parsing,
+        usecols=wanted,
+        keep_default_na=False,
+        na_values=[""],
+        float_precision=precision,
+    )
     for column in [c for c, kind in (dtypes or {}).items() if kind is object and c in frame]:
         frame[column] = frame[column].astype(object)
     return frame
+
+
+def _long_exponent(source: Path | io.BytesIO) -> bool:
+    """Whether the file holds a number pandas' default parser would crash on (scanned mapped, not read
+    into memory: ~1 s a GB)."""
+    if isinstance(source, io.BytesIO):
+        return LONG_EXPONENT.search(source.getbuffer()) is not None
+    with source.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        return LONG_EXPONENT.search(mapped) is not None
 
 
 def _read_row_by_row(raw: bytes, dtypes: dict | None, name: str, missing: list[str]) -> pd.DataFrame | None:
@@ -274,7 +297,9 @@ def _read_row_by_row(raw: bytes, dtypes: dict | None, name: str, missing: list[s
     bad = 0
     for col in frame.columns:
         if (dtypes or {}).get(col) == "float64":
-            parsed = pd.to_numeric(frame[col], errors="coerce")
+            # a 4-digit exponent crashes pandas' to_numeric too: read as non-numeric before it
+            cells = frame[col].mask(frame[col].str.contains(LONG_EXPONENT_TEXT, na=False), "-")
+            parsed = pd.to_numeric(cells, errors="coerce")
             # a written "nan" is no empty cell ("not measured"): non-finite, so its row is skipped
             parsed[frame[col].str.strip().str.lower().isin(NAN_TEXTS)] = math.inf
             bad += int((parsed.isna() & frame[col].notna()).sum())

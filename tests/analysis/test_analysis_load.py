@@ -51,11 +51,12 @@ def test_empty_and_header_only_files_are_named(tmp_path):
     assert "tasks.csv has a header but no rows" in run.missing
 
 
-def test_non_numeric_cell_blanks_only_that_cell(tmp_path):
+@pytest.mark.parametrize("cell", ["garbage", "1e29821383763"])  # the second crashed pandas' parser
+def test_non_numeric_cell_blanks_only_that_cell(tmp_path, cell):
     write_run_dir(tmp_path, META, samples=soak_samples(10))
     lines = (tmp_path / "samples.csv").read_text().splitlines()
     cells = lines[3].split(",")
-    cells[4] = "garbage"  # target_rss_bytes
+    cells[4] = cell  # target_rss_bytes
     lines[3] = ",".join(cells)
     (tmp_path / "samples.csv").write_text("\n".join(lines) + "\n")
     run = load_run(tmp_path)
