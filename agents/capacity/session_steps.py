@@ -65,58 +65,47 @@ LANGGRAPH = SessionSteps(
 )
 
 _A2A = {"A2A-Version": "1.0"}
+
+
+def _a2a_call(operation: str, method: str, params: dict, id_path: str | None = None) -> RequestTemplate:
+    """One A2A JSON-RPC call (protocol 1.0) at --a2a-path."""
+    body = {"jsonrpc": "2.0", "id": "{uuid}", "method": method, "params": params}
+    return RequestTemplate(operation, "POST", "{a2a_path}", headers=_A2A, body=body, id_path=id_path)
+
+
 # A2A (protocol 1.0): a message opens a context and a task; the session is ready while its task is
 # working (an idle agent); closing cancels that task. A JSON-RPC error arrives with HTTP 200.
 A2A = SessionSteps(
     create=(
-        RequestTemplate(
+        _a2a_call(
             "session.create",
-            "POST",
-            "{a2a_path}",
-            headers=_A2A,
-            body={
-                "jsonrpc": "2.0",
-                "id": "{uuid}",
-                "method": "SendMessage",
-                "params": {
-                    "message": {
-                        "messageId": "{uuid}",
-                        "role": "ROLE_USER",
-                        "parts": [{"text": "{prompt}"}],
-                        "metadata": {"loadkit_run": "{run_id}"},
-                    },
-                    "configuration": {"returnImmediately": True},
+            "SendMessage",
+            {
+                "message": {
+                    "messageId": "{uuid}",
+                    "role": "ROLE_USER",
+                    "parts": [{"text": "{prompt}"}],
+                    "metadata": {"loadkit_run": "{run_id}"},
                 },
+                "configuration": {"returnImmediately": True},
             },
             id_path="result.task.id",
         ),
     ),
     ready=ReadyCheck(
-        RequestTemplate(
-            "session.ready",
-            "POST",
-            "{a2a_path}",
-            headers=_A2A,
-            body={"jsonrpc": "2.0", "id": "{uuid}", "method": "GetTask", "params": {"id": "{id}"}},
-        ),
+        _a2a_call("session.ready", "GetTask", {"id": "{id}"}),
         status_path="result.status.state",
         ready=("TASK_STATE_WORKING", "TASK_STATE_INPUT_REQUIRED"),
         failed=("TASK_STATE_FAILED", "TASK_STATE_REJECTED", "TASK_STATE_CANCELED", "TASK_STATE_COMPLETED"),
     ),
-    close=RequestTemplate(
-        "session.close",
-        "POST",
-        "{a2a_path}",
-        headers=_A2A,
-        body={"jsonrpc": "2.0", "id": "{uuid}", "method": "CancelTask", "params": {"id": "{id}"}},
-    ),
+    close=_a2a_call("session.close", "CancelTask", {"id": "{id}"}),
     error_path="error",
 )
 
 _OPENCLAW_TURN = {"model": "{model}", "messages": [{"role": "user", "content": "{prompt}"}], "stream": False}
 # OpenClaw (from its docs, docs/gateway/openai-http-api.md): a session is keyed by x-openclaw-session-key
 # and materialised by its first chat turn. Its HTTP surface has no session delete: the preset's session
-# client (agents/gateways/openclaw.py) keeps the key as the session id and closes it with the RPC
+# client (agents/capacity/gateway_clients.py) keeps the key as the session id and closes it with the RPC
 # sessions.delete.
 OPENCLAW = SessionSteps(
     create=(
