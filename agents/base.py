@@ -81,9 +81,7 @@ class KitAgent(User):
         self.arrival: int | None = None  # the open model's arrival the current work serves (its index)
         self.arrival_due_ts: float | None = None  # when it was due, until its first request is reported
         self.settings = context_of(environment).settings  # converted once by the run (kit/settings.py)
-        self.loop_runner: Any = (
-            None  # its agent loop's runner (agents/loop/agent_loop.py), made on its first task
-        )
+        self.loop_runner: Any = None  # its loop's runner (agents/loop/agent_loop.py), made on its first task
         self.mcp_tools: Any = None  # its loop's MCP session (agents/loop/mcp_tools.py), opened on first use
         self.bounds = read_bounds(self.settings)
 
