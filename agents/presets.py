@@ -49,9 +49,8 @@ class GatewayPreset:
     defaults: dict[str, object] = field(default_factory=dict)
     sessions: SessionSteps | AcpSessions | None = None  # capacity/churn: open, ready, prompt, close
     no_sessions: str = ""  # why capacity/churn cannot run against it (when `sessions` is None)
-    session_client: str = (
-        "agents.capacity.idle_sessions:RestSessionClient"  # speaks SessionSteps ("module:Class")
-    )
+    # the class speaking SessionSteps ("module:Class")
+    session_client: str = "agents.capacity.idle_sessions:RestSessionClient"
     # Capacity/churn when `stdio_command` is given: the client of sessions in the processes it launches
     # (an idle_sessions.LaunchingClient, "module:Class"); none: capacity/churn speak HTTP only.
     stdio_session_client: str = ""

@@ -99,14 +99,8 @@ def load_run(path: str | Path, only: Mapping[str, tuple[str, ...]] | None = None
     }
     # typed like the rest: pandas' inference reads an id such as "0e29821383763f4b" as a number with an
     # exponent of 29,821,383,763 and crashes (a segmentation fault in its C parser, pandas 2.3)
-    capacity = (
-        None if only else _read_contract_csv(run_dir / schema.CAPACITY_CSV, CAPACITY_COLUMNS, missing, False)
-    )
-    model_calls = (
-        None
-        if only
-        else _read_contract_csv(run_dir / schema.MODEL_CALLS_CSV, MODEL_CALL_COLUMNS, missing, False)
-    )
+    capacity = None if only else _optional(run_dir / schema.CAPACITY_CSV, CAPACITY_COLUMNS, missing)
+    model_calls = None if only else _optional(run_dir / schema.MODEL_CALLS_CSV, MODEL_CALL_COLUMNS, missing)
     loop_lag = (
         None
         if only is not None and schema.LOOP_LAG_CSV not in only
@@ -134,6 +128,11 @@ def load_run(path: str | Path, only: Mapping[str, tuple[str, ...]] | None = None
         process_readings=process_readings,
         missing=missing,
     )
+
+
+def _optional(path: Path, columns: tuple[str, ...], missing: list[str]) -> pd.DataFrame | None:
+    """A file only some runs write (capacity.csv, model_calls.csv), typed by its contract."""
+    return _read_contract_csv(path, columns, missing, required=False)
 
 
 def _process_files(run_dir: Path, missing: list[str]) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:

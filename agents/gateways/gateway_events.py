@@ -19,9 +19,7 @@ from collections.abc import Callable
 HERMES_CHAT_PROGRESS = "hermes.tool.progress"
 HERMES_RUN_TOOL_STARTED = "tool.started"
 RESPONSE_ITEM_DONE = "response.output_item.done"
-A2A_STATUS_UPDATE = (
-    "a2a.status-update"  # the kit's kind for A2A's TaskStatusUpdateEvent (agents/gateways/a2a.py)
-)
+A2A_STATUS_UPDATE = "a2a.status-update"  # the kit's kind for A2A's TaskStatusUpdateEvent (gateways/a2a.py)
 RESPONSE_TOOL_OUTPUT = "function_call_output"
 # the Responses API's tools the server runs itself (OpenAI's hosted tools)
 RESPONSE_HOSTED_CALLS = frozenset(

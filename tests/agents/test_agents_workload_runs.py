@@ -20,9 +20,7 @@ from tests.locust_runs import run_locust
 pytestmark = pytest.mark.e2e
 FAST_SIM = "--ttft-ms 5 --itl-ms 1 --output-tokens 4"
 PREFIX_BLOCK = 16  # tokens per simulator cache block: 64 characters
-THINK_S = (
-    "0.03"  # ~150 requests/s at 6 agents: at think time 0 (~400/s) a busy 2-core host saturates the loadgen
-)
+THINK_S = "0.03"  # ~150 requests/s at 6 agents; at 0 (~400/s) a busy 2-core host saturates the loadgen
 
 
 def chat_run(run_dir, agents: int, duration: str, *workload: str, sim_args: str = FAST_SIM, extra=()):
