@@ -17,9 +17,11 @@ from tests.locust_runs import chat_smoke, run_locust
 
 pytestmark = pytest.mark.e2e
 
-# ~1 task/s x 3 MiB = ~10,000 MiB/h when leaking; flat, the task workers coming and going in the
-# gateway's tree move its RSS by tens of MiB, a slope of a few hundred MiB/h either way over 45 s.
-SLOPE_RULE = "target_rss_slope_mib_per_h < 3000"
+# ~3.7 tasks/s x 3 MiB = ~40,000 MiB/h when leaking; flat, the task workers coming and going in the
+# gateway's tree move its RSS by ~65 MiB for seconds at a time: over 45 s a slope of up to ~3,300 MiB/h
+# either way, and a slope the run can detect of 3,500-4,300 MiB/h (measured 2026-12-07, quiet host). The
+# bar sits between: a leak fails it 3x over, and the flat run can be judged against it.
+SLOPE_RULE = "target_rss_slope_mib_per_h < 12000"
 LEAK_MIB = 3.0
 BOARD = "--task-seconds 0.3 --dispatch-interval 0.2 --worker-mib 0 --task-llm-calls 0"
 
