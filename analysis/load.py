@@ -108,7 +108,9 @@ def load_run(path: str | Path, only: Mapping[str, tuple[str, ...]] | None = None
             run_dir / schema.LOOP_LAG_CSV, schema.LOOP_LAG_COLUMNS, missing, required=False
         )
     )
-    processes, process_readings = (None, None) if only else _process_files(run_dir, missing)
+    # per-process readings serve the rounds' per-worker memory alone: a soak's would be read for nothing
+    rounds = bool(((meta or {}).get("profile") or {}).get("rounds"))
+    processes, process_readings = _process_files(run_dir, missing) if rounds and not only else (None, None)
     meta = sanitize(meta, _last_ts([*frames.values(), capacity]), missing)
     samples = frames.get(schema.SAMPLES_CSV)
     if samples is not None:  # a remote sampler's rows arrive later than the local one's: one time order
