@@ -60,9 +60,10 @@ TEXT_COLUMNS = frozenset(
 )
 LATENESS = (REQUEST.start_lateness_ms, REQUEST.replay_late_ms)  # may be negative: sent early
 NAN_TEXTS = frozenset({"nan", "+nan", "-nan"})  # what float() reads as not-a-number
-# A number with an exponent of 4 digits or more (no double has one): pandas' default float parser
-# crashes on it (a segmentation fault, pandas 2.3: "1e29821383763", or an id like "0e29821383763f4b")
-LONG_EXPONENT_TEXT = r"\d[eE][+-]?\d{4}"
+# A number whose exponent overflows a C int (10 digits or more): pandas' default float parser crashes on
+# one (a segmentation fault, pandas 2.3: "1e2147483648", or an id like "0e29821383763f4b"). Shorter
+# exponents (a UUID's "123e4567") it reads or refuses safely, so they cost no slower parse.
+LONG_EXPONENT_TEXT = r"\d[eE][+-]?\d{10}"
 LONG_EXPONENT = re.compile(LONG_EXPONENT_TEXT.encode())
 
 
@@ -298,7 +299,7 @@ def _read_row_by_row(raw: bytes, dtypes: dict | None, name: str, missing: list[s
     bad = 0
     for col in frame.columns:
         if (dtypes or {}).get(col) == "float64":
-            # a 4-digit exponent crashes pandas' to_numeric too: read as non-numeric before it
+            # such an exponent crashes pandas' to_numeric too: read as non-numeric before it
             cells = frame[col].mask(frame[col].str.contains(LONG_EXPONENT_TEXT, na=False), "-")
             parsed = pd.to_numeric(cells, errors="coerce")
             # a written "nan" is no empty cell ("not measured"): non-finite, so its row is skipped
