@@ -23,6 +23,7 @@ from locust.exception import StopUser
 
 from agents.run_context import context_of
 from agents.settings import AgentSettings
+from agents.shield import shielded
 from agents.wire.lean_http import MergedUrls, cookies_only_when_set, use_plain_poll
 from agents.wire.reading import (
     BoundedBody,
@@ -287,11 +288,30 @@ class KitAgent(User):
                     return
                 time.sleep(interval)
         except GreenletExit:  # the run stopped mid-task: the row says so (status unfinished)
-            row.status, row.error = TASK_STATUS.unfinished, "the run stopped before the task ended"
-            row.fill_durations()
-            self.record(row)
+            self.record_unfinished(row)
             raise
         row.status, row.error = TASK_STATUS.timeout, f"not terminal after {timeout:g} s"
+
+    def submitted(self, submit: Callable[[], TaskRecord | None]) -> TaskRecord | None:
+        """`submit()` (create a task on the gateway, remember its id for cleanup, give its row) in a greenlet
+        of its own: a kill meanwhile waits for the gateway's answer (up to --request-timeout), so a task it
+        made is never lost: its row says unfinished and on_stop cleans it up."""
+        made: list[TaskRecord] = []
+        try:
+            shielded(
+                lambda: made.extend(row for row in [submit()] if row is not None),
+                self.settings.request_timeout,
+            )
+        except GreenletExit:
+            for row in made:
+                self.record_unfinished(row)
+            raise
+        return made[0] if made else None
+
+    def record_unfinished(self, row: TaskRecord) -> None:
+        row.status, row.error = TASK_STATUS.unfinished, "the run stopped before the task ended"
+        row.fill_durations()
+        self.record(row)
 
     def target_dead(self) -> bool:
         """The run has found the target dead or frozen: nothing more is sent (and no row written)."""

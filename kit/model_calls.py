@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import gevent
+import gevent.event
 import httpx
 
 from contract import schema
@@ -50,15 +51,19 @@ class ModelCalls:
         self.after = 0
         self.record.update(url=self.url, calls=0, missed=0, read_errors=0)
         self._greenlet: gevent.Greenlet | None = None
+        self._closing = gevent.event.Event()
 
     def start(self) -> None:
         self.after = self._newest()  # calls before the run began (the start's own checks) are not its own
         self._greenlet = gevent.spawn(self._pull_forever)
 
     def close(self) -> None:
-        """The last calls read, then the file closed (run.json's entry says how many and how many missed)."""
+        """The last calls read, then the file closed (run.json's entry says how many and how many missed).
+        The puller ends between reads: killed inside one, it could leave the client's pool unusable and
+        the last read would fail, losing the run's last calls."""
+        self._closing.set()
         if self._greenlet is not None:
-            self._greenlet.kill(block=True)
+            self._greenlet.join()
         self.pull()
         try:
             self.rows.close()
@@ -86,8 +91,7 @@ class ModelCalls:
             log.error("model calls: %s", exc)
 
     def _pull_forever(self) -> None:
-        while True:
-            gevent.sleep(PULL_EVERY_S)
+        while not self._closing.wait(PULL_EVERY_S):
             self.pull()
 
     def _newest(self) -> int:

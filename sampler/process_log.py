@@ -55,7 +55,7 @@ class ProcessLog:
             return
         if self._readings is None:
             self._readings = CsvAppender(self._readings_path, PROCESS_READING_COLUMNS)
-        col, at = PROCESS_READING, round(ts, 3)  # samples.csv's ts of the same reading
+        col, at = PROCESS_READING, f"{ts:.3f}"  # samples.csv's ts of the same reading, written alike
         for stat in stats:
             self._readings.write(
                 {col.ts: at, col.pid: stat.pid, col.ppid: stat.ppid, col.rss_bytes: stat.rss_bytes}

@@ -30,10 +30,10 @@ from agents.capacity.idle_sessions import (
     close_and_record,
     session_http_client,
 )
-from agents.capacity.shield import shielded
 from agents.gateways.spec import SessionSteps
 from agents.run_context import context_of
 from agents.settings import AgentSettings
+from agents.shield import shielded
 from contract import exit_codes, schema
 from contract.csv_append import CsvAppender
 from contract.errors import InputError
@@ -307,7 +307,7 @@ class SerialDriver(KitAgent):
         """Open one idle session tagged with the run id: (id, ready ms, error). A session that has an id
         but did not become ready is still ours to close.
 
-        The create and its row are shielded (agents/capacity/shield.py): a kill of this agent mid-create (a
+        The create and its row are shielded (agents/shield.py): a kill of this agent mid-create (a
         second
         Ctrl-C stops every agent at once) waits for the create to land and its row to be written, up to
         the request timeout, so the session the gateway made is in agents.csv and on_stop closes it."""

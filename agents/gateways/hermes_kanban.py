@@ -65,7 +65,7 @@ class HermesKanbanAgent(KitAgent):
     @task
     @paced
     def submit_and_wait(self) -> None:
-        row = self.submit(round_no=self.round)
+        row = self.submitted(lambda: self.submit(round_no=self.round))
         if row is not None:
             self.follow(row)
 

@@ -323,19 +323,10 @@ class SpecAgent(KitAgent):
             raise StopUser("the spec's [create] id path found nothing")
         draw = self.workload.next_request(self.settings.prompt or "Do a small task.", self.arrival)
         prompt, asked = draw.text, draw.asked(sends_max_tokens=False)
-        submitted = time.time()
-        reply = self.send(self.spec.create, None, prompt, asked)
-        if reply is None:
+        row = self.submitted(lambda: self.create(round_no, prompt, asked))
+        if row is None:
             return None
-        thing_id = json_path(reply, self.spec.create.id_path or "")
-        if thing_id is None:
-            self.id_path_missed(self.spec.create, reply)
-            return None
-        context_of(self.environment).spec_matched = True
-        thing_id = str(thing_id)
-        self.created.append(thing_id)
-        row = TaskRecord(task_id=thing_id, agent_id=self.agent_id, round=round_no, submitted_ts=submitted)
-        apply_reply(row, self.spec, reply)
+        thing_id = row.task_id
         if self.spec.prompt is not None:
             answer = self.send(self.spec.prompt, thing_id, prompt, asked)
             new_id = (
@@ -345,6 +336,26 @@ class SpecAgent(KitAgent):
         self.poll_task(row, self.poll_once)
         row.fill_durations()
         self.record(row)
+        return row
+
+    def create(self, round_no: int | None, prompt: str, asked: dict) -> TaskRecord | None:
+        """[create] sent; the thing's id (remembered for cleanup) and what the reply says of it, as a row."""
+        create = self.spec.create
+        assert create is not None  # run_task's caller checked
+        submitted = time.time()
+        reply = self.send(create, None, prompt, asked)
+        if reply is None:
+            return None
+        thing_id = json_path(reply, create.id_path or "")
+        if thing_id is None:
+            self.id_path_missed(create, reply)
+            return None
+        context_of(self.environment).spec_matched = True
+        self.created.append(str(thing_id))
+        row = TaskRecord(
+            task_id=str(thing_id), agent_id=self.agent_id, round=round_no, submitted_ts=submitted
+        )
+        apply_reply(row, self.spec, reply)
         return row
 
     def id_path_missed(self, create: RequestTemplate, reply: dict) -> None:

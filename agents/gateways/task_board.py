@@ -12,6 +12,7 @@ from typing import Any
 from locust import constant, tag, task
 
 from agents.base import TERMINAL_STATUSES, KitAgent, paced, thinking
+from agents.workload import Draw
 from contract.records import TaskRecord
 
 TERMINAL = {"done": "done", "completed": "done", "failed": "failed", "archived": "cancelled"}
@@ -43,6 +44,17 @@ class TaskAgent(KitAgent):
     def run_task(self, round_no: int | None) -> TaskRecord | None:
         """Submit, poll to a terminal state (or the task timeout), record the task row."""
         draw = self.workload.next_request(self.settings.prompt or "Do a small task.", self.arrival)
+        row = self.submitted(lambda: self.submit(draw, round_no))
+        if row is None:
+            return None
+        self.poll_until_terminal(row)
+        row.fill_durations()
+        self.record(row)
+        self.workload.observe(draw, row.tokens_in, row.llm_calls or 1, as_text=True)
+        return row
+
+    def submit(self, draw: Draw, round_no: int | None) -> TaskRecord | None:
+        """POST the task, tagged with the run id; its id remembered for cleanup."""
         body: dict[str, Any] = {
             "title": f"loadkit {self.run_id}",
             "prompt": draw.text,
@@ -62,10 +74,6 @@ class TaskAgent(KitAgent):
             submitted_ts=reply.get("submitted_at") or submitted,
         )
         self.created.append(row.task_id)
-        self.poll_until_terminal(row)
-        row.fill_durations()
-        self.record(row)
-        self.workload.observe(draw, row.tokens_in, row.llm_calls or 1, as_text=True)
         return row
 
     def poll_until_terminal(self, row: TaskRecord) -> None:

@@ -7,7 +7,7 @@ import pytest
 from gevent import GreenletExit
 from gevent.event import Event
 
-from agents.capacity.shield import shielded
+from agents.shield import shielded
 
 
 def test_work_lands_through_two_kills_of_its_caller_and_the_kill_is_raised_after():
