@@ -37,6 +37,8 @@ class Stopping:
         if self.request is None:
             self.request = StopRequest(redact(reason), exit_code, planned)  # in run.json and the web UI
             log.warning("loadkit: stopping: %s", reason)
+        elif now:  # the stop asked first keeps its reason; the log says why in-flight work was cut short
+            log.warning("loadkit: %s: stopping every agent now", redact(reason))
         if now and self.environment.runner is not None:
             self.environment.stop_timeout = 0  # nothing left to finish against: stop without grace
             gevent.spawn(self.environment.runner.quit)
