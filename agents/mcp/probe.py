@@ -7,6 +7,7 @@ They carry the key the agents carry. No rows: neither is load.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ from agents.settings import AgentSettings
 from agents.wire.reading import ReadBounds
 from agents.wire.target_origin import client_options, path_on
 
+CLOSE_WAIT_S = 10.0  # the probe's last DELETE, at the run's end
 PROBE_SUFFIX = "-probe"  # its sessions' client name: loadkit-RUN_ID-probe (the agents' own: loadkit-RUN_ID)
 
 
@@ -121,7 +123,12 @@ class McpPing:
             self.on_session(None)
 
     def close(self) -> None:
-        """The probe's session closed on the server, its client closed."""
+        """The probe's session closed on the server, its client closed. The DELETE is given CLOSE_WAIT_S,
+        not the probe's deadline: the run is over, and a close cut short would leave the session open."""
+        if isinstance(self.session, McpHttpSession) and self.client is not None:
+            wait = max(self.timeout_s, CLOSE_WAIT_S)
+            self.session.bounds = dataclasses.replace(self.session.bounds, deadline_s=wait)
+            self.client.timeout = httpx.Timeout(wait, connect=min(wait, 10.0))
         self._drop()
         if self.client is not None:
             self.client.close()
