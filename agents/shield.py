@@ -1,9 +1,9 @@
 """Gateway work that must land even when its agent is killed: a task's submit, a session's create and the
-closes of an agent's sessions. A second Ctrl-C kills every agent at once, Locust kills again those still
-alive after its stop-timeout, and its stop kills an agent it saw thinking just as that agent woke into its
-next task; killed mid-request, the created task's or session's id was lost (it stayed on the gateway, with
-no row) and the closes not yet sent were never sent. Run in a greenlet of its own, the work lands, up to
-a deadline."""
+closes of an agent's sessions. A second Ctrl-C kills every agent at once, Locust kills those still alive
+after its stop-timeout, and its stop kills the agents it finds thinking (one may be waking into its next
+request just then); killed mid-request, the created task's or session's id was lost (it stayed on the
+gateway, with no row) and the closes not yet sent were never sent. Run in a greenlet of its own, the work
+lands, up to a deadline."""
 
 from __future__ import annotations
 

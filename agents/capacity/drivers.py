@@ -307,8 +307,7 @@ class SerialDriver(KitAgent):
         """Open one idle session tagged with the run id: (id, ready ms, error). A session that has an id
         but did not become ready is still ours to close.
 
-        The create and its row are shielded (agents/shield.py): a kill of this agent mid-create (a
-        second
+        The create and its row are shielded (agents/shield.py): a kill of this agent mid-create (a second
         Ctrl-C stops every agent at once) waits for the create to land and its row to be written, up to
         the request timeout, so the session the gateway made is in agents.csv and on_stop closes it."""
         opened = shielded(lambda: self.open_and_record(n), self.settings.request_timeout)
