@@ -37,7 +37,8 @@ class Stopping:
         if self.request is None:
             self.request = StopRequest(redact(reason), exit_code, planned)  # in run.json and the web UI
             log.warning("loadkit: stopping: %s", reason)
-        elif now:  # the stop asked first keeps its reason; the log says why in-flight work was cut short
+        elif now and redact(reason) != self.request.reason:
+            # the first reason stays the run's; the log says why in-flight work is cut short
             log.warning("loadkit: %s: stopping every agent now", redact(reason))
         if now and self.environment.runner is not None:
             self.environment.stop_timeout = 0  # nothing left to finish against: stop without grace

@@ -17,6 +17,7 @@ def test_the_first_reason_wins_and_a_later_stop_at_once_says_why_it_cut_the_work
     with caplog.at_level(logging.WARNING, logger="loadkit"):
         stopping.ask("interrupted by SIGTERM", exit_codes.INTERRUPTED[signal.SIGTERM])
         stopping.ask("target died mid-run: pid 7 is gone", exit_codes.TARGET_DIED, now=True)
+        stopping.ask("interrupted by SIGTERM", exit_codes.INTERRUPTED[signal.SIGTERM], now=True)  # said
         stopping.ask("threshold failed", exit_codes.THRESHOLD_FAILED)
     assert stopping.request is not None and stopping.request.reason == "interrupted by SIGTERM"
     assert stopping.request.exit_code == exit_codes.INTERRUPTED[signal.SIGTERM]
