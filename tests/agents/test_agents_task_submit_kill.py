@@ -1,6 +1,6 @@
-"""A task agent killed while its submit is at the gateway (Locust's stop killing an agent it saw thinking
-just as it woke into its next task; a second Ctrl-C): the task the gateway made is not lost. Its row says
-unfinished and the agent's stop archives it.
+"""A task agent killed while its submit is at the gateway (a stop that kills an agent as it wakes into its
+next task, a second Ctrl-C): the task the gateway made is not lost. Its row says unfinished and the
+agent's stop archives it.
 
 Truth: the simulator's board, read back by an independent client. The simulator is frozen (SIGSTOP) while
 the submit waits in its socket, so the kill lands mid-request every time.
