@@ -297,11 +297,14 @@ class KitAgent(User):
         of its own: a kill meanwhile waits for the gateway's answer (up to --request-timeout), so a task it
         made is never lost: its row says unfinished and on_stop cleans it up."""
         made: list[TaskRecord] = []
+
+        def submit_and_keep() -> None:
+            row = submit()
+            if row is not None:
+                made.append(row)
+
         try:
-            shielded(
-                lambda: made.extend(row for row in [submit()] if row is not None),
-                self.settings.request_timeout,
-            )
+            shielded(submit_and_keep, self.settings.request_timeout)
         except GreenletExit:
             for row in made:
                 self.record_unfinished(row)
