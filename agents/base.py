@@ -24,6 +24,7 @@ from locust.exception import StopUser
 from agents.run_context import context_of
 from agents.settings import AgentSettings
 from agents.shield import shielded
+from agents.wire.gevent_transport import GeventTransport
 from agents.wire.lean_http import MergedUrls, cookies_only_when_set, use_plain_poll
 from agents.wire.reading import (
     BoundedBody,
@@ -96,8 +97,7 @@ class KitAgent(User):
             base_url=base_url,
             timeout=httpx.Timeout(self.settings.request_timeout, connect=10.0),
             headers=auth_headers(self.settings.api_key_env),
-            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
-            verify=shared_tls_context(),
+            transport=GeventTransport(connections, shared_tls_context()),
             **client_options(base_url, self.settings.host_auth),
         )
         cookies_only_when_set(self.http)

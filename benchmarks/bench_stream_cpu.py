@@ -55,7 +55,10 @@ GC_LOG = "gc.jsonl"  # benchmarks/gc_probe.py's record of the kit's collections
 IDLE_FRAMES = ("epoll_wait", "epoll_pwait")  # the event loop waiting for the next socket event
 GC_FRAMES = ("gc_collect", "collect_with_callback")  # CPython's collector, wherever it was triggered
 PARTS = (  # (part, path fragments of its frames); a sample goes to the innermost frame that matches one
-    ("HTTP client (httpx, httpcore, h11)", ("httpx/", "httpcore/", "h11/")),
+    (
+        "HTTP client (httpx and its transport)",
+        ("httpx/", "httpcore/", "h11/", "geventhttpclient/", "gevent_transport.py", "llhttp", "_parser.c"),
+    ),
     (
         "SSE reading and chunk parsing",
         ("agents/wire/sse.py", "agents/wire/reading.py", "read_stream (", "tool_deltas"),
