@@ -345,7 +345,7 @@ LOOP_LAG_COLUMNS: tuple[str, ...] = astuple(LOOP_LAG)
 # Requests in flight at once in one load-generator process: past this its own TTFT error's tail grows
 # (docs/benchmarks.md, "How many streams one process times well"). The kit says so at start (kit/startup.py)
 # and the validity rules judge a run by it (analysis/validity.py).
-STREAMS_PER_PROCESS = 75
+STREAMS_PER_PROCESS = 150
 
 
 # One row per process the sampler counted, the first time it counted it (sampler/process_log.py): what

@@ -138,7 +138,7 @@ class A2AAgent(KitAgent):
     def read_events(
         self, body: BoundedBody, record: RequestRecord, row: TaskRecord, timing: StreamTiming
     ) -> None:
-        for event in iter_sse(body.lines()):
+        for event in iter_sse(body.lines(), body.arrived):
             reply = json.loads(event.data)
             if rpc_reply(record, reply):
                 return

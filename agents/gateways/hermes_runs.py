@@ -116,7 +116,7 @@ class HermesRunsAgent(KitAgent):
 
 def read_events(body: BoundedBody, record: RequestRecord, row: TaskRecord, timing: StreamTiming) -> None:
     """Mark each text delta; the run.* lifecycle event ends the row; usage from whichever event has it."""
-    for event in iter_sse(body.lines()):
+    for event in iter_sse(body.lines(), body.arrived):
         data = json.loads(event.data)
         kind = event.event or data.get("event") or data.get("type")
         if kind == DELTA_EVENT:

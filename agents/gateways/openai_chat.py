@@ -50,7 +50,7 @@ def read_stream(body: BoundedBody, headers, record: RequestRecord, timing: Strea
     usage_chunk = None
     calls = ToolCallAssembler()
     gateway_tools = 0  # tool calls the gateway ran itself and said so on the stream (Hermes)
-    for event in iter_sse(body.lines()):
+    for event in iter_sse(body.lines(), body.arrived):
         if event.data.strip() == "[DONE]":
             break
         chunk = _json_or_none(event.data)

@@ -54,7 +54,7 @@ def read_stream(body: BoundedBody, headers, record: RequestRecord, timing: Strea
     calls = ToolCallAssembler()
     tokens: list[tuple[float, object]] = []  # arrival, and TEXT or the call item the token belongs to
     ran: list[str] = []  # the gateway's own tool calls, by call id
-    for event in iter_sse(body.lines()):
+    for event in iter_sse(body.lines(), body.arrived):
         if event.data.strip() == "[DONE]":  # OpenClaw ends its Responses stream as chat completions do
             break
         data = json.loads(event.data)

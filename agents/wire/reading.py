@@ -9,11 +9,14 @@ Reads and raises (`DeadlineExceeded`, `TooLarge`); it never records a row: the a
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import gevent
 import httpx
+
+from agents.wire.gevent_transport import ARRIVED
 
 DRAIN_GRACE_S = 0.25  # after the protocol's last event, how long the body's own end may take to arrive
 ERROR_PREVIEW_BYTES = 4096  # of an error answer's body: the row keeps one line of it
@@ -57,6 +60,7 @@ class BoundedBody:
     def __init__(self, response: httpx.Response, bounds: ReadBounds) -> None:
         self.bounds = bounds
         self.size = 0
+        self._extensions = response.extensions
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > bounds.max_bytes:
             raise TooLarge(f"the body is {declared} bytes: {over(bounds.max_bytes, '--max-response-bytes')}")
@@ -71,6 +75,13 @@ class BoundedBody:
 
     def read(self) -> bytes:
         return b"".join(self._chunks)
+
+    def arrived(self) -> float:
+        """When the bytes just read reached this host, on time.perf_counter's clock: the kernel's stamp
+        where the transport has one (agents/wire/gevent_transport.py), else now. A stream's events are
+        timed by it (`iter_sse(body.lines(), body.arrived)`)."""
+        stamp = self._extensions.get(ARRIVED)
+        return time.perf_counter() if stamp is None else stamp
 
     def lines(self) -> Iterator[str]:
         """The body's lines without their ends (LF, CRLF or CR, as SSE allows), decoded as UTF-8."""

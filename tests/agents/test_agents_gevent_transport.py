@@ -8,6 +8,7 @@ import contextlib
 import datetime
 import ipaddress
 import ssl
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,14 +19,19 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from gevent import monkey
 from gevent.event import Event
 from gevent.server import StreamServer
 
 from agents.base import classify_exception, shared_tls_context
 from agents.wire.gevent_transport import GeventTransport
+from agents.wire.reading import BoundedBody, ReadBounds
+from agents.wire.sse import iter_sse
 
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 HOST = "127.0.0.1"
+HELD_S = 0.2  # how long the arrival-stamp test holds the event loop
+STAMP_WITHIN_S = 0.05  # its token's stamp within this of the send: a quarter of the hold
 WAIT_S = 5.0  # a step the test waits on; it passes in milliseconds
 
 
@@ -241,3 +247,28 @@ def test_https_is_verified_with_the_given_context(tmp_path):
         assert "CERTIFICATE_VERIFY_FAILED" in str(refused.value)
     finally:
         made.stop(timeout=1)
+
+
+def test_a_token_is_timed_when_it_reached_the_host_not_when_a_busy_loop_read_it():
+    """The token arrives while the event loop is held (a blocking sleep, as a busy load generator holds it):
+    its event is timed by the kernel's receive stamp, within a few ms of the send, not 200 ms later."""
+    go, sent_at = Event(), []
+
+    def answer(sock, file) -> None:
+        read_head(file)
+        sock.sendall(HEAD)
+        go.wait(WAIT_S)
+        sent_at.append(time.perf_counter())
+        sock.sendall(chunk(b'data: {"token": 1}\n\n') + b"0\r\n\r\n")
+
+    with server(answer) as (url, _), client(url) as http, http.stream("POST", "/", content=b"{}") as response:
+        body = BoundedBody(response, ReadBounds(WAIT_S, 1 << 20, 1 << 16))
+        go.set()
+        with gevent.Timeout(WAIT_S):
+            while not sent_at:
+                gevent.sleep(0.001)
+        monkey.get_original("time", "sleep")(HELD_S)  # the loop held: nothing reads the socket meanwhile
+        events = list(iter_sse(body.lines(), body.arrived))
+    assert len(events) == 1
+    assert events[0].arrived - sent_at[0] < STAMP_WITHIN_S, "timed when read, not when it arrived"
+    assert time.perf_counter() - sent_at[0] >= HELD_S
