@@ -173,7 +173,7 @@ def run_kit(case: Case, url: str, seconds: float, work: Path, venv: Path) -> Run
     popen = subprocess.Popen([*locust, "ClosedLoopChatAgent", *args], cwd=REPO, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)  # fmt: skip
     readings = watch(popen)
-    rows = pd.read_csv(run_dir / "requests.csv")
+    rows = pd.read_csv(run_dir / "requests.csv", low_memory=False)
     return rows[rows["ok"] == 1], readings
 
 

@@ -17,6 +17,7 @@ import contextlib
 import socket
 import ssl
 import struct
+import sys
 import time
 from collections.abc import Iterator
 
@@ -27,7 +28,8 @@ from geventhttpclient.response import HTTPConnectionClosed, HTTPParseError, HTTP
 
 READ_BYTES = 64 * 1024  # one socket read's most: what has arrived, up to this, is one chunk
 ARRIVED = "loadkit.arrived"  # response extension: when the body's last read bytes reached this host
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's number; Python names it from 3.14
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's number, where Python's socket names none
+STAMPED = sys.platform == "linux"  # elsewhere the option differs: a read is timed when it is read
 TIMESPEC = struct.Struct("qq")  # the stamp: seconds and nanoseconds of the real-time clock
 STAMP_SPACE = socket.CMSG_SPACE(TIMESPEC.size)
 Origin = tuple[str, str, int, float | None]  # scheme, host, port, read timeout (a pool's sockets keep one)
@@ -53,7 +55,8 @@ class GeventTransport(httpx.BaseTransport):
             stream=body,
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": (answer.status_message or "").encode()},
         )
-        body.stamps = None if pool.ssl else response.extensions  # its own copy: httpx copies the one given
+        if STAMPED and not pool.ssl:
+            body.stamps = response.extensions  # the response's own: httpx copies the dict it is given
         return response
 
     def _pool(self, request: httpx.Request) -> HTTPClient:
@@ -71,7 +74,7 @@ class GeventTransport(httpx.BaseTransport):
                 connection_timeout=timeouts.get("connect"),
                 network_timeout=origin[3],
             )
-            if not pool.ssl:  # a TLS socket has no recvmsg: its reads are timed when read
+            if STAMPED and not pool.ssl:  # a TLS socket has no recvmsg: its reads are timed when read
                 pool._connection_pool.after_connect = stamp_arrivals  # type: ignore[method-assign] # its hook
         return pool
 
@@ -129,8 +132,10 @@ def next_chunk(answer: HTTPSocketPoolResponse, stamps: dict | None) -> bytes:
 
 
 def stamp_arrivals(sock: socket.socket) -> None:
-    """Ask the kernel to stamp each read with when its bytes arrived."""
-    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    """Ask the kernel to stamp each read with when its bytes arrived (refused: reads carry no stamp and
+    are timed when read)."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
 
 
 def arrival(ancillary: list[tuple[int, int, bytes]]) -> float | None:
