@@ -25,7 +25,7 @@ from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record,
 from agents.gateways.gateway_events import A2A_STATUS_UPDATE, a2a_message_runs, gateway_tool_runs
 from agents.loop.agent_loop import first_token
 from agents.wire.reading import BoundedBody
-from agents.wire.sse import StreamTiming, iter_sse
+from agents.wire.sse import StreamTiming
 from agents.workload import Draw
 from contract.records import RequestRecord, TaskRecord
 from contract.schema import FIRST_TOKEN_CONTENT
@@ -138,7 +138,7 @@ class A2AAgent(KitAgent):
     def read_events(
         self, body: BoundedBody, record: RequestRecord, row: TaskRecord, timing: StreamTiming
     ) -> None:
-        for event in iter_sse(body.lines(), body.arrived):
+        for event in body.events():
             reply = json.loads(event.data)
             if rpc_reply(record, reply):
                 return

@@ -18,7 +18,7 @@ from agents.base import TERMINAL_STATUSES, KitAgent, failed_record, http_record,
 from agents.gateways.gateway_events import gateway_tool_runs
 from agents.loop.session_policy import session_key
 from agents.wire.reading import BoundedBody
-from agents.wire.sse import StreamTiming, iter_sse
+from agents.wire.sse import StreamTiming
 from agents.wire.usage import parse_usage
 from contract.records import RequestRecord, TaskRecord
 from contract.schema import REQUEST
@@ -116,7 +116,7 @@ class HermesRunsAgent(KitAgent):
 
 def read_events(body: BoundedBody, record: RequestRecord, row: TaskRecord, timing: StreamTiming) -> None:
     """Mark each text delta; the run.* lifecycle event ends the row; usage from whichever event has it."""
-    for event in iter_sse(body.lines(), body.arrived):
+    for event in body.events():
         data = json.loads(event.data)
         kind = event.event or data.get("event") or data.get("type")
         if kind == DELTA_EVENT:

@@ -23,7 +23,7 @@ from agents.loop.agent_loop import CHAT, first_token, loop_runner_of, opening
 from agents.loop.session_policy import session_key
 from agents.loop.tool_deltas import ToolCall, ToolCallAssembler, chat_token_kind, message_calls
 from agents.wire.reading import BoundedBody
-from agents.wire.sse import StreamTiming, iter_sse
+from agents.wire.sse import StreamTiming
 from contract.records import RequestRecord
 from contract.schema import FIRST_TOKEN_CONTENT
 
@@ -50,7 +50,7 @@ def read_stream(body: BoundedBody, headers, record: RequestRecord, timing: Strea
     usage_chunk = None
     calls = ToolCallAssembler()
     gateway_tools = 0  # tool calls the gateway ran itself and said so on the stream (Hermes)
-    for event in iter_sse(body.lines(), body.arrived):
+    for event in body.events():
         if event.data.strip() == "[DONE]":
             break
         chunk = _json_or_none(event.data)

@@ -18,7 +18,7 @@ from agents.gateways.model_call import CallApi, CallParts, ModelCallAgent, fill_
 from agents.loop.agent_loop import RESPONSES, first_token, input_items, loop_runner_of, opening
 from agents.loop.tool_deltas import ToolCall, ToolCallAssembler, output_calls
 from agents.wire.reading import BoundedBody
-from agents.wire.sse import StreamTiming, iter_sse
+from agents.wire.sse import StreamTiming
 from contract.records import RequestRecord
 from contract.schema import FIRST_TOKEN_CONTENT, FIRST_TOKEN_TOOL_CALL
 
@@ -54,7 +54,7 @@ def read_stream(body: BoundedBody, headers, record: RequestRecord, timing: Strea
     calls = ToolCallAssembler()
     tokens: list[tuple[float, object]] = []  # arrival, and TEXT or the call item the token belongs to
     ran: list[str] = []  # the gateway's own tool calls, by call id
-    for event in iter_sse(body.lines(), body.arrived):
+    for event in body.events():
         if event.data.strip() == "[DONE]":  # OpenClaw ends its Responses stream as chat completions do
             break
         data = json.loads(event.data)

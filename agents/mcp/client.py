@@ -26,7 +26,7 @@ import httpx
 from agents.mcp.messages import MCP_REVISIONS, McpProtocolError, parsed
 from agents.mcp.sse_transport import SSE_VERSION, SseChannel, falls_back
 from agents.wire.reading import BoundedBody, ReadBounds, deadline, error_preview
-from agents.wire.sse import SseCursor, iter_sse
+from agents.wire.sse import SseCursor
 
 PROTOCOL_VERSION = MCP_REVISIONS[-1]  # the newest revision: what initialize offers unless one is pinned
 HTTP_VERSIONS = MCP_REVISIONS[1:]  # Streamable HTTP's revisions (2025-03-26 on)
@@ -353,7 +353,7 @@ class McpHttpSession(McpSession):
         body = BoundedBody(response, remaining)
         found = None
         try:
-            for event in iter_sse(body.lines(), cursor=cursor):
+            for event in body.events(cursor):
                 found = self.take(parsed(event.data.encode()), request_id, answer)
                 if found is not None:
                     body.finish()

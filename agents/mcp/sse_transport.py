@@ -22,7 +22,7 @@ from gevent.event import AsyncResult
 
 from agents.mcp.messages import McpProtocolError, parsed
 from agents.wire.reading import BoundedBody, ReadBounds, TooLarge, deadline, error_preview, over
-from agents.wire.sse import SseEvent, iter_sse
+from agents.wire.sse import SseEvent
 from agents.wire.target_origin import OffTargetError, path_on
 
 SSE_VERSION = "2024-11-05"  # the revision that defines this transport
@@ -101,7 +101,7 @@ class SseChannel:
                     )
                 # the stream's whole size is the session's: only one line (one message) is bounded
                 stream_bounds = ReadBounds(self.bounds.deadline_s, sys.maxsize, self.bounds.max_line_bytes)
-                self.events = iter_sse(BoundedBody(response, stream_bounds).lines())
+                self.events = BoundedBody(response, stream_bounds).events()
                 self._take_endpoint(next(self.events, None), response)
             except BaseException:
                 response.close()

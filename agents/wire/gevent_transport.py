@@ -55,7 +55,7 @@ class GeventTransport(httpx.BaseTransport):
             stream=body,
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": (answer.status_message or "").encode()},
         )
-        if STAMPED and not pool.ssl:
+        if stamps_reads(pool):
             body.stamps = response.extensions  # the response's own: httpx copies the dict it is given
         return response
 
@@ -74,7 +74,7 @@ class GeventTransport(httpx.BaseTransport):
                 connection_timeout=timeouts.get("connect"),
                 network_timeout=origin[3],
             )
-            if STAMPED and not pool.ssl:  # a TLS socket has no recvmsg: its reads are timed when read
+            if stamps_reads(pool):
                 pool._connection_pool.after_connect = stamp_arrivals  # type: ignore[method-assign] # its hook
         return pool
 
@@ -82,6 +82,11 @@ class GeventTransport(httpx.BaseTransport):
         for pool in self._pools.values():
             pool.close()
         self._pools.clear()
+
+
+def stamps_reads(pool: HTTPClient) -> bool:
+    """The pool's reads carry the kernel's stamp: plain HTTP on Linux (a TLS socket has no recvmsg)."""
+    return STAMPED and not pool.ssl
 
 
 def sent_headers(request: httpx.Request) -> Headers:

@@ -17,6 +17,7 @@ import gevent
 import httpx
 
 from agents.wire.gevent_transport import ARRIVED
+from agents.wire.sse import SseCursor, SseEvent, iter_sse
 
 DRAIN_GRACE_S = 0.25  # after the protocol's last event, how long the body's own end may take to arrive
 ERROR_PREVIEW_BYTES = 4096  # of an error answer's body: the row keeps one line of it
@@ -76,10 +77,13 @@ class BoundedBody:
     def read(self) -> bytes:
         return b"".join(self._chunks)
 
+    def events(self, cursor: SseCursor | None = None) -> Iterator[SseEvent]:
+        """The body as server-sent events, each timed by `arrived`."""
+        return iter_sse(self.lines(), self.arrived, cursor)
+
     def arrived(self) -> float:
         """When the bytes just read reached this host, on time.perf_counter's clock: the kernel's stamp
-        where the transport has one (agents/wire/gevent_transport.py), else now. A stream's events are
-        timed by it (`iter_sse(body.lines(), body.arrived)`)."""
+        where the transport has one (agents/wire/gevent_transport.py), else now."""
         stamp = self._extensions.get(ARRIVED)
         return time.perf_counter() if stamp is None else stamp
 
